@@ -1,0 +1,7 @@
+"""madcluster: MADCluster for unsupervised multivariate time-series anomaly detection."""
+
+from madcluster.exceptions import DataError, MADClusterError, ModelFileError
+
+__version__ = "0.1.0"
+
+__all__ = ["DataError", "MADClusterError", "ModelFileError", "__version__"]

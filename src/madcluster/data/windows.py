@@ -1,0 +1,47 @@
+"""Sliding windows over a series and the way window-level outputs go back to time points.
+
+Every time point of a scored series gets exactly one score: the mean over the windows that cover it.
+(Time-Series-Library-derived code flattens overlapping windows and so duplicates points; we don't.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def window_starts(n_timesteps: int, window_size: int, stride: int) -> np.ndarray:
+    """Start indices of windows of ``window_size`` every ``stride`` steps, covering the whole series.
+
+    The last window is aligned to end exactly at the series end, so no trailing point is dropped.
+    """
+    if window_size < 1 or stride < 1:
+        raise ValueError(f"window_size and stride must be >= 1, got {window_size} and {stride}")
+    if n_timesteps < window_size:
+        raise ValueError(f"series of {n_timesteps} steps is shorter than one window ({window_size})")
+    last = n_timesteps - window_size
+    starts = np.arange(0, last + 1, stride, dtype=np.int64)
+    if starts[-1] != last:
+        starts = np.append(starts, last)
+    return starts
+
+
+def gather_windows(series: torch.Tensor, starts: torch.Tensor | np.ndarray, window_size: int) -> torch.Tensor:
+    """Copy the windows starting at ``starts`` out of ``series [T, D]`` into a batch ``[B, L, D]``.
+
+    Uses an ``unfold`` view, so only the requested batch is materialised, never all windows.
+    """
+    view = series.unfold(0, window_size, 1)  # [T - L + 1, D, L], no copy
+    idx = torch.as_tensor(starts, dtype=torch.long, device=series.device)
+    return view[idx].transpose(1, 2)
+
+
+def windows_to_points(window_values: np.ndarray, starts: np.ndarray, n_timesteps: int) -> np.ndarray:
+    """Average per-window, per-step values ``[N, L]`` back onto the ``n_timesteps`` time points."""
+    n_windows, window_size = window_values.shape
+    positions = (starts[:, None] + np.arange(window_size)[None, :]).ravel()
+    totals = np.bincount(positions, weights=window_values.ravel().astype(np.float64), minlength=n_timesteps)
+    counts = np.bincount(positions, minlength=n_timesteps)
+    if np.any(counts == 0):
+        raise ValueError("windows do not cover every time point")
+    return totals / counts
