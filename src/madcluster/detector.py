@@ -1,0 +1,307 @@
+"""The MADCluster estimator: ``fit`` / ``decision_function`` / ``predict`` / ``save`` / ``load``.
+
+Scikit-learn / PyOD style: ``__init__`` only stores parameters; everything learned ends in ``_``.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from madcluster.base import BaseDetector
+from madcluster.data.validation import check_series
+from madcluster.data.windows import gather_windows, window_starts, windows_to_points
+from madcluster.embedders import BaseEmbedder, ModuleEmbedder, build_embedder
+from madcluster.exceptions import DataError, ModelFileError
+from madcluster.method.config import MethodConfig
+from madcluster.method.head import MADClusterHead
+from madcluster.persistence import read_model_file, write_model_file
+from madcluster.training import MADClusterNet, TrainSettings, train_network
+
+logger = logging.getLogger(__name__)
+
+CUSTOM_EMBEDDER = "<custom module>"
+SCORE_COMBINATIONS = ("standardized", "raw")
+
+
+class MADCluster(BaseDetector):
+    """MADCluster (Lee et al.): a Base Embedder trained with Cluster Distance Mapping and
+    Sequence-wise Clustering; anomaly score per time step (paper Eq. 7).
+
+    Parameters
+    ----------
+    embedder : registered name (``"drnn"``) or your own ``nn.Module`` mapping ``[B, L, D]`` to
+        ``h [B, L, f]`` (or a :class:`~madcluster.embedders.BaseEmbedder`).
+    embedder_params : keyword arguments of the registered embedder, e.g. ``{"hidden_size": 64}``.
+    window_size : window length L (paper: 100).
+    stride : step between training windows (1 = every window; larger trains faster).
+    score_stride : step between scoring windows; default ``window_size`` (each point scored once,
+        points in the end-aligned last window's overlap averaged).
+    epochs, batch_size, lr, weight_decay : optimisation (Adam; weight decay is lambda * Omega(W)).
+    validation_size : fraction at the END of the training series used for early stopping (never
+        test data); 0 disables early stopping.
+    patience : epochs without validation improvement before stopping.
+    mode, rho, tau, center_init, nu_param, distance_loss, cluster_target, cluster_kl,
+    loss_combination, score_type : see :class:`~madcluster.method.MethodConfig`.
+    base_score_combination : when the embedder has its own score: ``standardized`` (z-scores from
+        training statistics, summed) or ``raw`` sum.
+    contamination : expected fraction of anomalies in training data; ``threshold_`` is the
+        (1 - contamination) quantile of training scores (the ``train-quantile`` protocol).
+    random_state : seed for weights and shuffling; the same seed gives the same scores.
+    device : ``"auto"`` (CUDA if available), ``"cpu"``, ``"cuda"``...
+    verbose : show progress bars.
+    """
+
+    def __init__(
+        self,
+        embedder: str | nn.Module = "drnn",
+        embedder_params: dict | None = None,
+        window_size: int = 100,
+        stride: int = 1,
+        score_stride: int | None = None,
+        epochs: int = 10,
+        batch_size: int = 128,
+        lr: float = 1e-3,
+        weight_decay: float = 1e-5,
+        validation_size: float = 0.2,
+        patience: int = 3,
+        mode: str = "full",
+        rho: float = 0.01,
+        tau: float = 0.01,
+        center_init: str = "mean",
+        nu_param: str = "sigmoid",
+        distance_loss: str = "soft-boundary",
+        cluster_target: str = "threshold",
+        cluster_kl: bool = False,
+        loss_combination: str = "sum",
+        score_type: str = "point",
+        base_score_combination: str = "standardized",
+        contamination: float = 0.01,
+        random_state: int | None = None,
+        device: str = "auto",
+        verbose: bool = False,
+    ) -> None:
+        self.embedder = embedder
+        self.embedder_params = embedder_params
+        self.window_size = window_size
+        self.stride = stride
+        self.score_stride = score_stride
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.validation_size = validation_size
+        self.patience = patience
+        self.mode = mode
+        self.rho = rho
+        self.tau = tau
+        self.center_init = center_init
+        self.nu_param = nu_param
+        self.distance_loss = distance_loss
+        self.cluster_target = cluster_target
+        self.cluster_kl = cluster_kl
+        self.loss_combination = loss_combination
+        self.score_type = score_type
+        self.base_score_combination = base_score_combination
+        self.contamination = contamination
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ configuration helpers
+    def method_config(self) -> MethodConfig:
+        """The objective options as a validated :class:`MethodConfig`."""
+        return MethodConfig(**{name: getattr(self, name) for name in MethodConfig.field_names() if name != "eps"})
+
+    def _validate_params(self) -> None:
+        self.method_config()
+        for name in ("window_size", "stride", "epochs", "batch_size", "patience"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.score_stride is not None and (not isinstance(self.score_stride, (int, np.integer)) or self.score_stride < 1):
+            raise ValueError(f"score_stride must be a positive integer or None, got {self.score_stride!r}")
+        if not 0.0 <= self.validation_size < 1.0:
+            raise ValueError(f"validation_size must be in [0, 1), got {self.validation_size}")
+        if self.lr <= 0 or self.weight_decay < 0:
+            raise ValueError("lr must be > 0 and weight_decay >= 0")
+        if self.base_score_combination not in SCORE_COMBINATIONS:
+            raise ValueError(f"unknown base_score_combination {self.base_score_combination!r}; choose one of {', '.join(SCORE_COMBINATIONS)}")
+
+    def _resolve_device(self) -> torch.device:
+        if self.device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        try:
+            return torch.device(self.device)
+        except RuntimeError as exc:
+            raise ValueError(f"unknown device {self.device!r}: {exc}") from None
+
+    def _build_embedder(self, n_features: int) -> BaseEmbedder:
+        if isinstance(self.embedder, str):
+            return build_embedder(self.embedder, n_features, **(self.embedder_params or {}))
+        if isinstance(self.embedder, BaseEmbedder):
+            return copy.deepcopy(self.embedder)
+        if isinstance(self.embedder, nn.Module):
+            module = copy.deepcopy(self.embedder)
+            return ModuleEmbedder(module, out_features=self._probe_features(module, n_features))
+        raise ValueError(f"embedder must be a registered name or a torch.nn.Module, got {type(self.embedder).__name__}")
+
+    def _probe_features(self, module: nn.Module, n_features: int) -> int:
+        """Run a tiny batch through a user's module to check its output shape and read f."""
+        x = torch.zeros(2, self.window_size, n_features)
+        try:
+            with torch.no_grad():
+                out = module(x)
+        except Exception as exc:  # a user's module can fail in any way; say where it happened
+            raise ValueError(f"the embedder module failed on a batch of shape {tuple(x.shape)} [B, L, D]: {exc}") from None
+        h = getattr(out, "h", out)
+        if not isinstance(h, torch.Tensor) or h.dim() != 3 or tuple(h.shape[:2]) != (2, self.window_size):
+            shape = tuple(h.shape) if isinstance(h, torch.Tensor) else type(h).__name__
+            raise ValueError(f"the embedder module must return h of shape [B, L, f] = [2, {self.window_size}, f] for input {tuple(x.shape)}; got {shape}")
+        return int(h.shape[-1])
+
+    # ------------------------------------------------------------------ fit / score
+    def fit(self, X: Any, y: Any = None) -> "MADCluster":
+        """Train on ``X`` (T, D), mostly normal data; ``y`` is ignored (unsupervised)."""
+        self._validate_params()
+        data = check_series(X, min_length=self.window_size, name="X")
+        self.n_features_in_ = data.shape[1]
+        self.scaler_mean_ = data.mean(axis=0, dtype=np.float64)
+        scale = data.std(axis=0, dtype=np.float64)
+        self.scaler_scale_ = np.where(scale > 1e-8, scale, 1.0)
+        scaled = self._scale(data)
+
+        n_val = int(len(scaled) * self.validation_size)
+        if n_val and (n_val < self.window_size or len(scaled) - n_val < self.window_size):
+            logger.warning("series too short for a %s validation split of windows of %d; early stopping disabled", self.validation_size, self.window_size)
+            n_val = 0
+        device = self._resolve_device()
+        self.device_ = str(device)
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+            if self.random_state is not None:
+                torch.manual_seed(self.random_state)
+            generator = torch.Generator().manual_seed(self.random_state if self.random_state is not None else int(torch.seed() % 2**63))
+            embedder = self._build_embedder(self.n_features_in_)
+            head = MADClusterHead(embedder.out_features, self.method_config())
+            self.net_ = MADClusterNet(embedder, head).to(device)
+            series = torch.from_numpy(scaled).to(device)
+            train_part = series[: len(series) - n_val]
+            val_part = series[len(series) - n_val :] if n_val else None
+            settings = TrainSettings(
+                window_size=self.window_size, stride=self.stride, epochs=self.epochs, batch_size=self.batch_size,
+                lr=self.lr, weight_decay=self.weight_decay, patience=self.patience, progress=bool(self.verbose),
+            )
+            self.history_ = train_network(self.net_, train_part, val_part, settings, generator)
+
+        own, base = self._window_scores(scaled)
+        self.score_stats_ = {"own": _mean_std(own)}
+        if base is not None:
+            self.score_stats_["base"] = _mean_std(base)
+        self._set_training_scores(self._combine(own, base))
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
+        self._check_fitted()
+        data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
+        return self._combine(*self._window_scores(self._scale(data)))
+
+    def _scale(self, data: np.ndarray) -> np.ndarray:
+        return ((data - self.scaler_mean_) / self.scaler_scale_).astype(np.float32)
+
+    @torch.no_grad()
+    def _window_scores(self, scaled: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Point scores of MADCluster and (if any) of the base model, for a scaled series."""
+        net = self.net_.eval()
+        device = next(net.parameters()).device
+        series = torch.from_numpy(scaled).to(device)
+        starts = window_starts(len(series), self.window_size, self.score_stride or self.window_size)
+        own_parts, base_parts = [], []
+        for i in range(0, len(starts), 4 * self.batch_size):
+            x = gather_windows(series, starts[i : i + 4 * self.batch_size], self.window_size)
+            own, base = net.score(x)
+            own_parts.append(own.float().cpu().numpy())
+            if base is not None:
+                base_parts.append(base.float().cpu().numpy())
+        own_points = windows_to_points(np.concatenate(own_parts), starts, len(series))
+        base_points = windows_to_points(np.concatenate(base_parts), starts, len(series)) if base_parts else None
+        return own_points, base_points
+
+    def _combine(self, own: np.ndarray, base: np.ndarray | None) -> np.ndarray:
+        if base is None:
+            scores = own
+        elif self.base_score_combination == "raw":
+            scores = own + base
+        else:
+            (mo, so), (mb, sb) = self.score_stats_["own"], self.score_stats_["base"]
+            scores = (own - mo) / so + (base - mb) / sb
+        if not np.all(np.isfinite(scores)):
+            raise DataError("the model produced non-finite scores: the input may be far outside the training range")
+        return scores
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the fitted detector to ``path`` (zip of JSON config + npz weights), atomically."""
+        self._check_fitted()
+        params = self.get_params()
+        if not isinstance(params["embedder"], str):
+            params["embedder"] = CUSTOM_EMBEDDER
+        config = {
+            "params": params,
+            "fitted": {
+                "n_features_in_": self.n_features_in_,
+                "threshold_": self.threshold_,
+                "score_stats_": self.score_stats_,
+                "history_": self.history_,
+                "n_hidden": self.net_.head.n_hidden,
+            },
+        }
+        arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in self.net_.state_dict().items()}
+        arrays.update(scaler_mean=self.scaler_mean_, scaler_scale=self.scaler_scale_, decision_scores=self.decision_scores_)
+        write_model_file(path, config, arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, embedder: nn.Module | None = None, device: str = "cpu") -> "MADCluster":
+        """Load a detector written by :meth:`save`. Models with a custom embedder need that module
+        (freshly constructed, same architecture) passed as ``embedder``."""
+        config, arrays = read_model_file(path)
+        try:
+            params = dict(config["params"])
+            fitted = config["fitted"]
+            if params["embedder"] == CUSTOM_EMBEDDER:
+                if embedder is None:
+                    raise ModelFileError(f"{os.fspath(path)!r} was trained with a custom embedder module: pass the same architecture as MADCluster.load(path, embedder=MyModule(...))")
+                params["embedder"] = embedder
+            params["device"] = device
+            model = cls(**params)
+            model.n_features_in_ = int(fitted["n_features_in_"])
+            model.scaler_mean_ = arrays["scaler_mean"]
+            model.scaler_scale_ = arrays["scaler_scale"]
+            model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
+            model.history_ = fitted["history_"]
+            base = model._build_embedder(model.n_features_in_)
+            head = MADClusterHead(int(fitted["n_hidden"]), model.method_config())
+            net = MADClusterNet(base, head)
+            state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
+            net.load_state_dict(state, strict=True)
+            model.net_ = net.to(model._resolve_device()).eval()
+            model.device_ = str(model._resolve_device())
+            model.decision_scores_ = arrays["decision_scores"].astype(np.float64)
+            model.threshold_ = float(fitted["threshold_"])
+            model.labels_ = (model.decision_scores_ > model.threshold_).astype(np.int64)
+        except ModelFileError:
+            raise
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise ModelFileError(f"{os.fspath(path)!r} does not match this madcluster version or its embedder: {exc}") from None
+        return model
+
+
+def _mean_std(values: np.ndarray) -> tuple[float, float]:
+    std = float(values.std())
+    return float(values.mean()), std if std > 1e-12 else 1.0

@@ -1,0 +1,85 @@
+"""The Base Embedder contract.
+
+A Base Embedder maps windows ``x [B, L, D]`` to per-step features ``h [B, L, f]``. When it is an
+anomaly detector in its own right (DeepSVDD, USAD, BeatGAN, ...) it also returns its own training
+loss and per-step score, and MADCluster adds its loss and score to them.
+
+Training goes through :meth:`BaseEmbedder.configure_optimizers` and
+:meth:`BaseEmbedder.training_step`, so models that train with alternating optimiser steps (USAD's two
+phases, BeatGAN's discriminator, Anomaly Transformer's minimax) override those two hooks instead of
+rewriting the training loop. A plain ``nn.Module`` returning ``h`` is adapted by
+:class:`ModuleEmbedder`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import torch
+from torch import nn
+
+
+@dataclass
+class EmbedderOutput:
+    """What a Base Embedder returns for a batch of windows.
+
+    h: features ``[B, L, f]``, one vector per time step.
+    loss: the base model's own scalar training loss, or None.
+    score: the base model's own per-step anomaly score ``[B, L]``, or None.
+    """
+
+    h: torch.Tensor
+    loss: torch.Tensor | None = None
+    score: torch.Tensor | None = None
+
+
+# The objective a training step minimises: MADCluster's loss of an EmbedderOutput.
+Objective = Callable[[EmbedderOutput], "torch.Tensor"]
+
+
+class BaseEmbedder(nn.Module):
+    """Base class of every Base Embedder. Subclasses set ``out_features`` and implement ``forward``."""
+
+    out_features: int
+
+    def forward(self, x: torch.Tensor) -> EmbedderOutput:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def configure_optimizers(
+        self, head_params: Iterable[nn.Parameter], *, lr: float, weight_decay: float
+    ) -> list[torch.optim.Optimizer]:
+        """One Adam over embedder and head; weight decay (lambda * Omega(W)) on the embedder only."""
+        groups = [
+            {"params": [p for p in self.parameters() if p.requires_grad], "weight_decay": weight_decay},
+            {"params": [p for p in head_params if p.requires_grad], "weight_decay": 0.0},
+        ]
+        return [torch.optim.Adam(groups, lr=lr)]
+
+    def training_step(
+        self, x: torch.Tensor, objective: Objective, optimizers: list[torch.optim.Optimizer]
+    ) -> torch.Tensor:
+        """One optimisation step on windows ``x``; returns the loss that was minimised (detached).
+
+        ``objective(output)`` gives MADCluster's total loss, including ``output.loss`` if any.
+        Override for alternating updates (e.g. a discriminator step before the generator step).
+        """
+        (optimizer,) = optimizers
+        optimizer.zero_grad(set_to_none=True)
+        loss = objective(self(x))
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+
+class ModuleEmbedder(BaseEmbedder):
+    """Adapts a user's ``nn.Module`` whose ``forward(x)`` returns ``h [B, L, f]`` (or an EmbedderOutput)."""
+
+    def __init__(self, module: nn.Module, out_features: int) -> None:
+        super().__init__()
+        self.module = module
+        self.out_features = out_features
+
+    def forward(self, x: torch.Tensor) -> EmbedderOutput:
+        out = self.module(x)
+        return out if isinstance(out, EmbedderOutput) else EmbedderOutput(h=out)

@@ -1,0 +1,94 @@
+"""Options of the MADCluster objective.
+
+Defaults follow the paper (see ``../shared/DESIGN.md``); every behaviour of the authors' released
+code is a named option so either can be reproduced and compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+MODES = ("full", "distance-only", "cluster-only")
+CENTER_INITS = ("mean", "random")
+NU_PARAMETRISATIONS = ("sigmoid", "raw")
+DISTANCE_LOSSES = ("soft-boundary", "one-class")
+CLUSTER_TARGETS = ("threshold", "dec")
+LOSS_COMBINATIONS = ("sum", "log-mean")
+SCORE_TYPES = ("point", "window")
+
+
+@dataclass(frozen=True)
+class MethodConfig:
+    """Choices of the objective and score.
+
+    mode: ``full`` (distance + cluster, learnable center), ``distance-only`` (DeepSVDD-style soft
+        boundary around a fixed center; the paper's appendix ablation row "DeepSVDD"), or
+        ``cluster-only`` (Sequence-wise Clustering alone; the ablation row "Clustering").
+    center_init: ``mean`` of h over an initial pass (paper / DeepSVDD) or *He-normal* ``random``
+        (released code).
+    nu_param: ``sigmoid`` keeps nu = sigmoid(theta) inside (0, 1) by construction; ``raw`` is the
+        released code's bare parameter (init 0.5), clamped to (eps, 1 - eps) where it is used.
+    tau: label smoothing of the pseudo-labels, 0 <= tau <= 0.5.
+    rho: soft-boundary weight, and R is the (1 - rho) quantile of training distances.
+    distance_loss: ``soft-boundary`` (paper Eq. 2) or ``one-class`` = mean distance (released script).
+    cluster_target: ``threshold`` = 1[q >= nu] (paper Eq. 4) or ``dec`` (released code: DEC's target
+        distribution, identically 1 when k = 1).
+    cluster_kl: add the released code's KL(p || q) term (Bernoulli KL) to the cluster loss.
+    loss_combination: ``sum`` (paper Eq. 6) or ``log-mean`` = base loss + log(mean(distance +
+        cluster)) (released code).
+    score_type: ``point`` (paper Eq. 7, per time step) or ``window`` = the released code's score: the
+        window mean of the cluster term, without d - R^2, given to every step of the window.
+    eps: clamp for q and for the raw nu.
+    """
+
+    mode: str = "full"
+    center_init: str = "mean"
+    nu_param: str = "sigmoid"
+    tau: float = 0.01
+    rho: float = 0.01
+    distance_loss: str = "soft-boundary"
+    cluster_target: str = "threshold"
+    cluster_kl: bool = False
+    loss_combination: str = "sum"
+    score_type: str = "point"
+    eps: float = 1e-6
+
+    def __post_init__(self) -> None:
+        choices = {
+            "mode": MODES,
+            "center_init": CENTER_INITS,
+            "nu_param": NU_PARAMETRISATIONS,
+            "distance_loss": DISTANCE_LOSSES,
+            "cluster_target": CLUSTER_TARGETS,
+            "loss_combination": LOSS_COMBINATIONS,
+            "score_type": SCORE_TYPES,
+        }
+        for name, allowed in choices.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
+        if not 0.0 <= self.tau <= 0.5:
+            raise ValueError(f"tau must be in [0, 0.5], got {self.tau}")
+        if not 0.0 < self.rho <= 1.0:
+            raise ValueError(f"rho must be in (0, 1], got {self.rho}")
+        if not 0.0 < self.eps < 0.1:
+            raise ValueError(f"eps must be in (0, 0.1), got {self.eps}")
+
+    @property
+    def uses_distance(self) -> bool:
+        return self.mode in ("full", "distance-only")
+
+    @property
+    def uses_cluster(self) -> bool:
+        return self.mode in ("full", "cluster-only")
+
+    @property
+    def learnable_center(self) -> bool:
+        return self.mode != "distance-only"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
