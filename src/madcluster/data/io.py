@@ -1,0 +1,272 @@
+"""Reading a user's multivariate series from a file: CSV, Parquet or ``.npy``.
+
+:func:`read_table` turns one file into a :class:`Table`: the feature matrix (float32, checked with
+:func:`~madcluster.data.validation.check_series`), the optional 0/1 label column, and the feature
+column names. Rules, in order:
+
+1. ``label_column`` (a name, or an integer position) is taken out as labels, which must be 0/1.
+2. ``drop_columns`` are removed; if ``columns`` is given, exactly those columns (in that order)
+   are the features and nothing else is dropped automatically.
+3. Otherwise every remaining column is a feature, except timestamp-like columns, which are
+   dropped and logged (``logging`` at INFO level, logger ``madcluster.data.io``): a column whose
+   name contains ``time`` or ``date`` (any case), or a non-numeric column whose values parse as
+   dates/times.
+4. Any other non-numeric column is an error that names it.
+
+``.npy`` files must hold one 2-D numeric array (loaded with ``allow_pickle=False``); their columns
+are named ``"0"``, ``"1"``, ... and can be referred to by integer position (or by that name).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence, Union
+
+import numpy as np
+
+from madcluster.data.validation import check_series
+from madcluster.exceptions import DataError, DatasetNotFoundError
+
+logger = logging.getLogger(__name__)
+
+ColumnKey = Union[str, int]
+
+#: File name endings read by :func:`read_table`, and the reader each one uses.
+SUPPORTED_SUFFIXES: dict[str, str] = {
+    ".csv": "csv",
+    ".csv.gz": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".npy": "npy",
+}
+
+_TIME_NAME_HINTS = ("time", "date")
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """One file's contents: ``values`` (T, D) float32, ``labels`` (T,) uint8 or None, ``columns``."""
+
+    values: np.ndarray
+    labels: np.ndarray | None
+    columns: list[str]
+
+    def __len__(self) -> int:
+        return int(self.values.shape[0])
+
+    def __repr__(self) -> str:
+        labels = "None" if self.labels is None else f"{int(self.labels.sum())} anomalous of {len(self.labels)}"
+        return f"Table(values={self.values.shape} float32, labels={labels}, columns={self.columns[:5]}{'...' if len(self.columns) > 5 else ''})"
+
+
+def file_format(path: str | os.PathLike[str]) -> str:
+    """``"csv"``, ``"parquet"`` or ``"npy"`` from the file name, or ``DataError`` for anything else."""
+    name = Path(path).name.lower()
+    for suffix, kind in SUPPORTED_SUFFIXES.items():
+        if name.endswith(suffix):
+            return kind
+    raise DataError(
+        f"cannot read {str(path)!r}: unknown file type; supported endings are "
+        f"{', '.join(SUPPORTED_SUFFIXES)}"
+    )
+
+
+def read_table(
+    path: str | os.PathLike[str],
+    *,
+    label_column: ColumnKey | None = None,
+    columns: Sequence[ColumnKey] | None = None,
+    drop_columns: Sequence[ColumnKey] | None = None,
+    fill_missing: bool = False,
+) -> Table:
+    """Read a CSV / Parquet / ``.npy`` file into a :class:`Table` (see the module docstring).
+
+    ``fill_missing=True`` forward-fills NaNs down each feature column and sets what is still missing
+    (leading NaNs) to 0, instead of raising; used for PSM, whose public ``train.csv`` has gaps.
+    Raises ``DatasetNotFoundError`` (a ``FileNotFoundError``) for a missing file and ``DataError``
+    for everything else that makes the file unusable.
+    """
+    path = Path(path)
+    kind = file_format(path)
+    if not path.is_file():
+        where = "is a directory, not a file" if path.is_dir() else "does not exist"
+        raise DatasetNotFoundError(f"cannot read {str(path)!r}: the file {where}")
+    frame = _read_frame(path, kind)
+    return table_from_frame(
+        frame,
+        label_column=label_column,
+        columns=columns,
+        drop_columns=drop_columns,
+        fill_missing=fill_missing,
+        source=str(path),
+    )
+
+
+def table_from_frame(
+    frame: Any,
+    *,
+    label_column: ColumnKey | None = None,
+    columns: Sequence[ColumnKey] | None = None,
+    drop_columns: Sequence[ColumnKey] | None = None,
+    fill_missing: bool = False,
+    source: str = "table",
+) -> Table:
+    """The column rules of :func:`read_table` applied to an in-memory pandas DataFrame."""
+    frame = frame.copy(deep=False)
+    frame.columns = [str(c) for c in frame.columns]
+    names = list(frame.columns)
+    if len(set(names)) != len(names):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise DataError(f"{source} has duplicate column name(s) {dupes}")
+
+    labels = None
+    label_name = None
+    if label_column is not None:
+        label_name = _resolve(label_column, names, source, what="label column")
+        labels = as_labels(frame[label_name].to_numpy(), name=f"label column {label_name!r} of {source}")
+
+    dropped = set()
+    if drop_columns is not None:
+        dropped = {_resolve(c, names, source, what="column to drop") for c in drop_columns}
+
+    if columns is not None:
+        features = [_resolve(c, names, source, what="column") for c in columns]
+        clash = [c for c in features if c == label_name or c in dropped]
+        if clash:
+            raise DataError(f"{source}: column(s) {clash} are both selected as features and used as label / dropped")
+    else:
+        features = [c for c in names if c != label_name and c not in dropped]
+        timestamps = [c for c in features if _is_timestamp(frame[c], c)]
+        if timestamps:
+            logger.info("%s: dropping timestamp column(s) %s", source, timestamps)
+            features = [c for c in features if c not in timestamps]
+
+    bad = [c for c in features if not _is_numeric(frame[c].dtype)]
+    if bad:
+        raise DataError(
+            f"{source} has non-numeric column(s) {bad[:10]}: convert them to numbers, or pass them in "
+            "drop_columns (or choose the feature columns with columns=...)"
+        )
+    if not features:
+        raise DataError(f"{source} has no feature columns left (columns: {names[:10]})")
+
+    data = frame[features]
+    if fill_missing:
+        data = data.astype(np.float32).ffill().fillna(0.0)
+    values = check_series(data, name=source)
+    return Table(values=values, labels=labels, columns=features)
+
+
+def as_labels(raw: Any, *, name: str = "labels") -> np.ndarray:
+    """0/1 labels as a 1-D ``uint8`` array, or ``DataError`` naming the values that are not 0/1."""
+    arr = np.asarray(raw)
+    if arr.ndim != 1:
+        arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.ndim != 1:
+        raise DataError(f"{name} must be one column of 0/1 values, got shape {arr.shape}")
+    if arr.dtype == bool:
+        return arr.astype(np.uint8)
+    if not np.issubdtype(arr.dtype, np.number):
+        raise DataError(f"{name} must be 0/1 numbers, got dtype {arr.dtype} (e.g. {arr[:3].tolist()})")
+    if np.issubdtype(arr.dtype, np.floating) and np.isnan(arr).any():
+        raise DataError(f"{name} has {int(np.isnan(arr).sum())} missing value(s): every point needs a 0/1 label")
+    ok = (arr == 0) | (arr == 1)
+    if not ok.all():
+        others = np.unique(arr[~ok])
+        raise DataError(
+            f"{name} must contain only 0 (normal) and 1 (anomalous), found {others[:10].tolist()}"
+            f"{' ...' if len(others) > 10 else ''}"
+        )
+    return arr.astype(np.uint8)
+
+
+# ----------------------------------------------------------------------------------------------
+def _read_frame(path: Path, kind: str) -> Any:
+    import pandas as pd
+
+    if kind == "csv":
+        try:
+            return pd.read_csv(path)
+        except pd.errors.EmptyDataError:
+            raise DataError(f"{str(path)!r} is empty") from None
+        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise DataError(f"{str(path)!r} is not a readable CSV file: {exc}") from None
+    if kind == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ImportError(
+                f"reading Parquet ({str(path)!r}) needs pyarrow: pip install 'madcluster[parquet]' "
+                "(or pip install pyarrow), or save the data as CSV / .npy"
+            ) from None
+        try:
+            return pd.read_parquet(path, engine="pyarrow")
+        except Exception as exc:  # pyarrow raises its own ArrowInvalid etc.
+            raise DataError(f"{str(path)!r} is not a readable Parquet file: {exc}") from None
+    # npy
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        raise DataError(
+            f"{str(path)!r} could not be loaded as a plain numeric .npy array ({exc}); object/pickled "
+            "arrays are refused for safety"
+        ) from None
+    if not isinstance(arr, np.ndarray):
+        raise DataError(f"{str(path)!r} is not a single .npy array")
+    if arr.ndim != 2:
+        hint = " (for a univariate series save x.reshape(-1, 1))" if arr.ndim == 1 else ""
+        raise DataError(f"{str(path)!r} must hold a 2-D array (time steps, columns), got shape {arr.shape}{hint}")
+    if arr.dtype.names is not None or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise DataError(f"{str(path)!r} must hold a numeric array, got dtype {arr.dtype}")
+    return pd.DataFrame(arr, columns=[str(i) for i in range(arr.shape[1])], copy=False)
+
+
+def _resolve(key: ColumnKey, names: list[str], source: str, *, what: str) -> str:
+    """A column name from a name or an integer position."""
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        idx = int(key)
+        if not -len(names) <= idx < len(names):
+            raise DataError(f"{source}: {what} index {idx} is out of range for {len(names)} columns")
+        return names[idx]
+    if str(key) in names:
+        return str(key)
+    lower = {n.lower(): n for n in names}
+    near = f" (did you mean {lower[str(key).lower()]!r}?)" if str(key).lower() in lower else ""
+    raise DataError(f"{source} has no {what} {str(key)!r}{near}; its columns are {names[:20]}{' ...' if len(names) > 20 else ''}")
+
+
+def _is_numeric(dtype: Any) -> bool:
+    try:
+        return bool(np.issubdtype(np.dtype(dtype), np.number) or np.dtype(dtype) == bool)
+    except TypeError:  # pandas extension dtypes (string, category, datetime with tz, ...)
+        return False
+
+
+def _is_timestamp(column: Any, name: str) -> bool:
+    """Name contains time/date, or the column is datetime-typed, or its text parses as dates."""
+    import pandas as pd
+
+    if any(h in name.lower() for h in _TIME_NAME_HINTS):
+        return True
+    if pd.api.types.is_datetime64_any_dtype(column.dtype):
+        return True
+    if _is_numeric(column.dtype):
+        return False
+    sample = column.dropna()
+    if sample.empty:
+        return False
+    sample = sample.iloc[:200]
+    if not all(isinstance(v, str) for v in sample):
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pd.to_datetime(sample, errors="raise", format="mixed")
+    except (ValueError, TypeError, OverflowError):
+        return False
+    # plain numbers stored as text parse as dates too; those are not timestamps
+    return not pd.to_numeric(sample, errors="coerce").notna().all()
