@@ -91,11 +91,7 @@ def read_table(
     for everything else that makes the file unusable.
     """
     path = Path(path)
-    kind = file_format(path)
-    if not path.is_file():
-        where = "is a directory, not a file" if path.is_dir() else "does not exist"
-        raise DatasetNotFoundError(f"cannot read {str(path)!r}: the file {where}")
-    frame = _read_frame(path, kind)
+    frame = read_frame(path)
     return table_from_frame(
         frame,
         label_column=label_column,
@@ -182,6 +178,16 @@ def as_labels(raw: Any, *, name: str = "labels") -> np.ndarray:
             f"{' ...' if len(others) > 10 else ''}"
         )
     return arr.astype(np.uint8)
+
+
+def read_frame(path: str | os.PathLike[str]) -> Any:
+    """The raw file as a pandas DataFrame (no column rules applied; ``.npy`` columns "0", "1", ...)."""
+    path = Path(path)
+    kind = file_format(path)
+    if not path.is_file():
+        where = "is a directory, not a file" if path.is_dir() else "does not exist"
+        raise DatasetNotFoundError(f"cannot read {str(path)!r}: the file {where}")
+    return _read_frame(path, kind)
 
 
 # ----------------------------------------------------------------------------------------------
