@@ -1,0 +1,25 @@
+"""Evaluation protocols: how scores become predictions (thresholds) and results."""
+
+from madcluster.evaluation.thresholds import (
+    PROTOCOLS,
+    ThresholdProtocol,
+    ThresholdResult,
+    best_f1_threshold,
+    combined_threshold,
+    compute_thresholds,
+    get_protocol,
+    test_ratio_threshold,
+    train_quantile_threshold,
+)
+
+__all__ = [
+    "PROTOCOLS",
+    "ThresholdProtocol",
+    "ThresholdResult",
+    "best_f1_threshold",
+    "combined_threshold",
+    "compute_thresholds",
+    "get_protocol",
+    "test_ratio_threshold",
+    "train_quantile_threshold",
+]
