@@ -75,7 +75,9 @@ def require_anomaly(labels: np.ndarray, what: str) -> None:
 
 def require_normal(labels: np.ndarray, what: str) -> None:
     if labels.all():
-        raise DataError(f"labels contain no normal point: {what} is undefined when every point is anomalous")
+        raise DataError(
+            f"labels contain no normal point: {what} is undefined when every point is anomalous"
+        )
 
 
 def check_window(window: Any, name: str = "window") -> int:

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from madcluster.exceptions import DataError
 from madcluster.metrics._segments import runs
 from madcluster.metrics._validation import (
     check_binary,
@@ -59,7 +60,6 @@ from madcluster.metrics._validation import (
     require_anomaly,
     require_normal,
 )
-from madcluster.exceptions import DataError
 
 __all__ = ["range_auc", "range_auc_pr", "range_auc_roc", "vus", "vus_pr", "vus_roc"]
 
@@ -77,8 +77,12 @@ class _Prepared:
     support: np.ndarray  # sorted indices of points within max_half of an anomaly
     support_scores: np.ndarray  # scores at ``support`` (+ a trailing -inf sentinel)
     support_anomalous: np.ndarray  # bool, labels at ``support``
-    d_left: tuple[np.ndarray, np.ndarray]  # distance to the nearest / 2nd nearest segment end on the left
-    d_right: tuple[np.ndarray, np.ndarray]  # distance to the nearest / 2nd nearest segment start on the right
+    d_left: tuple[
+        np.ndarray, np.ndarray
+    ]  # distance to the nearest / 2nd nearest segment end on the left
+    d_right: tuple[
+        np.ndarray, np.ndarray
+    ]  # distance to the nearest / 2nd nearest segment start on the right
     order: np.ndarray  # support positions sorted by decreasing score
     thresholds: np.ndarray  # the reference thresholds, decreasing
     n_pred: np.ndarray  # points with score >= threshold, per threshold
@@ -230,7 +234,9 @@ def _vus(prep: _Prepared, max_window: int) -> tuple[float, float]:
     return float(np.mean(aucs)), float(np.mean(aps))
 
 
-def _checked(scores: ArrayLike, labels: ArrayLike, window: int, what: str) -> tuple[np.ndarray, np.ndarray, int]:
+def _checked(
+    scores: ArrayLike, labels: ArrayLike, window: int, what: str
+) -> tuple[np.ndarray, np.ndarray, int]:
     s = check_scores(scores)
     lab = check_binary(labels, "labels")
     check_same_length(s, lab, "scores", "labels")
@@ -240,7 +246,11 @@ def _checked(scores: ArrayLike, labels: ArrayLike, window: int, what: str) -> tu
 
 
 def _check_thresholds(n_thresholds: int) -> int:
-    if isinstance(n_thresholds, bool) or not isinstance(n_thresholds, (int, np.integer)) or n_thresholds < 1:
+    if (
+        isinstance(n_thresholds, bool)
+        or not isinstance(n_thresholds, (int, np.integer))
+        or n_thresholds < 1
+    ):
         raise DataError(f"n_thresholds must be a positive integer, got {n_thresholds!r}")
     return int(n_thresholds)
 
