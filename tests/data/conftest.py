@@ -17,6 +17,8 @@ def real_data_dir() -> Path:
     env = os.environ.get("MADCLUSTER_DATA_DIR")
     path = Path(env) if env else DEFAULT_DATA_DIR
     if not path.is_dir():
-        source = "$MADCLUSTER_DATA_DIR" if env else "../shared/datasets relative to the repository root"
+        source = (
+            "$MADCLUSTER_DATA_DIR" if env else "../shared/datasets relative to the repository root"
+        )
         pytest.skip(f"benchmark data directory not found at {path} (from {source})")
     return path

@@ -46,8 +46,17 @@ def test_real_smd_machines(real_data_dir):
     ds = load_dataset("SMD", data_dir=real_data_dir)
     assert ds.anomaly_ratio == pytest.approx(0.04612, abs=5e-6)
     names = [e.name for e in ds.entities]
-    missing = {"machine-1-1", "machine-2-6", "machine-2-9", "machine-3-1", "machine-3-6", "machine-3-7",
-               "machine-3-8", "machine-3-9", "machine-3-11"}  # data_available == 0
+    missing = {
+        "machine-1-1",
+        "machine-2-6",
+        "machine-2-9",
+        "machine-3-1",
+        "machine-3-6",
+        "machine-3-7",
+        "machine-3-8",
+        "machine-3-9",
+        "machine-3-11",
+    }  # data_available == 0
     assert not missing & set(names)
     assert names[0] == "machine-1-2"
     m = ds.entity("machine-1-2")
@@ -85,7 +94,9 @@ def _write_npz_benchmark(root, name, *, lengths=((30, 40), (20, 25)), dims=3, un
     np.savez_compressed(folder / "test.npz", data=rng.normal(size=(n_test, dims)), label=labels)
     with open(folder / "entities.csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["entity", "data_available", "train_start", "train_len", "test_start", "test_len"])
+        w.writerow(
+            ["entity", "data_available", "train_start", "train_len", "test_start", "test_len"]
+        )
         s = u = 0
         for i, (a, b) in enumerate(lengths):
             w.writerow([f"e-{i}", 1, s, a, u, b])
@@ -154,8 +165,12 @@ def test_no_data_dir_error(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(
     "name, source",
-    [("MSL", "khundman/telemanom"), ("SMAP", "khundman/telemanom"), ("SMD", "NetManAIOps/OmniAnomaly"),
-     ("PSM", "eBay/RANSynCoders")],
+    [
+        ("MSL", "khundman/telemanom"),
+        ("SMAP", "khundman/telemanom"),
+        ("SMD", "NetManAIOps/OmniAnomaly"),
+        ("PSM", "eBay/RANSynCoders"),
+    ],
 )
 def test_missing_files_error_names_files_path_and_source(tmp_path, name, source):
     (tmp_path / name).mkdir()
@@ -190,8 +205,12 @@ def _write_psm(folder, *, n_train=12, n_test=8, label_rows=None):
     test = pd.DataFrame(np.ones((n_test, 3)), columns=cols)
     test.insert(0, "timestamp_(min)", np.arange(n_train, n_train + n_test, dtype=float))
     n_lab = n_test if label_rows is None else label_rows
-    labels = pd.DataFrame({"timestamp_(min)": np.arange(n_train, n_train + n_lab, dtype=float),
-                           "label": ([0, 1] * n_lab)[:n_lab]})
+    labels = pd.DataFrame(
+        {
+            "timestamp_(min)": np.arange(n_train, n_train + n_lab, dtype=float),
+            "label": ([0, 1] * n_lab)[:n_lab],
+        }
+    )
     train.to_csv(folder / "train.csv", index=False)
     test.to_csv(folder / "test.csv", index=False)
     labels.to_csv(folder / "test_label.csv", index=False)
@@ -228,8 +247,14 @@ def test_user_folder_csv(tmp_path):
     pd.DataFrame({"time": range(30), "a": rng.normal(size=30), "b": rng.normal(size=30)}).to_csv(
         folder / "train.csv", index=False
     )
-    pd.DataFrame({"time": range(20), "a": rng.normal(size=20), "b": rng.normal(size=20),
-                  "label": [0] * 18 + [1] * 2}).to_csv(folder / "test.csv", index=False)
+    pd.DataFrame(
+        {
+            "time": range(20),
+            "a": rng.normal(size=20),
+            "b": rng.normal(size=20),
+            "label": [0] * 18 + [1] * 2,
+        }
+    ).to_csv(folder / "test.csv", index=False)
     ds = load_dataset(folder)
     assert ds.name == "mine" and ds.columns == ["a", "b"]
     assert ds.train.shape == (30, 2) and ds.test.shape == (20, 2) and ds.labels.sum() == 2
@@ -242,7 +267,9 @@ def test_user_folder_parquet_and_label_file(tmp_path):
     pytest.importorskip("pyarrow")
     folder = tmp_path / "pq"
     folder.mkdir()
-    pd.DataFrame({"x": np.arange(10.0), "label": 0}).to_parquet(folder / "train.parquet")  # train label ignored
+    pd.DataFrame({"x": np.arange(10.0), "label": 0}).to_parquet(
+        folder / "train.parquet"
+    )  # train label ignored
     pd.DataFrame({"x": np.arange(6.0)}).to_parquet(folder / "test.parquet")
     pd.DataFrame({"label": [0, 0, 1, 1, 0, 0]}).to_csv(folder / "test_label.csv", index=False)
     ds = load_dataset(folder)

@@ -44,7 +44,9 @@ def test_unnamed_datetime_text_column_is_dropped(tmp_path, frame):
 
 def test_numeric_column_named_like_time_is_dropped(tmp_path):
     path = tmp_path / "psm_like.csv"
-    pd.DataFrame({"timestamp_(min)": [0.0, 1.0, 2.0], "f0": [1.0, 2.0, 3.0]}).to_csv(path, index=False)
+    pd.DataFrame({"timestamp_(min)": [0.0, 1.0, 2.0], "f0": [1.0, 2.0, 3.0]}).to_csv(
+        path, index=False
+    )
     table = read_table(path)
     assert table.columns == ["f0"]
     assert table.labels is None
@@ -134,7 +136,9 @@ def test_labels_must_be_binary(tmp_path, frame):
 
 def test_nan_raises_unless_filled(tmp_path):
     path = tmp_path / "x.csv"
-    pd.DataFrame({"a": [np.nan, 1.0, np.nan, 3.0], "b": [1.0, 2.0, 3.0, 4.0]}).to_csv(path, index=False)
+    pd.DataFrame({"a": [np.nan, 1.0, np.nan, 3.0], "b": [1.0, 2.0, 3.0, 4.0]}).to_csv(
+        path, index=False
+    )
     with pytest.raises(DataError, match="NaN"):
         read_table(path)
     table = read_table(path, fill_missing=True)

@@ -2,7 +2,6 @@ import numpy as np
 import pytest
 
 from madcluster.base import BaseDetector
-from madcluster.evaluation import thresholds as th
 from madcluster.evaluation import (
     PROTOCOLS,
     ThresholdResult,
@@ -12,6 +11,7 @@ from madcluster.evaluation import (
     get_protocol,
     train_quantile_threshold,
 )
+from madcluster.evaluation import thresholds as th
 
 
 def _f1(pred, y):
@@ -120,10 +120,14 @@ def test_compute_thresholds():
     assert out["best-f1"].value == best_f1_threshold(test, labels)
     no_labels = compute_thresholds(train, test, None, contamination=0.01, anomaly_ratio=0.05)
     assert "best-f1" not in no_labels and len(no_labels) == 3
-    only = compute_thresholds(train, test, labels, contamination=0.01, anomaly_ratio=0.05, protocols=["combined"])
+    only = compute_thresholds(
+        train, test, labels, contamination=0.01, anomaly_ratio=0.05, protocols=["combined"]
+    )
     assert list(only) == ["combined"]
     with pytest.raises(ValueError, match="needs the test labels"):
-        compute_thresholds(train, test, None, contamination=0.01, anomaly_ratio=0.05, protocols=["best-f1"])
+        compute_thresholds(
+            train, test, None, contamination=0.01, anomaly_ratio=0.05, protocols=["best-f1"]
+        )
 
 
 def test_bad_inputs():

@@ -40,13 +40,19 @@ from __future__ import annotations
 import csv
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
-from madcluster.data.io import SUPPORTED_SUFFIXES, as_labels, file_format, read_frame, table_from_frame
+from madcluster.data.io import (
+    SUPPORTED_SUFFIXES,
+    as_labels,
+    file_format,
+    read_frame,
+    table_from_frame,
+)
 from madcluster.data.validation import check_series
 from madcluster.exceptions import DataError, DatasetNotFoundError
 
@@ -125,7 +131,7 @@ class Dataset:
         """Fraction of anomalous test points."""
         return float(self.labels.mean()) if len(self.labels) else 0.0
 
-    def entity(self, key: str | int) -> "Dataset":
+    def entity(self, key: str | int) -> Dataset:
         """The entity with this name (or position in ``entities``) as its own Dataset (array views)."""
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             if not -len(self.entities) <= int(key) < len(self.entities):
@@ -152,7 +158,7 @@ class Dataset:
             columns=self.columns,
         )
 
-    def iter_entities(self) -> Iterator["Dataset"]:
+    def iter_entities(self) -> Iterator[Dataset]:
         """Each entity in order, as its own Dataset."""
         for i in range(len(self.entities)):
             yield self.entity(i)
@@ -169,7 +175,9 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
     return _resolve_data_dir(data_dir)[0]
 
 
-def load_dataset(name: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None) -> Dataset:
+def load_dataset(
+    name: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None
+) -> Dataset:
     """Load a benchmark (``"MSL"``, ``"SMAP"``, ``"SMD"``, ``"PSM"``; any case) or a user folder.
 
     See the module docstring for the data directory search order and the expected files.
@@ -227,12 +235,16 @@ def _benchmark_folder(bench: _Benchmark, data_dir: str | os.PathLike[str] | None
     if bench.name == "PSM":
         how_to = "copy the three public files there unchanged"
     else:
-        how_to = "see shared/datasets/README.md for how these files are built from the public release"
+        how_to = (
+            "see shared/datasets/README.md for how these files are built from the public release"
+        )
     help_text = f"{bench.name} is {bench.source}; {how_to}"
     try:
         root, how = _resolve_data_dir(data_dir)
     except DatasetNotFoundError as exc:
-        raise DatasetNotFoundError(f"{bench.name}: expected {expected} in <data dir>/{bench.name}/, but {exc}. {help_text}") from None
+        raise DatasetNotFoundError(
+            f"{bench.name}: expected {expected} in <data dir>/{bench.name}/, but {exc}. {help_text}"
+        ) from None
     folder = root / bench.name
     if not folder.is_dir():  # tolerate another case, e.g. msl/
         same = [p for p in root.iterdir() if p.is_dir() and p.name.lower() == bench.name.lower()]
@@ -255,7 +267,9 @@ def _load_npz(name: str, folder: Path) -> Dataset:
     test = check_series(test, min_length=1, n_features=train.shape[1], name=f"{name} test")
     labels = as_labels(raw_labels, name=f"{name} test labels")
     if len(labels) != len(test):
-        raise DataError(f"{name}: {len(labels)} labels for {len(test)} test rows in {folder / 'test.npz'}")
+        raise DataError(
+            f"{name}: {len(labels)} labels for {len(test)} test rows in {folder / 'test.npz'}"
+        )
     entities = _read_entities(folder / "entities.csv", len(train), len(test))
     return Dataset(name=name, train=train, test=test, labels=labels, entities=entities)
 
@@ -285,7 +299,9 @@ def _read_entities(path: Path, n_train: int, n_test: int) -> list[Entity]:
         try:
             s, n, u, m = (int(row[k]) for k in need[1:])
         except ValueError:
-            raise DataError(f"{path}: non-integer offsets in the row for {row['entity']!r}") from None
+            raise DataError(
+                f"{path}: non-integer offsets in the row for {row['entity']!r}"
+            ) from None
         if s < 0 or u < 0 or s + n > n_train or u + m > n_test:
             raise DataError(
                 f"{path}: entity {row['entity']!r} rows [{s}, {s + n}) / [{u}, {u + m}) fall outside the "
@@ -298,20 +314,36 @@ def _read_entities(path: Path, n_train: int, n_test: int) -> list[Entity]:
 
 
 def _load_psm(folder: Path) -> Dataset:
-    train = table_from_frame(read_frame(folder / "train.csv"), fill_missing=True, source=str(folder / "train.csv"))
-    test = table_from_frame(read_frame(folder / "test.csv"), fill_missing=True, source=str(folder / "test.csv"))
+    train = table_from_frame(
+        read_frame(folder / "train.csv"), fill_missing=True, source=str(folder / "train.csv")
+    )
+    test = table_from_frame(
+        read_frame(folder / "test.csv"), fill_missing=True, source=str(folder / "test.csv")
+    )
     if test.columns != train.columns:
-        raise DataError(f"PSM: test.csv columns {test.columns[:5]}... differ from train.csv columns {train.columns[:5]}...")
+        raise DataError(
+            f"PSM: test.csv columns {test.columns[:5]}... differ from train.csv columns {train.columns[:5]}..."
+        )
     labels = _read_label_file(folder / "test_label.csv")
     if len(labels) != len(test.values):
-        raise DataError(f"PSM: test_label.csv has {len(labels)} rows but test.csv has {len(test.values)}")
-    return Dataset(name="PSM", train=train.values, test=test.values, labels=labels, columns=train.columns)
+        raise DataError(
+            f"PSM: test_label.csv has {len(labels)} rows but test.csv has {len(test.values)}"
+        )
+    return Dataset(
+        name="PSM", train=train.values, test=test.values, labels=labels, columns=train.columns
+    )
 
 
 def _find_file(folder: Path, stem: str, *, required: bool) -> Path | None:
-    found = [folder / f"{stem}{suffix}" for suffix in SUPPORTED_SUFFIXES if (folder / f"{stem}{suffix}").is_file()]
+    found = [
+        folder / f"{stem}{suffix}"
+        for suffix in SUPPORTED_SUFFIXES
+        if (folder / f"{stem}{suffix}").is_file()
+    ]
     if len(found) > 1:
-        raise DataError(f"{folder} has several {stem} files ({', '.join(p.name for p in found)}): keep one")
+        raise DataError(
+            f"{folder} has several {stem} files ({', '.join(p.name for p in found)}): keep one"
+        )
     if not found:
         if required:
             raise DatasetNotFoundError(
@@ -346,14 +378,18 @@ def _load_user_dir(folder: Path) -> Dataset:
     has_train_labels = file_format(train_path) != "npy" and "label" in train_frame.columns
     if has_train_labels:
         logger.info("%s: ignoring its 'label' column (training is unsupervised)", train_path)
-    train = table_from_frame(train_frame, drop_columns=["label"] if has_train_labels else None, source=str(train_path))
+    train = table_from_frame(
+        train_frame, drop_columns=["label"] if has_train_labels else None, source=str(train_path)
+    )
 
     test_frame = read_frame(test_path)
     test_frame.columns = [str(c) for c in test_frame.columns]
     npy_test = file_format(test_path) == "npy"
     label_in_test = not npy_test and "label" in test_frame.columns
     if label_in_test and label_path is not None:
-        raise DataError(f"{folder}: labels given twice, in the 'label' column of {test_path.name} and in {label_path.name}")
+        raise DataError(
+            f"{folder}: labels given twice, in the 'label' column of {test_path.name} and in {label_path.name}"
+        )
     if label_in_test:
         test = table_from_frame(test_frame, label_column="label", source=str(test_path))
         labels = test.labels
@@ -365,12 +401,18 @@ def _load_user_dir(folder: Path) -> Dataset:
         labels = test.labels
     else:
         where = (
-            f"as the last column of {test_path.name} (one more column than train)" if npy_test else f"as a 'label' column of {test_path.name}"
+            f"as the last column of {test_path.name} (one more column than train)"
+            if npy_test
+            else f"as a 'label' column of {test_path.name}"
         )
-        raise DataError(f"{folder}: no test labels: give them {where} or in test_label.{{csv,parquet,npy}}")
+        raise DataError(
+            f"{folder}: no test labels: give them {where} or in test_label.{{csv,parquet,npy}}"
+        )
 
     if labels is None or len(labels) != len(test.values):
-        raise DataError(f"{folder}: {0 if labels is None else len(labels)} labels for {len(test.values)} test rows")
+        raise DataError(
+            f"{folder}: {0 if labels is None else len(labels)} labels for {len(test.values)} test rows"
+        )
     if not npy_test and file_format(train_path) != "npy" and test.columns != train.columns:
         only_train = [c for c in train.columns if c not in test.columns]
         only_test = [c for c in test.columns if c not in train.columns]
@@ -379,10 +421,16 @@ def _load_user_dir(folder: Path) -> Dataset:
             f"test: {only_test[:10]}{', or a different order' if not only_train and not only_test else ''})"
         )
     if test.values.shape[1] != train.values.shape[1]:
-        raise DataError(f"{folder}: train has {train.values.shape[1]} features but test has {test.values.shape[1]}")
+        raise DataError(
+            f"{folder}: train has {train.values.shape[1]} features but test has {test.values.shape[1]}"
+        )
 
     entities_path = folder / "entities.csv"
-    entities = _read_entities(entities_path, len(train.values), len(test.values)) if entities_path.is_file() else []
+    entities = (
+        _read_entities(entities_path, len(train.values), len(test.values))
+        if entities_path.is_file()
+        else []
+    )
     return Dataset(
         name=folder.resolve().name,
         train=train.values,

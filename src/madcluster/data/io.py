@@ -22,9 +22,10 @@ from __future__ import annotations
 import logging
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence, Union
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from madcluster.exceptions import DataError, DatasetNotFoundError
 
 logger = logging.getLogger(__name__)
 
-ColumnKey = Union[str, int]
+ColumnKey = str | int
 
 #: File name endings read by :func:`read_table`, and the reader each one uses.
 SUPPORTED_SUFFIXES: dict[str, str] = {
@@ -59,7 +60,11 @@ class Table:
         return int(self.values.shape[0])
 
     def __repr__(self) -> str:
-        labels = "None" if self.labels is None else f"{int(self.labels.sum())} anomalous of {len(self.labels)}"
+        labels = (
+            "None"
+            if self.labels is None
+            else f"{int(self.labels.sum())} anomalous of {len(self.labels)}"
+        )
         return f"Table(values={self.values.shape} float32, labels={labels}, columns={self.columns[:5]}{'...' if len(self.columns) > 5 else ''})"
 
 
@@ -123,7 +128,9 @@ def table_from_frame(
     label_name = None
     if label_column is not None:
         label_name = _resolve(label_column, names, source, what="label column")
-        labels = as_labels(frame[label_name].to_numpy(), name=f"label column {label_name!r} of {source}")
+        labels = as_labels(
+            frame[label_name].to_numpy(), name=f"label column {label_name!r} of {source}"
+        )
 
     dropped = set()
     if drop_columns is not None:
@@ -133,7 +140,9 @@ def table_from_frame(
         features = [_resolve(c, names, source, what="column") for c in columns]
         clash = [c for c in features if c == label_name or c in dropped]
         if clash:
-            raise DataError(f"{source}: column(s) {clash} are both selected as features and used as label / dropped")
+            raise DataError(
+                f"{source}: column(s) {clash} are both selected as features and used as label / dropped"
+            )
     else:
         features = [c for c in names if c != label_name and c not in dropped]
         timestamps = [c for c in features if _is_timestamp(frame[c], c)]
@@ -167,9 +176,13 @@ def as_labels(raw: Any, *, name: str = "labels") -> np.ndarray:
     if arr.dtype == bool:
         return arr.astype(np.uint8)
     if not np.issubdtype(arr.dtype, np.number):
-        raise DataError(f"{name} must be 0/1 numbers, got dtype {arr.dtype} (e.g. {arr[:3].tolist()})")
+        raise DataError(
+            f"{name} must be 0/1 numbers, got dtype {arr.dtype} (e.g. {arr[:3].tolist()})"
+        )
     if np.issubdtype(arr.dtype, np.floating) and np.isnan(arr).any():
-        raise DataError(f"{name} has {int(np.isnan(arr).sum())} missing value(s): every point needs a 0/1 label")
+        raise DataError(
+            f"{name} has {int(np.isnan(arr).sum())} missing value(s): every point needs a 0/1 label"
+        )
     ok = (arr == 0) | (arr == 1)
     if not ok.all():
         others = np.unique(arr[~ok])
@@ -211,7 +224,7 @@ def _read_frame(path: Path, kind: str) -> Any:
             ) from None
         try:
             return pd.read_parquet(path, engine="pyarrow")
-        except Exception as exc:  # pyarrow raises its own ArrowInvalid etc.
+        except (OSError, ValueError) as exc:  # pyarrow errors subclass these
             raise DataError(f"{str(path)!r} is not a readable Parquet file: {exc}") from None
     # npy
     try:
@@ -225,8 +238,12 @@ def _read_frame(path: Path, kind: str) -> Any:
         raise DataError(f"{str(path)!r} is not a single .npy array")
     if arr.ndim != 2:
         hint = " (for a univariate series save x.reshape(-1, 1))" if arr.ndim == 1 else ""
-        raise DataError(f"{str(path)!r} must hold a 2-D array (time steps, columns), got shape {arr.shape}{hint}")
-    if arr.dtype.names is not None or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise DataError(
+            f"{str(path)!r} must hold a 2-D array (time steps, columns), got shape {arr.shape}{hint}"
+        )
+    if arr.dtype.names is not None or not (
+        np.issubdtype(arr.dtype, np.number) or arr.dtype == bool
+    ):
         raise DataError(f"{str(path)!r} must hold a numeric array, got dtype {arr.dtype}")
     return pd.DataFrame(arr, columns=[str(i) for i in range(arr.shape[1])], copy=False)
 
@@ -236,13 +253,17 @@ def _resolve(key: ColumnKey, names: list[str], source: str, *, what: str) -> str
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         idx = int(key)
         if not -len(names) <= idx < len(names):
-            raise DataError(f"{source}: {what} index {idx} is out of range for {len(names)} columns")
+            raise DataError(
+                f"{source}: {what} index {idx} is out of range for {len(names)} columns"
+            )
         return names[idx]
     if str(key) in names:
         return str(key)
     lower = {n.lower(): n for n in names}
     near = f" (did you mean {lower[str(key).lower()]!r}?)" if str(key).lower() in lower else ""
-    raise DataError(f"{source} has no {what} {str(key)!r}{near}; its columns are {names[:20]}{' ...' if len(names) > 20 else ''}")
+    raise DataError(
+        f"{source} has no {what} {str(key)!r}{near}; its columns are {names[:20]}{' ...' if len(names) > 20 else ''}"
+    )
 
 
 def _is_numeric(dtype: Any) -> bool:

@@ -15,8 +15,9 @@ Quantiles use numpy's default (linear interpolation), as ``BaseDetector`` and An
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -67,12 +68,16 @@ test_ratio_threshold.__test__ = False  # type: ignore[attr-defined]
 
 def combined_threshold(train_scores: Any, test_scores: Any, anomaly_ratio: float) -> float:
     """Anomaly Transformer's rule: the ``100 - alpha`` percentile of train and test scores pooled."""
-    pooled = np.concatenate([_scores(train_scores, "train_scores"), _scores(test_scores, "test_scores")])
+    pooled = np.concatenate(
+        [_scores(train_scores, "train_scores"), _scores(test_scores, "test_scores")]
+    )
     _check_ratio(anomaly_ratio, "anomaly_ratio")
     return float(np.percentile(pooled, 100.0 * (1.0 - anomaly_ratio)))
 
 
-def best_f1_threshold(test_scores: Any, labels: Any, *, return_f1: bool = False) -> float | tuple[float, float]:
+def best_f1_threshold(
+    test_scores: Any, labels: Any, *, return_f1: bool = False
+) -> float | tuple[float, float]:
     """ORACLE: the threshold whose predictions ``score > t`` have the highest point F1 on ``labels``.
 
     Exact over every distinct way of cutting the sorted scores (predicting the top 1, 2, ... distinct
@@ -114,19 +119,27 @@ def best_f1_threshold(test_scores: Any, labels: Any, *, return_f1: bool = False)
 # the registry
 
 
-def _p_train_quantile(train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float) -> float:
+def _p_train_quantile(
+    train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float
+) -> float:
     return train_quantile_threshold(train_scores, contamination)
 
 
-def _p_test_ratio(train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float) -> float:
+def _p_test_ratio(
+    train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float
+) -> float:
     return test_ratio_threshold(test_scores, anomaly_ratio)
 
 
-def _p_combined(train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float) -> float:
+def _p_combined(
+    train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float
+) -> float:
     return combined_threshold(train_scores, test_scores, anomaly_ratio)
 
 
-def _p_best_f1(train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float) -> float:
+def _p_best_f1(
+    train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float
+) -> float:
     if labels is None:
         raise ValueError("the best-f1 protocol needs the test labels")
     return best_f1_threshold(test_scores, labels)  # type: ignore[return-value]
@@ -136,22 +149,26 @@ PROTOCOLS: dict[str, ThresholdProtocol] = {
     p.name: p
     for p in (
         ThresholdProtocol(
-            "train-quantile", False,
+            "train-quantile",
+            False,
             "the (1 - contamination) quantile of the training scores (detector API default)",
             _p_train_quantile,
         ),
         ThresholdProtocol(
-            "test-ratio", False,
+            "test-ratio",
+            False,
             "the (100 - alpha) percentile of the test scores, alpha = anomaly ratio (paper text; uses test scores, not labels)",
             _p_test_ratio,
         ),
         ThresholdProtocol(
-            "combined", False,
+            "combined",
+            False,
             "the (100 - alpha) percentile of train and test scores pooled (Anomaly Transformer)",
             _p_combined,
         ),
         ThresholdProtocol(
-            "best-f1", True,
+            "best-f1",
+            True,
             "ORACLE: the threshold maximising point F1 on the test labels (what the released code reports)",
             _p_best_f1,
         ),
@@ -180,12 +197,22 @@ def compute_thresholds(
 
     With ``labels=None`` the oracle protocols are left out (unless named explicitly, which errors).
     """
-    chosen = [get_protocol(n) for n in protocols] if protocols is not None else [
-        p for p in PROTOCOLS.values() if labels is not None or not p.oracle
-    ]
+    chosen = (
+        [get_protocol(n) for n in protocols]
+        if protocols is not None
+        else [p for p in PROTOCOLS.values() if labels is not None or not p.oracle]
+    )
     return {
         p.name: ThresholdResult(
-            float(p.func(train_scores, test_scores, labels, contamination=contamination, anomaly_ratio=anomaly_ratio)),
+            float(
+                p.func(
+                    train_scores,
+                    test_scores,
+                    labels,
+                    contamination=contamination,
+                    anomaly_ratio=anomaly_ratio,
+                )
+            ),
             p.oracle,
         )
         for p in chosen
@@ -198,7 +225,9 @@ def _scores(scores: Any, name: str) -> np.ndarray:
     if arr.ndim != 1:
         arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array of scores, got shape {np.shape(scores)}")
+        raise ValueError(
+            f"{name} must be a non-empty 1-D array of scores, got shape {np.shape(scores)}"
+        )
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains {int((~np.isfinite(arr)).sum())} NaN/inf value(s)")
     return arr
@@ -206,5 +235,9 @@ def _scores(scores: Any, name: str) -> np.ndarray:
 
 def _check_ratio(value: float, name: str) -> None:
     if not 0.0 <= float(value) < 0.5:
-        hint = f" (a fraction: for {value} % pass {float(value) / 100:g})" if 0.5 <= float(value) < 50 else ""
+        hint = (
+            f" (a fraction: for {value} % pass {float(value) / 100:g})"
+            if 0.5 <= float(value) < 50
+            else ""
+        )
         raise ValueError(f"{name} must be a fraction in [0, 0.5), got {value}{hint}")
