@@ -76,14 +76,12 @@ class _Prepared:
     ends: np.ndarray  # last point (inclusive) of each anomalous segment
     support: np.ndarray  # sorted indices of points within max_half of an anomaly
     support_scores: np.ndarray  # scores at ``support`` (+ a trailing -inf sentinel)
-    support_anomalous: np.ndarray  # bool, labels at ``support``
-    d_left: tuple[
-        np.ndarray, np.ndarray
-    ]  # distance to the nearest / 2nd nearest segment end on the left
-    d_right: tuple[
-        np.ndarray, np.ndarray
-    ]  # distance to the nearest / 2nd nearest segment start on the right
-    order: np.ndarray  # support positions sorted by decreasing score
+    # Distances from each support point to the nearest and to the second-nearest segment that
+    # extends towards it (0 and 0 on anomalous points), clipped at ``max_half + 1`` ("too far").
+    # Kept in decreasing-score order so that the extended label comes out in score order and needs
+    # no gather before its cumulative sum.
+    nearest: np.ndarray
+    second: np.ndarray
     thresholds: np.ndarray  # the reference thresholds, decreasing
     n_pred: np.ndarray  # points with score >= threshold, per threshold
     n_pred_support: np.ndarray  # same, among support points
@@ -98,20 +96,24 @@ def _prepare(scores: np.ndarray, labels: np.ndarray, max_half: int, n_thresholds
     n = scores.size
     starts, stops = runs(labels)
     ends = stops - 1
-    n_seg = starts.size
 
     marks = np.zeros(n + 1, dtype=np.int64)
     np.add.at(marks, np.maximum(starts - max_half, 0), 1)
     np.add.at(marks, np.minimum(ends + max_half, n - 1) + 1, -1)
     support = np.flatnonzero(np.cumsum(marks[:-1]) > 0)
 
+    # Contributions come from segment ends on the left and segment starts on the right; the two
+    # nearest on each side are enough (see ``_extended_label``).
     k = np.searchsorted(ends, support, side="left")  # segments ending strictly before x
     j = np.searchsorted(starts, support, side="right")  # first segment starting after x
     padded_ends = np.concatenate([[-_FAR, -_FAR], ends])
     padded_starts = np.concatenate([starts, [_FAR, _FAR]])
-    d_left = (support - padded_ends[k + 1], support - padded_ends[k])
-    d_right = (padded_starts[j] - support, padded_starts[j + 1] - support)
-    del n_seg
+    dl1, dl2 = support - padded_ends[k + 1], support - padded_ends[k]
+    dr1, dr2 = padded_starts[j] - support, padded_starts[j + 1] - support
+    anomalous = labels[support]
+    nearest = np.where(anomalous, 0, np.minimum(dl1, dr1))
+    second = np.where(anomalous, 0, np.minimum(np.maximum(dl1, dr1), np.minimum(dl2, dr2)))
+    too_far = max_half + 1
 
     s_scores = scores[support]
     order = np.argsort(-s_scores, kind="stable")
@@ -126,10 +128,8 @@ def _prepare(scores: np.ndarray, labels: np.ndarray, max_half: int, n_thresholds
         ends=ends,
         support=support,
         support_scores=np.concatenate([s_scores, [-np.inf]]),
-        support_anomalous=labels[support],
-        d_left=d_left,
-        d_right=d_right,
-        order=order,
+        nearest=np.minimum(nearest, too_far)[order].astype(np.intp),
+        second=np.minimum(second, too_far)[order].astype(np.intp),
         thresholds=thresholds,
         n_pred=_count_at_least(asc, thresholds),
         n_pred_support=_count_at_least(np.sort(s_scores), thresholds),
@@ -138,24 +138,21 @@ def _prepare(scores: np.ndarray, labels: np.ndarray, max_half: int, n_thresholds
 
 
 def _extended_label(prep: _Prepared, window: int) -> np.ndarray:
-    """The reference's extended label at the support points, for buffer ``window``.
+    """The reference's extended label at the support points (in score order), for ``window``.
 
     Every non-zero contribution is at least ``sqrt(1 - (window // 2) / window) >= sqrt(1/2)``, so a
     point reached by two or more segments sums past 1 and is clipped to exactly 1; a point reached by
-    one segment gets that segment's value, bit-for-bit as the reference computes it.
+    one segment gets that segment's value, bit-for-bit as the reference computes it. So the label
+    depends only on the nearest and second-nearest reaching segment.
     """
     half = window // 2
-    normal = ~prep.support_anomalous
-    dl1, dl2 = prep.d_left
-    dr1, dr2 = prep.d_right
-    left = normal & (dl1 <= half)
-    right = normal & (dr1 <= half)
-    several = normal & ((dl2 <= half) | (dr2 <= half) | (left & right))
-    ext = prep.support_anomalous.astype(np.float64)
-    ext[left] = np.sqrt(1 - dl1[left] / window)
-    only_right = right & ~left
-    ext[only_right] = np.sqrt(1 - dr1[only_right] / window)
-    ext[several] = 1.0
+    # value[d] = what one segment at distance d contributes; value[0] is for anomalous points and
+    # value[half + 1] for points out of reach. Same float operations as the reference.
+    value = np.zeros(half + 2)
+    value[0] = 1.0
+    value[1 : half + 1] = np.sqrt(1 - np.arange(1, half + 1) / window)
+    ext = value[np.minimum(prep.nearest, half + 1)]
+    np.putmask(ext, prep.second <= half, 1.0)
     return ext
 
 
@@ -185,8 +182,8 @@ def _segment_hits(prep: _Prepared, lo: np.ndarray, hi: np.ndarray) -> np.ndarray
 
 
 def _true_positives(prep: _Prepared, ext: np.ndarray) -> np.ndarray:
-    """``sum(extended label * (score >= threshold))`` per threshold."""
-    csum = np.concatenate([[0.0], np.cumsum(ext[prep.order])])
+    """``sum(extended label * (score >= threshold))`` per threshold (``ext`` in score order)."""
+    csum = np.concatenate([[0.0], np.cumsum(ext)])
     return csum[prep.n_pred_support]
 
 
