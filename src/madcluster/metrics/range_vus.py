@@ -17,6 +17,10 @@ this line reports with:
   package, byte-identical to TSB-AD's ``basic_metricor.RangeAUC_volume_opt`` used by its
   ``get_metrics`` for ``VUS-ROC`` / ``VUS-PR``.
 
+(TSB-AD 1.5 also ships a ``RangeAUC`` that differs from ``vus`` 0.0.6 — right extension shifted by
+one point, another ``P_new``, step-wise PR — but its ``get_metrics`` does not call it; the
+Range-AUC numbers in the literature come from the ``vus`` version reproduced here.)
+
 Quirks of that code that are reproduced on purpose (changing any of them changes the numbers):
 
 1. Thresholds: the scores are sorted in decreasing order and the threshold ``k`` is the value at
