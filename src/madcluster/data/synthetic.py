@@ -69,8 +69,6 @@ def make_demo_data(n_train: int = 6000, n_test: int = 5000, seed: int = 7) -> De
         length = 1 if kind == "spike" else int(rng.integers(40, 90))
         channel = int(rng.integers(0, n_channels))
         plan.append((start, length, kind, channel))
-        if kind == "frequency-change":
-            freq_scale[start : start + length] = 3.0  # oscillators run three times faster
     latent = _latents(n_test, n_train, periods, freq_scale=None)
     if np.any(freq_scale != 1):
         latent = _latents(n_test, n_train, periods, freq_scale=freq_scale)
@@ -82,6 +80,11 @@ def make_demo_data(n_train: int = 6000, n_test: int = 5000, seed: int = 7) -> De
             test[start, channel] += rng.choice([-1, 1]) * rng.uniform(4, 6)
         elif kind == "level-shift":
             test[start:end, channel] += rng.choice([-1, 1]) * rng.uniform(1.5, 2.5)
+        elif kind == "frequency-change":
+            # this channel oscillates three times faster than the oscillators it normally follows
+            t = np.arange(start, end, dtype=np.float64)
+            fast = np.stack([np.sin(2 * np.pi * 3.0 * t / p + k) for k, p in enumerate(periods)], axis=1)
+            test[start:end, channel] = fast @ mixing[:, channel] + bias[channel]
         elif kind == "broken-correlation":
             # this channel stops following the shared oscillators: it moves against them
             test[start:end, channel] = 2 * bias[channel] - test[start:end, channel]

@@ -24,7 +24,9 @@ def check_series(
     Accepts numpy arrays, pandas DataFrames (all columns must be numeric) and nested lists.
     """
     if hasattr(X, "dtypes") and hasattr(X, "columns"):  # pandas DataFrame, without importing pandas
-        bad = [str(c) for c, dt in zip(X.columns, X.dtypes) if not np.issubdtype(np.dtype(dt), np.number) and dt != bool]
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        bad = [str(c) for c, dt in zip(X.columns, X.dtypes) if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
         if bad:
             raise DataError(
                 f"{name} has non-numeric column(s) {bad[:5]}: drop them or convert them to numbers "
