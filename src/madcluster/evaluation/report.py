@@ -1,0 +1,225 @@
+"""Benchmark results as files and tables: one JSON per row, ``results.md`` rebuilt from all of them.
+
+``results.md`` is regenerated from every result JSON in the folder each time a run finishes (under
+a file lock, written atomically), so re-running a row replaces its line and concurrent runs never
+drop each other's rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+from madcluster.atomic import atomic_write_text
+
+if TYPE_CHECKING:
+    from madcluster.evaluation.runner import BenchmarkResult
+
+# the paper's column names, in the paper's order
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("f1", "F1"),
+    ("precision", "P"),
+    ("recall", "R"),
+    ("aff_precision", "Aff-P"),
+    ("aff_recall", "Aff-R"),
+    ("range_auc_roc", "R_A_R"),
+    ("range_auc_pr", "R_A_P"),
+    ("vus_roc", "V_ROC"),
+    ("vus_pr", "V_PR"),
+)
+EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (("auc_roc", "AUC-ROC"), ("auc_pr", "AUC-PR"))
+PROTOCOL_ORDER = ("train-quantile", "test-ratio", "combined", "best-f1")
+MARKDOWN_NAME = "results.md"
+
+
+# ----------------------------------------------------------------------------------------- JSON
+def _clean(value: Any) -> Any:
+    """JSON-safe copy: NaN / inf become null (strict JSON), numpy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def write_result(result: BenchmarkResult, out: str | os.PathLike) -> Path:
+    """Write ``<out>/<name>.json`` and rebuild ``<out>/results.md``; returns the JSON path."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{result.name}.json"
+    text = json.dumps(_clean(result.to_dict()), indent=1, allow_nan=False)
+    with _locked(folder):
+        atomic_write_text(path, text + "\n")
+        atomic_write_text(folder / MARKDOWN_NAME, markdown_from_folder(folder))
+    return path
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock, writes are still atomic
+        yield
+        return
+    with open(folder / ".results.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def load_results(folder: str | os.PathLike) -> list[dict[str, Any]]:
+    """Every benchmark result JSON in ``folder`` (other JSON files are skipped), sorted by name."""
+    results = []
+    for path in sorted(Path(folder).glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(data, dict) and str(data.get("schema", "")).startswith("madcluster-benchmark/"):
+            results.append(data)
+    return sorted(results, key=_sort_key)
+
+
+_MODE_ORDER = {"distance-only": 0, "cluster-only": 1, "full": 2, "baseline": 3}
+_DATASET_ORDER = {"MSL": 0, "SMAP": 1, "SMD": 2, "PSM": 3}
+
+
+def _sort_key(r: dict[str, Any]) -> tuple:
+    return (_DATASET_ORDER.get(r["dataset"], 9), r["dataset"], r.get("per_entity", False),
+            _MODE_ORDER.get(r["mode"], 9), r["embedder"], r["name"])
+
+
+# ------------------------------------------------------------------------------------- formatting
+def fmt(stat: dict[str, Any] | None, *, std: bool = True) -> str:
+    """``0.523 ± 0.012`` (std over seeds; left out with one seed), ``-`` for a missing value."""
+    if stat is None or stat.get("mean") is None:
+        return "-"
+    mean = stat["mean"]
+    n = len(stat.get("values", []))
+    if std and n > 1 and stat.get("std") is not None:
+        return f"{mean:.3f} ± {stat['std']:.3f}"
+    return f"{mean:.3f}"
+
+
+def _row_label(r: dict[str, Any]) -> str:
+    label = "MADCluster" if r["mode"] == "full" else {"distance-only": "distance-only (DeepSVDD row)",
+                                                     "cluster-only": "cluster-only (Clustering row)"}.get(r["mode"], r["embedder"].upper())
+    if r["mode"] != "baseline":
+        label += f" [{r['embedder']}]"
+    else:
+        label = {"pca": "PCA (windows)", "kmeans": "KMeans (windows)"}.get(r["embedder"], label)
+    if r.get("per_entity"):
+        label += ", per entity"
+    tag = r.get("settings", {}).get("tag")
+    if tag:
+        label += f", {tag}"
+    return label
+
+
+def protocol_table(results: list[dict[str, Any]], protocol: str, *, extra: bool = False) -> str:
+    """Markdown table: one row per result, the paper's metric columns for ``protocol``."""
+    cols = COLUMNS + (EXTRA_COLUMNS if extra else ())
+    head = "| dataset | detector | seeds | " + " | ".join(c for _, c in cols) + " |"
+    sep = "|" + "---|" * (3 + len(cols))
+    lines = [head, sep]
+    for r in results:
+        if protocol not in r["protocols"]:
+            continue
+        m = r["protocols"][protocol]["metrics"]
+        lines.append(f"| {r['dataset']} | {_row_label(r)} | {len(r['seeds'])} | " + " | ".join(fmt(m.get(k)) for k, _ in cols) + " |")
+    return "\n".join(lines)
+
+
+def cost_table(results: list[dict[str, Any]]) -> str:
+    lines = ["| dataset | detector | params | MACs / window | train s | score s | peak RSS MB | epochs run | final nu | final R |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        c = r["cost"]
+        h = c.get("history") or {}
+        epochs = h.get("epochs_run", h.get("epochs_run_mean"))
+        nu = h.get("final_nu", h.get("final_nu_mean"))
+        radius = h.get("final_radius", h.get("final_radius_mean"))
+        lines.append(
+            f"| {r['dataset']} | {_row_label(r)} | {c['n_params']:,} | {_si(c['macs_per_window'])} | "
+            f"{fmt(c['train_seconds'], std=False)} | {fmt(c['score_seconds'], std=False)} | {fmt(c['peak_rss_mb'], std=False)} | "
+            f"{'-' if epochs is None else f'{epochs:g}'} | {'-' if nu is None else f'{nu:.4f}'} | {'-' if radius is None else f'{radius:.4f}'} |"
+        )
+    return "\n".join(lines)
+
+
+def _si(n: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f}{unit}"
+    return f"{n:g}"
+
+
+def markdown_from_folder(folder: str | os.PathLike) -> str:
+    results = load_results(folder)
+    parts = [
+        "# Benchmark results (generated)",
+        "",
+        "Generated by `madcluster benchmark` from the JSON files in this folder: do not edit by hand "
+        "(see README.md for the discussion). Values are mean ± std over seeds. Predictions are "
+        "`score > threshold`, no point adjustment. R_A_R / R_A_P / V_ROC / V_PR (and AUC) use the "
+        "continuous scores, so they are the same under every protocol. test-ratio and combined use the "
+        "dataset's known test anomaly ratio (as the paper). **best-f1 is an ORACLE** (threshold chosen "
+        "on the test labels).",
+        "",
+    ]
+    for p in PROTOCOL_ORDER:
+        present = [r for r in results if p in r["protocols"]]
+        if not present:
+            continue
+        oracle = present[0]["protocols"][p]["oracle"]
+        title = f"## Protocol `{p}`" + (" — ORACLE (uses test labels)" if oracle else "")
+        parts += [title, "", present[0]["protocols"][p]["description"], "", protocol_table(present, p, extra=True), ""]
+    parts += ["## Costs", "", "Params and MACs per window of L steps (method in each JSON: `cost.macs_method`); "
+              "times are per seed (sum over entities when per entity), on this machine.", "", cost_table(results), ""]
+    parts += ["## Commands", ""]
+    for r in results:
+        git = r.get("provenance", {}).get("git", {})
+        commit = (git.get("commit") or "?")[:10] + ("+dirty" if git.get("dirty") else "")
+        parts.append(f"- `{r['name']}` (commit {commit}): `{r['command']}`")
+    return "\n".join(parts) + "\n"
+
+
+def format_summary(result: BenchmarkResult) -> str:
+    """A console table for one result: protocols as rows, metrics as columns."""
+    d = result.to_dict()
+    cols = COLUMNS + EXTRA_COLUMNS
+    names = [d["protocols"][p]["label"] for p in d["protocols"]]
+    width = max(len(n) for n in names) + 2
+    cell = 17 if len(d["seeds"]) > 1 else 8
+    lines = [
+        f"{d['name']}: {d['data']['name']} ({d['data']['n_test']} test points, anomaly ratio "
+        f"{d['data']['test_anomaly_ratio']:.4f}), seeds {d['seeds']}",
+        "protocol".ljust(width) + "".join(c.rjust(cell) for _, c in cols),
+    ]
+    for p in d["protocols"]:
+        m = d["protocols"][p]["metrics"]
+        lines.append(d["protocols"][p]["label"].ljust(width) + "".join(fmt(m[k]).rjust(cell) for k, _ in cols))
+    c = d["cost"]
+    lines.append(
+        f"params {c['n_params']:,}, MACs/window {_si(c['macs_per_window'])}, train {c['train_seconds']['mean']:.1f} s, "
+        f"score {c['score_seconds']['mean']:.1f} s, peak RSS +{c['peak_rss_mb']['mean']:.0f} MB (per seed)"
+    )
+    if "history" in c:
+        h = c["history"]
+        if "epochs_run" in h:
+            lines.append(f"epochs run {h['epochs_run']:g} (best {h['best_epoch']:g}), final nu {h['final_nu']:.4f}, final R {h['final_radius']:.4f}")
+        else:
+            lines.append(f"mean over entities: epochs run {h['epochs_run_mean']:.1f}, final nu {h['final_nu_mean']:.4f}, final R {h['final_radius_mean']:.4f}")
+    lines.append("test-ratio / combined use the known test anomaly ratio; best-f1 is an ORACLE (test labels)")
+    lines.append(f"reproduce: {d['command']}")
+    return "\n".join(lines)
