@@ -1,0 +1,56 @@
+"""The command line end to end on small files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import make_series
+from madcluster.cli import build_parser, main
+
+FAST = ["--window-size", "20", "--epochs", "2", "--stride", "4", "--hidden-size", "16", "--layers", "2", "--quiet"]
+
+
+@pytest.fixture
+def csv_files(tmp_path):
+    train = pd.DataFrame(make_series(600, 3), columns=["a", "b", "c"])
+    train.insert(0, "timestamp", pd.date_range("2024-01-01", periods=600, freq="min").astype(str))
+    test = pd.DataFrame(make_series(300, 3, seed=2), columns=["a", "b", "c"])
+    test.loc[150:160, "b"] += 5
+    test["label"] = 0
+    test.loc[150:160, "label"] = 1
+    train.to_csv(tmp_path / "train.csv", index=False)
+    test.to_csv(tmp_path / "test.csv", index=False)
+    return tmp_path
+
+
+def test_fit_then_score_writes_model_scores_and_plot(csv_files, capsys):
+    model = csv_files / "model.mcz"
+    assert main(["fit", str(csv_files / "train.csv"), "-o", str(model), "--history-plot", str(csv_files / "curves.png"), *FAST]) == 0
+    assert model.exists() and (csv_files / "curves.png").stat().st_size > 1000
+    out_csv = csv_files / "scores.csv"
+    assert main(["score", str(model), str(csv_files / "test.csv"), "-o", str(out_csv), "--label-column", "label"]) == 0
+    scores = pd.read_csv(out_csv)
+    assert len(scores) == 300 and list(scores.columns) == ["row", "score", "is_anomaly", "label"]
+    assert np.isfinite(scores["score"]).all()
+    assert (csv_files / "scores.png").stat().st_size > 1000
+    printed = capsys.readouterr().out
+    assert "auc_roc" in printed and "vus_pr" in printed
+
+
+def test_errors_exit_2_with_a_message(csv_files, capsys):
+    bad = csv_files / "bad.csv"
+    pd.DataFrame({"a": np.arange(200.0), "kind": ["x"] * 200}).to_csv(bad, index=False)
+    assert main(["fit", str(bad), "-o", str(csv_files / "m.mcz"), *FAST]) == 2
+    assert "non-numeric" in capsys.readouterr().err
+    assert main(["score", str(csv_files / "missing.mcz"), str(csv_files / "test.csv")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["fit", str(csv_files / "train.csv"), "-o", str(csv_files / "m.mcz"), *FAST, "--embedder", "nope"]) == 2
+    assert "unknown embedder" in capsys.readouterr().err
+
+
+def test_help_lists_commands():
+    text = build_parser().format_help()
+    for command in ("demo", "fit", "score", "benchmark"):
+        assert command in text
