@@ -1,5 +1,6 @@
 """Evaluation protocols: how scores become predictions (thresholds) and results."""
 
+from madcluster.evaluation.runner import BenchmarkConfig, BenchmarkResult, run_benchmark
 from madcluster.evaluation.thresholds import (
     PROTOCOLS,
     ThresholdProtocol,
@@ -14,12 +15,15 @@ from madcluster.evaluation.thresholds import (
 
 __all__ = [
     "PROTOCOLS",
+    "BenchmarkConfig",
+    "BenchmarkResult",
     "ThresholdProtocol",
     "ThresholdResult",
     "best_f1_threshold",
     "combined_threshold",
     "compute_thresholds",
     "get_protocol",
+    "run_benchmark",
     "test_ratio_threshold",
     "train_quantile_threshold",
 ]

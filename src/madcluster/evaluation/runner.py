@@ -122,7 +122,9 @@ class BenchmarkConfig:
 
     def __post_init__(self) -> None:
         self.embedder = str(self.embedder).lower()
-        self.seeds = tuple(int(s) for s in (self.seeds if _is_sequence(self.seeds) else [self.seeds]))
+        self.seeds = tuple(
+            int(s) for s in (self.seeds if _is_sequence(self.seeds) else [self.seeds])
+        )
         if self.entities is not None:
             self.entities = tuple(str(e) for e in self.entities)
         if not self.seeds:
@@ -139,18 +141,33 @@ class BenchmarkConfig:
                 raise ValueError(f"unknown embedder {self.embedder!r}; choose one of {known}")
             if self.mode not in MODES:
                 raise ValueError(f"unknown mode {self.mode!r}; choose one of {', '.join(MODES)}")
-        for name in ("epochs", "window_size", "batch_size", "hidden_size", "layers", "patience", "n_clusters", "metric_window"):
+        for name in (
+            "epochs",
+            "window_size",
+            "batch_size",
+            "hidden_size",
+            "layers",
+            "patience",
+            "n_clusters",
+            "metric_window",
+        ):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.stride is not None and (not isinstance(self.stride, (int, np.integer)) or self.stride < 1):
+        if self.stride is not None and (
+            not isinstance(self.stride, (int, np.integer)) or self.stride < 1
+        ):
             raise ValueError(f"stride must be a positive integer or None, got {self.stride!r}")
         if self.threads is not None and self.threads < 1:
             raise ValueError(f"threads must be >= 1, got {self.threads}")
         if not 0.0 <= self.contamination < 0.5:
-            raise ValueError(f"contamination must be a fraction in [0, 0.5), got {self.contamination}")
+            raise ValueError(
+                f"contamination must be a fraction in [0, 0.5), got {self.contamination}"
+            )
         if self.anomaly_ratio is not None and not 0.0 < self.anomaly_ratio < 0.5:
-            raise ValueError(f"anomaly_ratio must be a fraction in (0, 0.5), got {self.anomaly_ratio} (1 % is 0.01)")
+            raise ValueError(
+                f"anomaly_ratio must be a fraction in (0, 0.5), got {self.anomaly_ratio} (1 % is 0.01)"
+            )
         if self.tag is not None and not all(c.isalnum() or c in "-." for c in self.tag):
             raise ValueError(f"tag may hold only letters, digits, '-' and '.', got {self.tag!r}")
 
@@ -177,14 +194,31 @@ class BenchmarkConfig:
 
     def command(self) -> str:
         """The ``madcluster benchmark`` command line that reproduces this configuration."""
-        args = ["madcluster", "benchmark", "--dataset", str(self.dataset), "--embedder", self.embedder]
+        args = [
+            "madcluster",
+            "benchmark",
+            "--dataset",
+            str(self.dataset),
+            "--embedder",
+            self.embedder,
+        ]
         if not self.is_baseline:
             args += ["--mode", self.mode]
         args += ["--seeds", *map(str, self.seeds)]
         defaults = BenchmarkConfig(dataset="x")
         skip = {"dataset", "embedder", "mode", "seeds", "argv", "verbose", "per_entity", "entities"}
         if self.is_baseline:
-            skip |= {"epochs", "batch_size", "lr", "weight_decay", "hidden_size", "layers", "validation_size", "patience", "device"}
+            skip |= {
+                "epochs",
+                "batch_size",
+                "lr",
+                "weight_decay",
+                "hidden_size",
+                "layers",
+                "validation_size",
+                "patience",
+                "device",
+            }
         if self.embedder != "pca":
             skip.add("n_components")
         if self.embedder != "kmeans":
@@ -197,7 +231,9 @@ class BenchmarkConfig:
             if f.name in skip:
                 continue
             value = getattr(self, f.name)
-            always = f.name in ("epochs", "stride") and not (self.is_baseline and f.name == "epochs")
+            always = f.name in ("epochs", "stride") and not (
+                self.is_baseline and f.name == "epochs"
+            )
             if value == getattr(defaults, f.name) and not always:
                 continue
             if value is None:
@@ -214,7 +250,9 @@ class BenchmarkResult:
 
     name: str
     config: BenchmarkConfig
-    summary: dict[str, dict[str, Any]]  # protocol -> {"oracle", "description", "metrics": {key: {mean, std, values}}}
+    summary: dict[
+        str, dict[str, Any]
+    ]  # protocol -> {"oracle", "description", "metrics": {key: {mean, std, values}}}
     runs: list[dict[str, Any]]  # one per seed
     data: dict[str, Any]
     cost: dict[str, Any]
@@ -249,29 +287,55 @@ class BenchmarkResult:
 # ================================================================================== the run
 def run_benchmark(config: BenchmarkConfig) -> BenchmarkResult:
     """Train, score and evaluate ``config`` for every seed; write the JSON and Markdown if ``out``."""
+    if config.threads is None:
+        return _run_benchmark(config)
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(int(config.threads))
+    try:
+        return _run_benchmark(config)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _run_benchmark(config: BenchmarkConfig) -> BenchmarkResult:
     from tqdm.auto import tqdm
 
     from madcluster.data.datasets import load_dataset
 
-    if config.threads is not None:
-        import torch
-
-        torch.set_num_threads(int(config.threads))
     dataset = load_dataset(config.dataset, data_dir=config.data_dir)
-    anomaly_ratio = config.anomaly_ratio if config.anomaly_ratio is not None else dataset.anomaly_ratio
+    anomaly_ratio = (
+        config.anomaly_ratio if config.anomaly_ratio is not None else dataset.anomaly_ratio
+    )
     if not 0.0 < anomaly_ratio < 0.5:
-        raise ValueError(f"{dataset.name}: test anomaly ratio {anomaly_ratio:.4f} is outside (0, 0.5); pass anomaly_ratio explicitly")
+        raise ValueError(
+            f"{dataset.name}: test anomaly ratio {anomaly_ratio:.4f} is outside (0, 0.5); pass anomaly_ratio explicitly"
+        )
     parts = _parts(dataset, config)
     name = config.result_name(dataset.name)
     provenance = _provenance(config)
 
     runs = []
-    bar = tqdm(total=len(config.seeds) * len(parts), desc=name, unit="fit", disable=not config.verbose or len(config.seeds) * len(parts) == 1)
+    bar = tqdm(
+        total=len(config.seeds) * len(parts),
+        desc=name,
+        unit="fit",
+        disable=not config.verbose or len(config.seeds) * len(parts) == 1,
+    )
     for seed in config.seeds:
         entity_runs = []
         for part in parts:
             bar.set_postfix(seed=seed, entity=part.name.split("/")[-1])
-            entity_runs.append(_run_one(part, config, seed, anomaly_ratio, show_epochs=config.verbose and len(parts) == 1))
+            entity_runs.append(
+                _run_one(
+                    part,
+                    config,
+                    seed,
+                    anomaly_ratio,
+                    show_epochs=config.verbose and len(parts) == 1,
+                )
+            )
             bar.update()
         runs.append(_seed_record(seed, entity_runs, config.per_entity))
     bar.close()
@@ -280,14 +344,16 @@ def run_benchmark(config: BenchmarkConfig) -> BenchmarkResult:
     cost = _cost_summary(runs)
     data = {
         "name": dataset.name,
-        "n_train": int(len(dataset.train)),
-        "n_test": int(len(dataset.test)),
+        "n_train": len(dataset.train),
+        "n_test": len(dataset.test),
         "n_features": dataset.n_features,
         "n_entities": len(dataset.entities),
         "n_entities_run": len(parts),
         "test_anomaly_ratio": dataset.anomaly_ratio,
         "anomaly_ratio_used": float(anomaly_ratio),
-        "anomaly_ratio_source": "given" if config.anomaly_ratio is not None else "test labels (known ratio, as the paper)",
+        "anomaly_ratio_source": "given"
+        if config.anomaly_ratio is not None
+        else "test labels (known ratio, as the paper)",
     }
     result = BenchmarkResult(name, config, summary, runs, data, cost, provenance)
     if config.out is not None:
@@ -310,7 +376,11 @@ def _parts(dataset: Any, config: BenchmarkConfig) -> list[_Part]:
         if config.entities:
             raise ValueError("entities selects entities for per_entity=True runs only")
         return [_Part(dataset.name, dataset.train, dataset.test, dataset.labels)]
-    chosen = [dataset.entity(e) for e in config.entities] if config.entities else list(dataset.iter_entities())
+    chosen = (
+        [dataset.entity(e) for e in config.entities]
+        if config.entities
+        else list(dataset.iter_entities())
+    )
     return [_Part(d.name, d.train, d.test, d.labels) for d in chosen]
 
 
@@ -319,29 +389,59 @@ def build_detector(config: BenchmarkConfig, seed: int, *, verbose: bool = False)
     if config.embedder == "pca":
         from madcluster.baselines import PCADetector
 
-        return PCADetector(window_size=config.window_size, n_components=config.n_components, stride=config.stride,
-                           contamination=config.contamination, random_state=seed)
+        return PCADetector(
+            window_size=config.window_size,
+            n_components=config.n_components,
+            stride=config.stride,
+            contamination=config.contamination,
+            random_state=seed,
+        )
     if config.embedder == "kmeans":
         from madcluster.baselines import KMeansDetector
 
-        return KMeansDetector(window_size=config.window_size, n_clusters=config.n_clusters, stride=config.stride,
-                              contamination=config.contamination, random_state=seed)
+        return KMeansDetector(
+            window_size=config.window_size,
+            n_clusters=config.n_clusters,
+            stride=config.stride,
+            contamination=config.contamination,
+            random_state=seed,
+        )
     from madcluster.detector import MADCluster
 
-    params = {"hidden_size": config.hidden_size, "n_layers": config.layers} if config.embedder == "drnn" else None
+    params = (
+        {"hidden_size": config.hidden_size, "n_layers": config.layers}
+        if config.embedder == "drnn"
+        else None
+    )
     return MADCluster(
-        embedder=config.embedder, embedder_params=params, window_size=config.window_size,
-        stride=config.stride or 1, epochs=config.epochs, batch_size=config.batch_size, lr=config.lr,
-        weight_decay=config.weight_decay, validation_size=config.validation_size, patience=config.patience,
-        mode=config.mode, contamination=config.contamination, random_state=seed, device=config.device,
+        embedder=config.embedder,
+        embedder_params=params,
+        window_size=config.window_size,
+        stride=config.stride or 1,
+        epochs=config.epochs,
+        batch_size=config.batch_size,
+        lr=config.lr,
+        weight_decay=config.weight_decay,
+        validation_size=config.validation_size,
+        patience=config.patience,
+        mode=config.mode,
+        contamination=config.contamination,
+        random_state=seed,
+        device=config.device,
         verbose=verbose,
     )
 
 
-def _run_one(part: _Part, config: BenchmarkConfig, seed: int, anomaly_ratio: float, *, show_epochs: bool) -> dict[str, Any]:
+def _run_one(
+    part: _Part, config: BenchmarkConfig, seed: int, anomaly_ratio: float, *, show_epochs: bool
+) -> dict[str, Any]:
     """Fit, score and evaluate one (entity, seed)."""
-    record: dict[str, Any] = {"name": part.name, "n_train": int(len(part.train)), "n_test": int(len(part.test)),
-                              "test_anomaly_ratio": float(part.labels.mean())}
+    record: dict[str, Any] = {
+        "name": part.name,
+        "n_train": len(part.train),
+        "n_test": len(part.test),
+        "test_anomaly_ratio": float(part.labels.mean()),
+    }
     if len(part.train) < config.window_size or len(part.test) < config.window_size:
         record["skipped"] = f"shorter than one window ({config.window_size})"
         return record
@@ -354,22 +454,38 @@ def _run_one(part: _Part, config: BenchmarkConfig, seed: int, anomaly_ratio: flo
         t2 = time.perf_counter()
     if scores.shape != (len(part.test),):
         raise RuntimeError(f"{part.name}: {scores.shape} scores for {len(part.test)} test points")
-    record.update(train_seconds=t1 - t0, score_seconds=t2 - t1, peak_rss_mb=memory.peak_mb, n_scores=int(len(scores)))
+    record.update(
+        train_seconds=t1 - t0,
+        score_seconds=t2 - t1,
+        peak_rss_mb=memory.peak_mb,
+        n_scores=len(scores),
+    )
     record.update(_model_cost(detector, config))
     if not config.is_baseline:
         record["history"] = _history_summary(detector.history_)
     if part.labels.min() == part.labels.max():
         record["skipped"] = "test labels are all one class: metrics undefined"
         return record
-    thresholds = compute_thresholds(detector.decision_scores_, scores, part.labels,
-                                    contamination=config.contamination, anomaly_ratio=anomaly_ratio)
+    thresholds = compute_thresholds(
+        detector.decision_scores_,
+        scores,
+        part.labels,
+        contamination=config.contamination,
+        anomaly_ratio=anomaly_ratio,
+    )
     record["thresholds"] = {k: v.value for k, v in thresholds.items()}
-    record["metrics"] = evaluate_protocols(scores, part.labels, {k: v.value for k, v in thresholds.items()},
-                                           window=config.metric_window)
+    record["metrics"] = evaluate_protocols(
+        scores,
+        part.labels,
+        {k: v.value for k, v in thresholds.items()},
+        window=config.metric_window,
+    )
     return record
 
 
-def evaluate_protocols(scores: np.ndarray, labels: np.ndarray, thresholds: dict[str, float], *, window: int = 100) -> dict[str, dict[str, float]]:
+def evaluate_protocols(
+    scores: np.ndarray, labels: np.ndarray, thresholds: dict[str, float], *, window: int = 100
+) -> dict[str, dict[str, float]]:
     """Every metric for each protocol's threshold; the continuous-score ones are computed once."""
     from madcluster.metrics import evaluate
     from madcluster.metrics.affiliation import affiliation_precision_recall
@@ -386,7 +502,14 @@ def evaluate_protocols(scores: np.ndarray, labels: np.ndarray, thresholds: dict[
         pred = np.asarray(scores, dtype=np.float64) > threshold
         p, r, f = precision_recall_f1(pred, labels)
         aff_p, aff_r = affiliation_precision_recall(pred, labels)
-        out[protocol] = {"f1": f, "precision": p, "recall": r, "aff_precision": aff_p, "aff_recall": aff_r, **shared}
+        out[protocol] = {
+            "f1": f,
+            "precision": p,
+            "recall": r,
+            "aff_precision": aff_p,
+            "aff_recall": aff_r,
+            **shared,
+        }
         out[protocol] = {k: float(out[protocol][k]) for k in METRICS}
     return out
 
@@ -395,7 +518,10 @@ def _seed_record(seed: int, entity_runs: list[dict[str, Any]], per_entity: bool)
     """One seed: the metrics (mean over entities when per-entity) and summed costs."""
     scored = [r for r in entity_runs if "metrics" in r]
     if not scored:
-        raise ValueError("no entity could be evaluated: " + "; ".join(f"{r['name']}: {r.get('skipped')}" for r in entity_runs))
+        raise ValueError(
+            "no entity could be evaluated: "
+            + "; ".join(f"{r['name']}: {r.get('skipped')}" for r in entity_runs)
+        )
     protocols = list(scored[0]["metrics"])
     metrics = {}
     for p in protocols:
@@ -415,18 +541,27 @@ def _seed_record(seed: int, entity_runs: list[dict[str, Any]], per_entity: bool)
         "macs_method": timed[0]["macs_method"],
     }
     if "history" in timed[0]:
-        record["history"] = timed[0]["history"] if not per_entity else {
-            "epochs_run_mean": float(np.mean([r["history"]["epochs_run"] for r in timed])),
-            "final_nu_mean": float(np.mean([r["history"]["final_nu"] for r in timed])),
-            "final_radius_mean": float(np.mean([r["history"]["final_radius"] for r in timed])),
-        }
+        record["history"] = (
+            timed[0]["history"]
+            if not per_entity
+            else {
+                "epochs_run_mean": float(np.mean([r["history"]["epochs_run"] for r in timed])),
+                "final_nu_mean": float(np.mean([r["history"]["final_nu"] for r in timed])),
+                "final_radius_mean": float(np.mean([r["history"]["final_radius"] for r in timed])),
+            }
+        )
     if per_entity:
-        nan_aff = {p: int(sum(1 for r in scored if math.isnan(r["metrics"][p]["aff_precision"]))) for p in protocols}
+        nan_aff = {
+            p: int(sum(1 for r in scored if math.isnan(r["metrics"][p]["aff_precision"])))
+            for p in protocols
+        }
         record["n_entities_scored"] = len(scored)
         record["aff_precision_nan_entities"] = nan_aff  # nothing predicted: left out of the mean
         record["entities"] = entity_runs
     else:
-        record.update({k: v for k, v in entity_runs[0].items() if k in ("thresholds", "history", "n_scores")})
+        record.update(
+            {k: v for k, v in entity_runs[0].items() if k in ("thresholds", "history", "n_scores")}
+        )
     return record
 
 
@@ -444,8 +579,12 @@ def _summarise(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 "std": float(ok.std(ddof=1)) if ok.size > 1 else 0.0,
                 "values": values,
             }
-        summary[p] = {"oracle": proto.oracle, "label": f"{p} (ORACLE)" if proto.oracle else p,
-                      "description": proto.description, "metrics": metrics}
+        summary[p] = {
+            "oracle": proto.oracle,
+            "label": f"{p} (ORACLE)" if proto.oracle else p,
+            "description": proto.description,
+            "metrics": metrics,
+        }
     return summary
 
 
@@ -499,11 +638,17 @@ def _model_cost(detector: Any, config: BenchmarkConfig) -> dict[str, Any]:
     dim = config.window_size * detector.n_features_in_
     if hasattr(detector, "components_"):  # PCA: one (L*D) x (k + 1) product per window
         k = int(detector.n_components_)
-        return {"n_params": int(k * dim + dim), "macs_per_window": int(dim * (k + 1)),
-                "macs_method": "analytic: window vector (L*D) times the k components and the mean"}
+        return {
+            "n_params": int(k * dim + dim),
+            "macs_per_window": int(dim * (k + 1)),
+            "macs_method": "analytic: window vector (L*D) times the k components and the mean",
+        }
     k = int(detector.cluster_centers_.shape[0])  # KMeans: one (L*D) x k product per window
-    return {"n_params": int(k * dim), "macs_per_window": int(dim * k),
-            "macs_method": "analytic: window vector (L*D) times the k centroids"}
+    return {
+        "n_params": int(k * dim),
+        "macs_per_window": int(dim * k),
+        "macs_method": "analytic: window vector (L*D) times the k centroids",
+    }
 
 
 def torch_model_cost(net: Any, window_size: int, n_features: int) -> dict[str, Any]:
@@ -561,7 +706,7 @@ class _PeakRSS:
             if rss is not None and rss > self._peak:
                 self._peak = rss
 
-    def __enter__(self) -> _PeakRSS:
+    def __enter__(self) -> _PeakRSS:  # noqa: PYI034
         self._start = self._rss()
         self._max0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         self._peak = self._start or 0
@@ -577,7 +722,9 @@ class _PeakRSS:
             self.peak_mb = (max(self._peak, final) - self._start) / 2**20
         else:  # ru_maxrss is in KiB on Linux, bytes on macOS
             scale = 1 if sys.platform == "darwin" else 1024
-            self.peak_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - self._max0) * scale / 2**20
+            self.peak_mb = (
+                (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - self._max0) * scale / 2**20
+            )
 
 
 # ================================================================================== provenance
@@ -607,7 +754,9 @@ def git_state(cwd: str | os.PathLike | None = None) -> dict[str, Any]:
 
     def git(*args: str) -> str | None:
         try:
-            done = subprocess.run(["git", *args], cwd=where, capture_output=True, text=True, timeout=20, check=True)
+            done = subprocess.run(
+                ["git", *args], cwd=where, capture_output=True, text=True, timeout=20, check=True
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         return done.stdout
@@ -646,36 +795,126 @@ def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
     names = ", ".join(sorted(EMBEDDERS) + list(BASELINES))
 
     g = parser.add_argument_group("what to run")
-    g.add_argument("--dataset", required=True, help="MSL, SMAP, SMD, PSM (any case) or a folder with train/test files")
-    g.add_argument("--embedder", default="drnn", help=f"{names}: drnn = MADCluster with the Dilated RNN; pca / kmeans = window baselines (default: drnn)")
-    g.add_argument("--mode", default="full", choices=list(MODES), help="MADCluster objective: full, or the paper's ablations distance-only (row 'DeepSVDD') and cluster-only (row 'Clustering') (default: full; ignored by baselines)")
-    g.add_argument("--seeds", type=int, nargs="+", default=[0], help="one run per seed; mean and std over seeds (default: 0)")
-    g.add_argument("--per-entity", action="store_true", help="train and score each channel / machine separately and report the mean over entities (default: the concatenated series, as the paper's dataset table)")
-    g.add_argument("--entities", nargs="+", default=None, help="with --per-entity: only these entities (names from entities.csv)")
-    g.add_argument("--data-dir", default=None, help="data directory (default: $MADCLUSTER_DATA_DIR, else ../shared/datasets)")
-    g.add_argument("--out", default="benchmarks/results", help="results folder; 'none' writes nothing (default: benchmarks/results)")
-    g.add_argument("--tag", default=None, help="suffix of the result name, to keep variants apart (letters, digits, '-', '.')")
+    g.add_argument(
+        "--dataset",
+        required=True,
+        help="MSL, SMAP, SMD, PSM (any case) or a folder with train/test files",
+    )
+    g.add_argument(
+        "--embedder",
+        default="drnn",
+        help=f"{names}: drnn = MADCluster with the Dilated RNN; pca / kmeans = window baselines (default: drnn)",
+    )
+    g.add_argument(
+        "--mode",
+        default="full",
+        choices=list(MODES),
+        help="MADCluster objective: full, or the paper's ablations distance-only (row 'DeepSVDD') and cluster-only (row 'Clustering') (default: full; ignored by baselines)",
+    )
+    g.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="one run per seed; mean and std over seeds (default: 0)",
+    )
+    g.add_argument(
+        "--per-entity",
+        action="store_true",
+        help="train and score each channel / machine separately and report the mean over entities (default: the concatenated series, as the paper's dataset table)",
+    )
+    g.add_argument(
+        "--entities",
+        nargs="+",
+        default=None,
+        help="with --per-entity: only these entities (names from entities.csv)",
+    )
+    g.add_argument(
+        "--data-dir",
+        default=None,
+        help="data directory (default: $MADCLUSTER_DATA_DIR, else ../shared/datasets)",
+    )
+    g.add_argument(
+        "--out",
+        default="benchmarks/results",
+        help="results folder; 'none' writes nothing (default: benchmarks/results)",
+    )
+    g.add_argument(
+        "--tag",
+        default=None,
+        help="suffix of the result name, to keep variants apart (letters, digits, '-', '.')",
+    )
 
     t = parser.add_argument_group("model and training")
-    t.add_argument("--epochs", type=int, default=10, help="maximum epochs; early stopping on the END of the training series, never test (default: 10)")
-    t.add_argument("--stride", type=int, default=None, help="step between training windows (MADCluster; default 1) or between windows (baselines; default window-size // 10)")
-    t.add_argument("--window-size", type=int, default=100, help="window length L (default: 100, as the paper)")
+    t.add_argument(
+        "--epochs",
+        type=int,
+        default=10,
+        help="maximum epochs; early stopping on the END of the training series, never test (default: 10)",
+    )
+    t.add_argument(
+        "--stride",
+        type=int,
+        default=None,
+        help="step between training windows (MADCluster; default 1) or between windows (baselines; default window-size // 10)",
+    )
+    t.add_argument(
+        "--window-size", type=int, default=100, help="window length L (default: 100, as the paper)"
+    )
     t.add_argument("--batch-size", type=int, default=128, help="windows per batch (default: 128)")
     t.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default: 1e-3)")
-    t.add_argument("--weight-decay", type=float, default=1e-5, help="Adam weight decay, lambda * Omega(W) (default: 1e-5)")
+    t.add_argument(
+        "--weight-decay",
+        type=float,
+        default=1e-5,
+        help="Adam weight decay, lambda * Omega(W) (default: 1e-5)",
+    )
     t.add_argument("--hidden-size", type=int, default=64, help="D-RNN hidden size f (default: 64)")
-    t.add_argument("--layers", type=int, default=3, help="D-RNN layers, dilations 1, 2, 4, ... (default: 3)")
-    t.add_argument("--validation-size", type=float, default=0.2, help="fraction at the end of train for early stopping (default: 0.2)")
-    t.add_argument("--patience", type=int, default=3, help="epochs without validation improvement before stopping (default: 3)")
-    t.add_argument("--n-components", type=float, default=0.95, help="pca: variance fraction kept (default: 0.95)")
-    t.add_argument("--n-clusters", type=int, default=20, help="kmeans: number of centroids (default: 20)")
+    t.add_argument(
+        "--layers", type=int, default=3, help="D-RNN layers, dilations 1, 2, 4, ... (default: 3)"
+    )
+    t.add_argument(
+        "--validation-size",
+        type=float,
+        default=0.2,
+        help="fraction at the end of train for early stopping (default: 0.2)",
+    )
+    t.add_argument(
+        "--patience",
+        type=int,
+        default=3,
+        help="epochs without validation improvement before stopping (default: 3)",
+    )
+    t.add_argument(
+        "--n-components",
+        type=float,
+        default=0.95,
+        help="pca: variance fraction kept (default: 0.95)",
+    )
+    t.add_argument(
+        "--n-clusters", type=int, default=20, help="kmeans: number of centroids (default: 20)"
+    )
     t.add_argument("--device", default="cpu", help="cpu, cuda or auto (default: cpu)")
-    t.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    t.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
+    )
 
     e = parser.add_argument_group("thresholds and metrics")
-    e.add_argument("--contamination", type=float, default=0.01, help="train-quantile: fraction of training scores above the threshold (default: 0.01)")
-    e.add_argument("--anomaly-ratio", type=float, default=None, help="alpha of test-ratio / combined as a fraction (0.01 = 1%%) (default: the dataset's test anomaly ratio, from the labels)")
-    e.add_argument("--metric-window", type=int, default=100, help="Range-AUC / VUS window (default: 100)")
+    e.add_argument(
+        "--contamination",
+        type=float,
+        default=0.01,
+        help="train-quantile: fraction of training scores above the threshold (default: 0.01)",
+    )
+    e.add_argument(
+        "--anomaly-ratio",
+        type=float,
+        default=None,
+        help="alpha of test-ratio / combined as a fraction (0.01 = 1%%) (default: the dataset's test anomaly ratio, from the labels)",
+    )
+    e.add_argument(
+        "--metric-window", type=int, default=100, help="Range-AUC / VUS window (default: 100)"
+    )
     if not any("--quiet" in a.option_strings for a in parser._actions):
         e.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -684,15 +923,34 @@ def config_from_args(args: argparse.Namespace) -> BenchmarkConfig:
     """A :class:`BenchmarkConfig` from parsed ``madcluster benchmark`` arguments."""
     out = getattr(args, "out", "benchmarks/results")
     return BenchmarkConfig(
-        dataset=args.dataset, embedder=args.embedder, mode=args.mode, seeds=tuple(args.seeds),
-        per_entity=bool(args.per_entity), entities=tuple(args.entities) if args.entities else None,
-        epochs=args.epochs, stride=args.stride, window_size=args.window_size, batch_size=args.batch_size,
-        lr=args.lr, weight_decay=args.weight_decay, hidden_size=args.hidden_size, layers=args.layers,
-        validation_size=args.validation_size, patience=args.patience, n_components=args.n_components,
-        n_clusters=args.n_clusters, contamination=args.contamination, anomaly_ratio=args.anomaly_ratio,
-        metric_window=args.metric_window, data_dir=args.data_dir,
-        out=None if out is None or str(out).lower() == "none" else out, tag=args.tag, device=args.device,
-        threads=args.threads, verbose=not getattr(args, "quiet", False), argv=list(sys.argv),
+        dataset=args.dataset,
+        embedder=args.embedder,
+        mode=args.mode,
+        seeds=tuple(args.seeds),
+        per_entity=bool(args.per_entity),
+        entities=tuple(args.entities) if args.entities else None,
+        epochs=args.epochs,
+        stride=args.stride,
+        window_size=args.window_size,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        weight_decay=args.weight_decay,
+        hidden_size=args.hidden_size,
+        layers=args.layers,
+        validation_size=args.validation_size,
+        patience=args.patience,
+        n_components=args.n_components,
+        n_clusters=args.n_clusters,
+        contamination=args.contamination,
+        anomaly_ratio=args.anomaly_ratio,
+        metric_window=args.metric_window,
+        data_dir=args.data_dir,
+        out=None if out is None or str(out).lower() == "none" else out,
+        tag=args.tag,
+        device=args.device,
+        threads=args.threads,
+        verbose=not getattr(args, "quiet", False),
+        argv=list(sys.argv),
     )
 
 
@@ -710,7 +968,11 @@ def run_benchmark_command(args: argparse.Namespace) -> int:
 
 # ================================================================================== helpers
 def _is_sequence(value: Any) -> bool:
-    return isinstance(value, Sequence) and not isinstance(value, (str, bytes)) or isinstance(value, (np.ndarray, Iterator))
+    return (
+        isinstance(value, Sequence)
+        and not isinstance(value, (str, bytes))
+        or isinstance(value, (np.ndarray, Iterator))
+    )
 
 
 __all__ = [

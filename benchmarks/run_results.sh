@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Reproduce every row of benchmarks/results/ (see benchmarks/results/README.md).
+#
+#   bash benchmarks/run_results.sh            # everything, in the order below
+#   bash benchmarks/run_results.sh MSL        # one dataset (MSL, SMAP or SMD)
+#
+# Data: $MADCLUSTER_DATA_DIR or ../shared/datasets (relative to the repository root).
+# Settings were chosen for a 2-core CPU budget (about 10 min per run at most), not tuned on test
+# labels: D-RNN 3 x GRU(64), window 100, 10 epochs max with early stopping (patience 3) on the last
+# 20 % of train, training stride 10 (MSL), 20 (SMAP), 50 (SMD); one torch thread per run (more
+# threads are much slower on a busy 2-core machine). Scoring always covers every test point once.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MC=${MADCLUSTER:-.venv/bin/madcluster}
+OUT=${OUT:-benchmarks/results}
+ONLY=${1:-all}
+COMMON=(--threads 1 --out "$OUT" --quiet)
+
+run() { echo "+ $MC benchmark $*" >&2; "$MC" benchmark "$@" "${COMMON[@]}"; }
+
+if [[ $ONLY == all || $ONLY == MSL ]]; then
+  for mode in distance-only cluster-only full; do
+    run --dataset MSL --embedder drnn --mode "$mode" --seeds 0 1 2 --epochs 10 --stride 10
+  done
+  run --dataset MSL --embedder pca --seeds 0
+  run --dataset MSL --embedder kmeans --seeds 0 1 2
+fi
+
+if [[ $ONLY == all || $ONLY == SMAP ]]; then
+  for mode in distance-only cluster-only full; do
+    run --dataset SMAP --embedder drnn --mode "$mode" --seeds ${SMAP_SEEDS:-0} --epochs 10 --stride 20
+  done
+  run --dataset SMAP --embedder pca --seeds 0
+  run --dataset SMAP --embedder kmeans --seeds ${SMAP_SEEDS:-0}
+fi
+
+if [[ $ONLY == all || $ONLY == SMD ]]; then
+  for mode in distance-only cluster-only full; do
+    run --dataset SMD --embedder drnn --mode "$mode" --seeds ${SMD_SEEDS:-0} --epochs 10 --stride 50
+  done
+  run --dataset SMD --embedder pca --seeds 0
+  run --dataset SMD --embedder kmeans --seeds ${SMD_SEEDS:-0}
+fi
