@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import torch
 
-def make_series(n: int = 800, d: int = 3, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    t = np.arange(n)[:, None]
-    return (np.sin(t / 8.0 + np.arange(d)) + 0.1 * rng.normal(size=(n, d))).astype(np.float32)
+from series_helpers import make_series
+
+# Small models gain nothing from intra-op threads, and OpenMP threads that spin while another process
+# holds a core slow GRU training down by an order of magnitude; one thread keeps the suite predictable.
+torch.set_num_threads(1)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from torch import nn
 from madcluster import DataError, MADCluster, ModelFileError
 from madcluster.exceptions import NotFittedError
 from madcluster.training import MADClusterNet, TrainSettings, initialise_head, train_network
-from conftest import make_series
+from series_helpers import make_series
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from conftest import make_series
+from series_helpers import make_series
 from madcluster.data.windows import gather_windows, window_starts
 from madcluster.embedders import DilatedRNN
 from madcluster.method import MADClusterHead, MethodConfig

@@ -42,10 +42,16 @@ def _add_training_options(parser: argparse.ArgumentParser, *, epochs: int, strid
     group.add_argument("--contamination", type=float, default=0.01, help="expected anomaly fraction in training data; threshold = (1 - c) quantile of training scores (default: 0.01)")
     group.add_argument("--seed", type=int, default=0, help="random seed; same seed, same scores (default: 0)")
     group.add_argument("--device", default="auto", help="auto (CUDA if available), cpu or cuda (default: auto)")
+    group.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice); use 1 when other jobs share the cores")
 
 
 def _detector_from_args(args: argparse.Namespace):
+    import torch
+
     from madcluster.detector import MADCluster
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     return MADCluster(
         embedder=args.embedder,
