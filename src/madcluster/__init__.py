@@ -1,8 +1,25 @@
-"""madcluster: MADCluster for unsupervised multivariate time-series anomaly detection."""
+"""madcluster: MADCluster for unsupervised multivariate time-series anomaly detection.
 
+Public API: the detector, the baselines, dataset loading and the metrics entry point.
+"""
+
+from madcluster.baselines import KMeansDetector, PCADetector
+from madcluster.data.datasets import load_dataset
 from madcluster.detector import MADCluster
-from madcluster.exceptions import DataError, MADClusterError, ModelFileError
+from madcluster.exceptions import DataError, DatasetNotFoundError, MADClusterError, ModelFileError
+from madcluster.metrics import evaluate
 
 __version__ = "0.1.0"
 
-__all__ = ["MADCluster", "DataError", "MADClusterError", "ModelFileError", "__version__"]
+__all__ = [
+    "DataError",
+    "DatasetNotFoundError",
+    "KMeansDetector",
+    "MADCluster",
+    "MADClusterError",
+    "ModelFileError",
+    "PCADetector",
+    "__version__",
+    "evaluate",
+    "load_dataset",
+]
