@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import torch
-
 from series_helpers import make_series
 
 # Small models gain nothing from intra-op threads, and OpenMP threads that spin while another process

@@ -8,13 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from series_helpers import make_series
 from sklearn.base import clone
 from torch import nn
 
 from madcluster import DataError, MADCluster, ModelFileError
 from madcluster.exceptions import NotFittedError
-from madcluster.training import MADClusterNet, TrainSettings, initialise_head, train_network
-from series_helpers import make_series
 
 
 @pytest.fixture(scope="module")

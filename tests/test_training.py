@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import torch
-
 from series_helpers import make_series
+
 from madcluster.data.windows import gather_windows, window_starts
 from madcluster.embedders import DilatedRNN
 from madcluster.method import MADClusterHead, MethodConfig

@@ -28,7 +28,7 @@ class BaseDetector(BaseEstimator, ABC):
     contamination: float
 
     @abstractmethod
-    def fit(self, X: Any, y: Any = None) -> "BaseDetector":
+    def fit(self, X: Any, y: Any = None) -> BaseDetector:
         """Learn from (mostly normal) training data ``X`` of shape (T, D); ``y`` is ignored."""
 
     @abstractmethod

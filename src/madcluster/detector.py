@@ -167,7 +167,7 @@ class MADCluster(BaseDetector):
         return int(h.shape[-1])
 
     # ------------------------------------------------------------------ fit / score
-    def fit(self, X: Any, y: Any = None) -> "MADCluster":
+    def fit(self, X: Any, y: Any = None) -> MADCluster:
         """Train on ``X`` (T, D), mostly normal data; ``y`` is ignored (unsupervised)."""
         self._validate_params()
         data = check_series(X, min_length=self.window_size, name="X")
@@ -267,7 +267,7 @@ class MADCluster(BaseDetector):
         write_model_file(path, config, arrays)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, embedder: nn.Module | None = None, device: str = "cpu") -> "MADCluster":
+    def load(cls, path: str | os.PathLike, *, embedder: nn.Module | None = None, device: str = "cpu") -> MADCluster:
         """Load a detector written by :meth:`save`. Models with a custom embedder need that module
         (freshly constructed, same architecture) passed as ``embedder``."""
         config, arrays = read_model_file(path)

@@ -38,7 +38,7 @@ def gather_windows(series: torch.Tensor, starts: torch.Tensor | np.ndarray, wind
 
 def windows_to_points(window_values: np.ndarray, starts: np.ndarray, n_timesteps: int) -> np.ndarray:
     """Average per-window, per-step values ``[N, L]`` back onto the ``n_timesteps`` time points."""
-    n_windows, window_size = window_values.shape
+    window_size = window_values.shape[1]
     positions = (starts[:, None] + np.arange(window_size)[None, :]).ravel()
     totals = np.bincount(positions, weights=window_values.ravel().astype(np.float64), minlength=n_timesteps)
     counts = np.bincount(positions, minlength=n_timesteps)

@@ -6,7 +6,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, ModuleEmbedder
 from madcluster.embedders.drnn import DilatedRNN
@@ -27,4 +28,4 @@ def build_embedder(name: str, n_features: int, **params: Any) -> BaseEmbedder:
         raise ValueError(f"bad embedder_params for {name!r}: {exc}") from None
 
 
-__all__ = ["BaseEmbedder", "DilatedRNN", "EMBEDDERS", "EmbedderOutput", "ModuleEmbedder", "build_embedder"]
+__all__ = ["EMBEDDERS", "BaseEmbedder", "DilatedRNN", "EmbedderOutput", "ModuleEmbedder", "build_embedder"]

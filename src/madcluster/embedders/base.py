@@ -13,8 +13,8 @@ rewriting the training loop. A plain ``nn.Module`` returning ``h`` is adapted by
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 import torch
 from torch import nn
