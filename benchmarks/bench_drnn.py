@@ -40,7 +40,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stride", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     rng = np.random.default_rng(0)
     n_train, n_test, dim = 58_317, 73_729, 55
     t = np.arange(n_train + n_test)[:, None]
