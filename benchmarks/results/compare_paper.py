@@ -26,8 +26,11 @@ PAPER = {
     ("SMD", "cluster-only"): (0.20, 0.58, 0.61),
     ("SMD", "full"): (0.48, 0.83, 0.90),
 }
-ROW = {"distance-only": "DeepSVDD (distance-only)", "cluster-only": "Clustering (cluster-only)",
-       "full": "MADCluster (full)"}
+ROW = {
+    "distance-only": "DeepSVDD (distance-only)",
+    "cluster-only": "Clustering (cluster-only)",
+    "full": "MADCluster (full)",
+}
 
 
 def label(r: dict) -> str:
@@ -51,7 +54,9 @@ def table(protocol: str, *, paper: bool) -> str:
     lines = [head + " |", "|" + "---|" * (3 + len(cols) + int(paper))]
     for r in results:
         m = r["protocols"][protocol]["metrics"]
-        line = f"| {r['dataset']} | {label(r)} | {len(r['seeds'])} | " + " | ".join(fmt(m[k]) for k, _ in COLUMNS)
+        line = f"| {r['dataset']} | {label(r)} | {len(r['seeds'])} | " + " | ".join(
+            fmt(m[k]) for k, _ in COLUMNS
+        )
         if paper:
             ref = PAPER.get((r["dataset"], r["mode"])) if not r.get("per_entity") else None
             line += " | " + (" / ".join(f"{v:.2f}" for v in ref) if ref else "-")
@@ -59,12 +64,38 @@ def table(protocol: str, *, paper: bool) -> str:
     return "\n".join(lines)
 
 
+def settings_table() -> str:
+    """Settings, costs and the exact command of every result."""
+    lines = [
+        (
+            "| dataset | row | seeds | epochs run (max) | train stride | train s / seed | score s / seed | "
+            "peak RSS MB | params | MACs / window | command |"
+        ),
+        "|" + "---|" * 11,
+    ]
+    for r in load_results(HERE):
+        s, c = r["settings"], r["cost"]
+        h = c.get("history") or {}
+        run = h.get("epochs_run", h.get("epochs_run_mean"))
+        epochs = "-" if r["mode"] == "baseline" else f"{run:g} ({s['epochs']})"
+        stride = s["stride"] if s["stride"] is not None else "10 (default L/10)"
+        lines.append(
+            f"| {r['dataset']} | {label(r)} | {len(r['seeds'])} | {epochs} | {stride} | "
+            f"{c['train_seconds']['mean']:.0f} | {c['score_seconds']['mean']:.1f} | {c['peak_rss_mb']['mean']:.0f} | "
+            f"{c['n_params']:,} | {c['macs_per_window'] / 1e6:.2f}M | `{r['command']}` |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--protocol", default="test-ratio")
     parser.add_argument("--no-paper", action="store_true")
+    parser.add_argument(
+        "--settings", action="store_true", help="print the settings / cost table instead"
+    )
     args = parser.parse_args()
-    print(table(args.protocol, paper=not args.no_paper))
+    print(settings_table() if args.settings else table(args.protocol, paper=not args.no_paper))
 
 
 if __name__ == "__main__":
