@@ -58,3 +58,11 @@ if [[ $ONLY == all || $ONLY == MSL-per-entity ]]; then
   run --dataset MSL --embedder pca --seeds 0 --per-entity
   run --dataset MSL --embedder kmeans --seeds 0 --per-entity
 fi
+# (1b) the SMD ablation rows without a validation split as well (SMD early-stopped at epoch 1-4 on
+#      held-out machines; see README), and 3 seeds for the full model
+if [[ $ONLY == all || $ONLY == SMD-noval ]]; then
+  for mode in distance-only cluster-only; do
+    run --dataset SMD --embedder drnn --mode "$mode" --seeds 0 --epochs 10 --stride 50 --validation-size 0 --tag noval
+  done
+  run --dataset SMD --embedder drnn --mode full --seeds 0 1 2 --epochs 10 --stride 50 --validation-size 0 --tag noval
+fi

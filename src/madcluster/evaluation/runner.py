@@ -560,7 +560,11 @@ def _seed_record(seed: int, entity_runs: list[dict[str, Any]], per_entity: bool)
         record["entities"] = entity_runs
     else:
         record.update(
-            {k: v for k, v in entity_runs[0].items() if k in ("thresholds", "history", "n_scores")}
+            {
+                k: v
+                for k, v in entity_runs[0].items()
+                if k in ("thresholds", "history", "n_scores", "n_params_embedder", "n_params_head")
+            }
         )
     return record
 
