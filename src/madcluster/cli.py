@@ -26,7 +26,9 @@ from madcluster.exceptions import MADClusterError
 DEFAULT_EPILOG = "Run `madcluster COMMAND --help` for the options of each command."
 
 
-def _add_training_options(parser: argparse.ArgumentParser, *, epochs: int, stride: int, lr: float = 1e-3, rho: float = 0.01) -> None:
+def _add_training_options(
+    parser: argparse.ArgumentParser, *, epochs: int, stride: int, lr: float = 1e-3, rho: float = 0.01, threads: int | None = None
+) -> None:
     group = parser.add_argument_group("model and training")
     group.add_argument("--embedder", default="drnn", help="Base Embedder name (default: drnn, the paper's Dilated RNN)")
     group.add_argument("--hidden-size", type=int, default=64, help="D-RNN hidden size = feature dimension f (default: 64)")
@@ -42,7 +44,7 @@ def _add_training_options(parser: argparse.ArgumentParser, *, epochs: int, strid
     group.add_argument("--contamination", type=float, default=0.01, help="expected anomaly fraction in training data; threshold = (1 - c) quantile of training scores (default: 0.01)")
     group.add_argument("--seed", type=int, default=0, help="random seed; same seed, same scores (default: 0)")
     group.add_argument("--device", default="auto", help="auto (CUDA if available), cpu or cuda (default: auto)")
-    group.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice); use 1 when other jobs share the cores")
+    group.add_argument("--threads", type=int, default=threads, help=f"CPU threads for torch (default: {threads or 'torch default'}); use 1 when other jobs share the cores")
 
 
 def _detector_from_args(args: argparse.Namespace):
@@ -213,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--output-dir", default="madcluster-demo", help="where plots, model and metrics go (default: ./madcluster-demo)")
     demo.add_argument("--quiet", action="store_true", help="no progress bars")
     # Demo settings (lr 3e-3, rho 0.1, stride 5) were picked on the demo series itself; see README.
-    _add_training_options(demo, epochs=10, stride=5, lr=3e-3, rho=0.1)
+    _add_training_options(demo, epochs=10, stride=5, lr=3e-3, rho=0.1, threads=1)
     demo.set_defaults(func=cmd_demo)
 
     fit = sub.add_parser("fit", help="train a detector on a CSV / Parquet / .npy file",
