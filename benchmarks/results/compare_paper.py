@@ -77,7 +77,7 @@ def settings_table() -> str:
         s, c = r["settings"], r["cost"]
         h = c.get("history") or {}
         run = h.get("epochs_run", h.get("epochs_run_mean"))
-        epochs = "-" if r["mode"] == "baseline" else f"{run:g} ({s['epochs']})"
+        epochs = "-" if r["mode"] == "baseline" else f"{run:.3g} ({s['epochs']})"
         stride = s["stride"] if s["stride"] is not None else "10 (default L/10)"
         lines.append(
             f"| {r['dataset']} | {label(r)} | {len(r['seeds'])} | {epochs} | {stride} | "
