@@ -6,7 +6,15 @@ Public API: the detector, the baselines, dataset loading and the metrics entry p
 from madcluster.baselines import KMeansDetector, PCADetector
 from madcluster.data.datasets import load_dataset
 from madcluster.detector import MADCluster
-from madcluster.exceptions import DataError, DatasetNotFoundError, MADClusterError, ModelFileError
+from madcluster.exceptions import (
+    DataError,
+    DatasetNotFoundError,
+    DeviceError,
+    MADClusterError,
+    ModelFileError,
+    NotFittedError,
+    OutputPathError,
+)
 from madcluster.metrics import evaluate
 
 __version__ = "0.1.0"
@@ -14,10 +22,13 @@ __version__ = "0.1.0"
 __all__ = [
     "DataError",
     "DatasetNotFoundError",
+    "DeviceError",
     "KMeansDetector",
     "MADCluster",
     "MADClusterError",
     "ModelFileError",
+    "NotFittedError",
+    "OutputPathError",
     "PCADetector",
     "__version__",
     "evaluate",

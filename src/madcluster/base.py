@@ -14,15 +14,19 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from madcluster.data.validation import align_columns, feature_names
 from madcluster.exceptions import NotFittedError
+
+PROBA_METHODS = ("linear", "unify")
 
 
 class BaseDetector(BaseEstimator, ABC):
     """Unsupervised detector: higher ``decision_function`` means more anomalous.
 
     Fitted attributes: ``decision_scores_`` (one score per training row), ``threshold_`` (the
-    ``1 - contamination`` quantile of those scores), ``labels_`` (``decision_scores_ > threshold_``),
-    ``n_features_in_``.
+    ``1 - contamination`` quantile of those scores), ``labels_`` (scores above ``threshold_``),
+    ``n_features_in_``, and ``feature_names_in_`` when ``X`` was a DataFrame with string column
+    names (as in scikit-learn; named input at scoring time is then matched by name).
     """
 
     contamination: float
@@ -43,8 +47,70 @@ class BaseDetector(BaseEstimator, ABC):
     def fit_predict(self, X: Any, y: Any = None) -> np.ndarray:
         return self.fit(X, y).labels_
 
+    def predict_proba(
+        self, X: Any, method: str = "linear", return_confidence: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """Outlier probability per row, shape (T, 2): column 0 normal, column 1 anomalous (PyOD).
+
+        Scores are turned into [0, 1] against the *training* scores ``decision_scores_``:
+        ``"linear"`` min-max scales them (clipped to [0, 1]); ``"unify"`` is Kriegel et al.'s
+        unified score, ``erf((s - mean) / (std * sqrt(2)))`` clipped to [0, 1]. With
+        ``return_confidence=True`` also returns :meth:`predict_confidence`'s values.
+        """
+        self._check_fitted()
+        if method not in PROBA_METHODS:
+            raise ValueError(f"unknown method {method!r}: choose one of {', '.join(PROBA_METHODS)}")
+        scores = np.asarray(self.decision_function(X), dtype=np.float64)
+        train = np.asarray(self.decision_scores_, dtype=np.float64)
+        if method == "linear":
+            low, span = train.min(), np.ptp(train)
+            outlier = (scores - low) / (span if span > 0 else 1.0)
+        else:
+            from scipy.special import erf
+
+            sigma = train.std()
+            outlier = erf((scores - train.mean()) / ((sigma if sigma > 0 else 1.0) * np.sqrt(2)))
+        outlier = np.clip(outlier, 0.0, 1.0)
+        probs = np.column_stack([1.0 - outlier, outlier])
+        if return_confidence:
+            return probs, self._confidence(scores)
+        return probs
+
+    def predict_confidence(self, X: Any) -> np.ndarray:
+        """How stable each 0/1 prediction is under a perturbed training set, in [0, 1] (PyOD).
+
+        Perini et al.'s ExCeeD, as PyOD computes it: a Bayesian estimate of each row's outlier
+        probability from its rank among the training scores, then the binomial probability that
+        the row keeps its predicted label.
+        """
+        self._check_fitted()
+        return self._confidence(np.asarray(self.decision_function(X), dtype=np.float64))
+
+    def _confidence(self, scores: np.ndarray) -> np.ndarray:
+        from scipy.stats import binom
+
+        train = np.sort(np.asarray(self.decision_scores_, dtype=np.float64))
+        n = len(train)
+        n_below = np.searchsorted(train, scores, side="right")  # training scores <= each score
+        posterior = (1.0 + n_below) / (2.0 + n)
+        confidence = 1.0 - binom.cdf(n - int(n * self.contamination), n, posterior)
+        predicted = scores > self.threshold_
+        return np.where(predicted, confidence, 1.0 - confidence)
+
+    def _record_feature_names(self, X: Any) -> None:
+        """Remember ``X``'s column names (DataFrame with string names), as scikit-learn does."""
+        names = feature_names(X)
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+    def _align_feature_names(self, X: Any) -> Any:
+        """Named input in the training column order, or ``DataError`` naming the columns."""
+        return align_columns(X, getattr(self, "feature_names_in_", None), name="X")
+
     def _set_training_scores(self, scores: np.ndarray) -> None:
-        """Store training scores and derive ``threshold_`` / ``labels_`` (train-quantile protocol)."""
+        """Store training scores; derive ``threshold_`` / ``labels_`` (train-quantile protocol)."""
         if not 0.0 <= self.contamination < 0.5:
             raise ValueError(f"contamination must be in [0, 0.5), got {self.contamination}")
         self.decision_scores_ = np.asarray(scores, dtype=np.float64)

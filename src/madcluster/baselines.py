@@ -70,6 +70,7 @@ class _WindowDetector(BaseDetector):
         self._check_params()
         data = check_series(X, min_length=self.window_size, name="X")
         self.n_features_in_ = data.shape[1]
+        self._record_feature_names(X)
         self.scaler_ = StandardScaler().fit(data)
         scaled = self._scale(data)
         self.stride_ = self._stride()
@@ -88,6 +89,7 @@ class _WindowDetector(BaseDetector):
     def decision_function(self, X: Any) -> np.ndarray:
         """One finite score per time point of ``X`` (T, D); higher = more anomalous."""
         self._check_fitted()
+        X = self._align_feature_names(X)
         data = check_series(
             X, min_length=self.window_size, n_features=self.n_features_in_, name="X"
         )

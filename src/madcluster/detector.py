@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from madcluster.base import BaseDetector
-from madcluster.data.validation import check_series
+from madcluster.data.validation import check_device, check_series
 from madcluster.data.windows import gather_windows, window_starts, windows_to_points
 from madcluster.embedders import BaseEmbedder, ModuleEmbedder, build_embedder
 from madcluster.exceptions import DataError, ModelFileError
@@ -135,12 +135,7 @@ class MADCluster(BaseDetector):
             raise ValueError(f"unknown base_score_combination {self.base_score_combination!r}; choose one of {', '.join(SCORE_COMBINATIONS)}")
 
     def _resolve_device(self) -> torch.device:
-        if self.device == "auto":
-            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        try:
-            return torch.device(self.device)
-        except RuntimeError as exc:
-            raise ValueError(f"unknown device {self.device!r}: {exc}") from None
+        return check_device(self.device)  # one-line DeviceError for e.g. cuda on CPU-only torch
 
     def _build_embedder(self, n_features: int) -> BaseEmbedder:
         if isinstance(self.embedder, str):
@@ -172,6 +167,7 @@ class MADCluster(BaseDetector):
         self._validate_params()
         data = check_series(X, min_length=self.window_size, name="X")
         self.n_features_in_ = data.shape[1]
+        self._record_feature_names(X)
         self.scaler_mean_ = data.mean(axis=0, dtype=np.float64)
         scale = data.std(axis=0, dtype=np.float64)
         self.scaler_scale_ = np.where(scale > 1e-8, scale, 1.0)
@@ -209,6 +205,7 @@ class MADCluster(BaseDetector):
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
         self._check_fitted()
+        X = self._align_feature_names(X)
         data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
         return self._combine(*self._window_scores(self._scale(data)))
 
@@ -256,6 +253,7 @@ class MADCluster(BaseDetector):
             "params": params,
             "fitted": {
                 "n_features_in_": self.n_features_in_,
+                "feature_names_in_": _names_list(self),
                 "threshold_": self.threshold_,
                 "score_stats_": self.score_stats_,
                 "history_": self.history_,
@@ -281,6 +279,8 @@ class MADCluster(BaseDetector):
             params["device"] = device
             model = cls(**params)
             model.n_features_in_ = int(fitted["n_features_in_"])
+            if fitted.get("feature_names_in_") is not None:  # absent in older model files
+                model.feature_names_in_ = np.asarray(fitted["feature_names_in_"], dtype=object)
             model.scaler_mean_ = arrays["scaler_mean"]
             model.scaler_scale_ = arrays["scaler_scale"]
             model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
@@ -305,3 +305,9 @@ class MADCluster(BaseDetector):
 def _mean_std(values: np.ndarray) -> tuple[float, float]:
     std = float(values.std())
     return float(values.mean()), std if std > 1e-12 else 1.0
+
+
+def _names_list(detector: BaseDetector) -> list[str] | None:
+    """``feature_names_in_`` as a JSON list for the model file (None when fitted on an array)."""
+    names = getattr(detector, "feature_names_in_", None)
+    return None if names is None else [str(n) for n in names]

@@ -6,6 +6,8 @@ do about it, so callers can catch ``ValueError`` and never see a traceback from 
 
 from __future__ import annotations
 
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
 
 class MADClusterError(ValueError):
     """Base class of every error madcluster raises on bad input."""
@@ -19,9 +21,24 @@ class ModelFileError(MADClusterError):
     """A model file is missing, truncated, corrupt or from an incompatible version."""
 
 
-class NotFittedError(MADClusterError, AttributeError):
-    """The detector was used before ``fit``."""
+class NotFittedError(MADClusterError, _SklearnNotFittedError):
+    """The detector was used before ``fit``.
+
+    Also scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and ``AttributeError``), so code
+    written for scikit-learn / PyOD estimators catches it unchanged.
+    """
 
 
 class DatasetNotFoundError(MADClusterError, FileNotFoundError):
     """A benchmark dataset's files are not in the data directory."""
+
+
+class OutputPathError(MADClusterError):
+    """An output path cannot be written: a directory, a read-only place, or the input itself.
+
+    Raised before any work starts where possible (``madcluster fit`` checks ``-o`` before training).
+    """
+
+
+class DeviceError(MADClusterError):
+    """The requested torch device does not exist or is not available in this torch build."""

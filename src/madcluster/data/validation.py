@@ -26,7 +26,11 @@ def check_series(
     if hasattr(X, "dtypes") and hasattr(X, "columns"):  # pandas DataFrame, without importing pandas
         from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-        bad = [str(c) for c, dt in zip(X.columns, X.dtypes) if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
+        bad = [
+            str(c)
+            for c, dt in zip(X.columns, X.dtypes)
+            if not (is_numeric_dtype(dt) or is_bool_dtype(dt))
+        ]
         if bad:
             raise DataError(
                 f"{name} has non-numeric column(s) {bad[:5]}: drop them or convert them to numbers "
@@ -37,7 +41,11 @@ def check_series(
         arr = np.asarray(X)
     except (ValueError, TypeError) as exc:
         raise DataError(f"{name} could not be read as a numeric array: {exc}") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+    if (
+        arr.dtype == object
+        or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool)
+        or np.issubdtype(arr.dtype, np.complexfloating)
+    ):
         raise DataError(f"{name} must be numeric, got dtype {arr.dtype}")
     if arr.ndim != 2:
         hint = " (for a univariate series use X.reshape(-1, 1))" if arr.ndim == 1 else ""
@@ -54,13 +62,137 @@ def check_series(
             f"{name} has {arr.shape[0]} time steps, fewer than one window ({min_length}): "
             "use a longer series or a smaller window_size"
         )
-    arr = np.ascontiguousarray(arr, dtype=np.float32)
-    finite = np.isfinite(arr)
-    if not finite.all():
-        rows, cols = np.nonzero(~finite)
-        kind = "NaN" if np.isnan(arr[rows[0], cols[0]]) else "inf"
+    if np.issubdtype(arr.dtype, np.floating):
+        finite = np.isfinite(arr)
+        if not finite.all():
+            rows, cols = np.nonzero(~finite)
+            kind = "NaN" if np.isnan(arr[rows[0], cols[0]]) else "inf"
+            raise DataError(
+                f"{name} contains {len(rows)} NaN/inf value(s) (first: {kind} at row {rows[0]}, "
+                f"column {cols[0]}): impute or drop them before fitting or scoring"
+            )
+    _check_magnitude(arr, name)
+    return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+#: Largest magnitude accepted: series are standardised and fed to torch in float32, where anything
+#: larger becomes inf (numpy's "overflow encountered in cast").
+MAX_ABS_VALUE = float(np.finfo(np.float32).max)
+
+
+def _check_magnitude(arr: np.ndarray, name: str) -> None:
+    """Finite values too large for float32 scaling get their own message (not "NaN/inf")."""
+    if arr.dtype == bool or arr.size == 0:
+        return
+    if np.issubdtype(arr.dtype, np.integer) and np.iinfo(arr.dtype).max <= MAX_ABS_VALUE:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        big = np.abs(arr.astype(np.float64, copy=False)) > MAX_ABS_VALUE
+    if big.any():
+        rows, cols = np.nonzero(big)
         raise DataError(
-            f"{name} contains {len(rows)} NaN/inf value(s) (first: {kind} at row {rows[0]}, column {cols[0]}): "
-            "impute or drop them before fitting or scoring"
+            f"{name} has {len(rows)} value(s) too large to scale "
+            f"(first: {arr[rows[0], cols[0]]:.3g} "
+            f"at row {rows[0]}, column {cols[0]}; float32 holds at most {MAX_ABS_VALUE:.2g}): "
+            "rescale the column (e.g. other units) or remove the outliers"
         )
-    return arr
+
+
+def feature_names(X: Any) -> np.ndarray | None:
+    """Column names of a DataFrame whose names are all strings, else ``None`` (sklearn's rule)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "dtypes"):
+        return None
+    names = list(columns)
+    if not names or not all(isinstance(c, str) for c in names):
+        return None
+    return np.asarray(names, dtype=object)
+
+
+def describe_columns(names: Any, limit: int = 10) -> str:
+    """``['a', 'b', ...] (+N more)``: a column list short enough for a one-line message."""
+    names = [str(n) for n in names]
+    more = f" (+{len(names) - limit} more)" if len(names) > limit else ""
+    return f"{names[:limit]}{more}"
+
+
+def align_columns(X: Any, fitted_names: Any, *, name: str = "X") -> Any:
+    """``X`` with its columns in the training order, matched by name; ``DataError`` if they differ.
+
+    Only named input (a DataFrame with string column names) is checked; arrays are taken by
+    position, as in scikit-learn. Same names in another order are reordered: scoring reordered
+    columns by position would silently give different scores.
+    """
+    names = feature_names(X)
+    if names is None or fitted_names is None:
+        return X
+    fitted = [str(n) for n in fitted_names]
+    given = [str(n) for n in names]
+    if given == fitted:
+        return X
+    missing = [c for c in fitted if c not in given]
+    unexpected = [c for c in given if c not in fitted]
+    if not missing and not unexpected:
+        return X[fitted]
+    parts = []
+    if missing:
+        parts.append(f"missing {describe_columns(missing)}")
+    if unexpected:
+        parts.append(f"not seen at fit time {describe_columns(unexpected)}")
+    hint = ""
+    labels = [c for c in unexpected if c.lower() in LABEL_LIKE_NAMES]
+    if labels:
+        hint = (
+            f"; {labels[0]!r} looks like a label column: pass labels separately, not as a feature"
+        )
+    elif missing and len(missing) == len(unexpected):
+        hint = "; were columns renamed?"
+    raise DataError(
+        f"{name}'s columns do not match the training columns {describe_columns(fitted)}: "
+        f"{'; '.join(parts)}{hint}"
+    )
+
+
+#: Column names that usually hold 0/1 ground truth rather than a feature.
+LABEL_LIKE_NAMES = ("label", "labels", "anomaly", "is_anomaly", "anomalous", "attack", "outlier")
+
+
+def check_device(name: Any) -> Any:
+    """``name`` as a ``torch.device`` that exists here, or ``DeviceError`` saying what to use.
+
+    ``"auto"`` is CUDA when available, else CPU. Asking for CUDA (or MPS) on a machine or torch
+    build without it fails here with one line, not with torch's ``AssertionError`` mid-fit.
+    """
+    import torch
+
+    from madcluster.exceptions import DeviceError
+
+    if name is None or name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if isinstance(name, torch.device):
+        device = name
+    else:
+        try:
+            device = torch.device(str(name))
+        except (RuntimeError, ValueError) as exc:
+            raise DeviceError(
+                f"unknown device {str(name)!r} ({exc}); use cpu, cuda, cuda:N or auto"
+            ) from None
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            why = (
+                "this torch build has no CUDA support"
+                if torch.version.cuda is None
+                else "no CUDA GPU is visible"
+            )
+            raise DeviceError(f"device {str(name)!r} is not available: {why}; use cpu or auto")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise DeviceError(
+                f"device {str(name)!r} is not available: "
+                f"{torch.cuda.device_count()} CUDA device(s) visible"
+            )
+    elif device.type == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is None or not mps.is_available():
+            raise DeviceError(f"device {str(name)!r} is not available here; use cpu or auto")
+    return device
