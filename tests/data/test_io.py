@@ -162,3 +162,52 @@ def test_as_labels():
         as_labels(np.array([0.0, np.nan]))
     with pytest.raises(DataError, match="0/1"):
         as_labels(np.array(["a", "b"]))
+
+
+# ------------------------------------------------------------------ issue 11: header, dropped
+def test_csv_without_header_keeps_every_row_and_says_so(tmp_path, caplog):
+    values = np.random.default_rng(1).normal(size=(30, 3))
+    path = tmp_path / "noheader.csv"
+    np.savetxt(path, values, delimiter=",")
+    with caplog.at_level(logging.WARNING, logger="madcluster.data.io"):
+        table = read_table(path)
+    assert len(table) == 30 and table.columns == ["0", "1", "2"] and not table.has_header
+    np.testing.assert_allclose(table.values, values, rtol=1e-6)
+    assert "first row holds only numbers" in caplog.text
+    forced = read_table(path, header=True)  # the caller knows better: first row is names
+    assert len(forced) == 29 and forced.has_header
+    assert read_table(path, header=False, columns=[0, 2]).values.shape == (30, 2)
+
+
+def test_csv_header_of_numbers_0_to_d_is_a_header(tmp_path, caplog):
+    path = tmp_path / "pandas_default.csv"
+    pd.DataFrame(np.ones((5, 3))).to_csv(path, index=False)  # header row "0,1,2"
+    with caplog.at_level(logging.WARNING, logger="madcluster.data.io"):
+        table = read_table(path)
+    assert len(table) == 5 and table.has_header and caplog.text == ""
+
+
+def test_headerless_label_column_error_says_no_header(tmp_path):
+    path = tmp_path / "noheader.csv"
+    np.savetxt(path, np.ones((5, 3)), delimiter=",")
+    with pytest.raises(DataError, match=r"\(no header row\) has no label column 'label'"):
+        read_table(path, label_column="label")
+
+
+def test_table_reports_dropped_columns_and_keeps_timestamps(tmp_path, frame):
+    path = tmp_path / "x.csv"
+    frame.assign(extra=1.0).to_csv(path, index=False)
+    table = read_table(path, label_column="label", drop_columns=["extra"])
+    assert table.dropped == {"timestamp": "timestamp", "extra": "dropped as asked"}
+    assert table.timestamp_column == "timestamp"
+    assert list(table.timestamps) == list(frame["timestamp"])
+    chosen = read_table(path, columns=["b"])
+    assert chosen.dropped["a"] == "not selected" and chosen.timestamp_column == "timestamp"
+    assert read_table(path, columns=["a"], label_column="label").timestamps is not None
+
+
+def test_huge_values_in_a_file_are_too_large_to_scale(tmp_path):
+    path = tmp_path / "huge.csv"
+    pd.DataFrame({"a": [1.0, 1e300, 2.0], "b": [0.0, 1.0, 2.0]}).to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"too large to scale \(first: 1e\+300 at row 1, column 0"):
+        read_table(path)

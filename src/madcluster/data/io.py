@@ -2,7 +2,8 @@
 
 :func:`read_table` turns one file into a :class:`Table`: the feature matrix (float32, checked with
 :func:`~madcluster.data.validation.check_series`), the optional 0/1 label column, and the feature
-column names. Rules, in order:
+column names, plus what the caller may want to report or keep (dropped columns, the timestamp
+column's values, whether the CSV had a header row). Rules, in order:
 
 1. ``label_column`` (a name, or an integer position) is taken out as labels, which must be 0/1.
 2. ``drop_columns`` are removed; if ``columns`` is given, exactly those columns (in that order)
@@ -15,6 +16,11 @@ column names. Rules, in order:
 
 ``.npy`` files must hold one 2-D numeric array (loaded with ``allow_pickle=False``); their columns
 are named ``"0"``, ``"1"``, ... and can be referred to by integer position (or by that name).
+
+CSV header rows are detected (``header=None``): a first row made only of numbers is data, not
+column names, unless it is exactly ``0, 1, ..., D-1`` (what pandas writes for an unnamed array).
+A headerless CSV gets columns ``"0"``, ``"1"``, ... like ``.npy``, and a warning says so;
+``header=True`` / ``header=False`` override the guess.
 """
 
 from __future__ import annotations
@@ -23,13 +29,13 @@ import logging
 import os
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from madcluster.data.validation import check_series
+from madcluster.data.validation import LABEL_LIKE_NAMES, check_series
 from madcluster.exceptions import DataError, DatasetNotFoundError
 
 logger = logging.getLogger(__name__)
@@ -47,14 +53,26 @@ SUPPORTED_SUFFIXES: dict[str, str] = {
 
 _TIME_NAME_HINTS = ("time", "date")
 
+#: ``DataFrame.attrs`` key set by :func:`read_frame`: False when a CSV had no header row.
+HEADER_ATTR = "madcluster_header"
+
 
 @dataclass(frozen=True, eq=False)
 class Table:
-    """One file's contents: ``values`` (T, D) float32, ``labels`` (T,) uint8 or None, ``columns``."""
+    """One file's contents: ``values`` (T, D) float32, ``labels`` (T,) uint8 or None, ``columns``.
+
+    ``dropped`` maps each column not used as a feature (other than the label column) to why;
+    ``timestamp_column`` / ``timestamps`` keep the first timestamp column's raw values so outputs
+    can carry them; ``has_header`` is False for a CSV read without a header row.
+    """
 
     values: np.ndarray
     labels: np.ndarray | None
     columns: list[str]
+    dropped: dict[str, str] = field(default_factory=dict)
+    timestamp_column: str | None = None
+    timestamps: np.ndarray | None = None
+    has_header: bool = True
 
     def __len__(self) -> int:
         return int(self.values.shape[0])
@@ -65,11 +83,15 @@ class Table:
             if self.labels is None
             else f"{int(self.labels.sum())} anomalous of {len(self.labels)}"
         )
-        return f"Table(values={self.values.shape} float32, labels={labels}, columns={self.columns[:5]}{'...' if len(self.columns) > 5 else ''})"
+        more = "..." if len(self.columns) > 5 else ""
+        return (
+            f"Table(values={self.values.shape} float32, labels={labels}, "
+            f"columns={self.columns[:5]}{more})"
+        )
 
 
 def file_format(path: str | os.PathLike[str]) -> str:
-    """``"csv"``, ``"parquet"`` or ``"npy"`` from the file name, or ``DataError`` for anything else."""
+    """``"csv"``, ``"parquet"`` or ``"npy"`` from the file name; ``DataError`` for anything else."""
     name = Path(path).name.lower()
     for suffix, kind in SUPPORTED_SUFFIXES.items():
         if name.endswith(suffix):
@@ -87,6 +109,7 @@ def read_table(
     columns: Sequence[ColumnKey] | None = None,
     drop_columns: Sequence[ColumnKey] | None = None,
     fill_missing: bool = False,
+    header: bool | None = None,
 ) -> Table:
     """Read a CSV / Parquet / ``.npy`` file into a :class:`Table` (see the module docstring).
 
@@ -96,7 +119,7 @@ def read_table(
     for everything else that makes the file unusable.
     """
     path = Path(path)
-    frame = read_frame(path)
+    frame = read_frame(path, header=header)
     return table_from_frame(
         frame,
         label_column=label_column,
@@ -117,6 +140,7 @@ def table_from_frame(
     source: str = "table",
 ) -> Table:
     """The column rules of :func:`read_table` applied to an in-memory pandas DataFrame."""
+    has_header = bool(frame.attrs.get(HEADER_ATTR, True))
     frame = frame.copy(deep=False)
     frame.columns = [str(c) for c in frame.columns]
     names = list(frame.columns)
@@ -124,6 +148,8 @@ def table_from_frame(
         dupes = sorted({n for n in names if names.count(n) > 1})
         raise DataError(f"{source} has duplicate column name(s) {dupes}")
 
+    if not has_header:
+        source = f"{source} (no header row)"
     labels = None
     label_name = None
     if label_column is not None:
@@ -141,7 +167,8 @@ def table_from_frame(
         clash = [c for c in features if c == label_name or c in dropped]
         if clash:
             raise DataError(
-                f"{source}: column(s) {clash} are both selected as features and used as label / dropped"
+                f"{source}: column(s) {clash} are both selected as features and used as "
+                "label / dropped"
             )
     else:
         features = [c for c in names if c != label_name and c not in dropped]
@@ -149,11 +176,17 @@ def table_from_frame(
         if timestamps:
             logger.info("%s: dropping timestamp column(s) %s", source, timestamps)
             features = [c for c in features if c not in timestamps]
+    reasons = {c: "dropped as asked" for c in names if c in dropped}
+    for c in names:
+        if c not in features and c != label_name and c not in reasons:
+            reasons[c] = "timestamp" if _is_timestamp(frame[c], c) else "not selected"
+    stamp = next((c for c, why in reasons.items() if why == "timestamp"), None)
 
     bad = [c for c in features if not _is_numeric(frame[c].dtype)]
     if bad:
         raise DataError(
-            f"{source} has non-numeric column(s) {bad[:10]}: convert them to numbers, or pass them in "
+            f"{source} has non-numeric column(s) {bad[:10]}: convert them to numbers, or pass "
+            "them in "
             "drop_columns (or choose the feature columns with columns=...)"
         )
     if not features:
@@ -163,7 +196,20 @@ def table_from_frame(
     if fill_missing:
         data = data.astype(np.float32).ffill().fillna(0.0)
     values = check_series(data, name=source)
-    return Table(values=values, labels=labels, columns=features)
+    return Table(
+        values=values,
+        labels=labels,
+        columns=features,
+        dropped=reasons,
+        timestamp_column=stamp,
+        timestamps=None if stamp is None else frame[stamp].to_numpy(),
+        has_header=has_header,
+    )
+
+
+def label_like_columns(columns: Sequence[str]) -> list[str]:
+    """Columns whose name says they probably hold 0/1 labels (``label``, ``anomaly``, ...)."""
+    return [c for c in columns if str(c).lower() in LABEL_LIKE_NAMES]
 
 
 def as_labels(raw: Any, *, name: str = "labels") -> np.ndarray:
@@ -193,23 +239,61 @@ def as_labels(raw: Any, *, name: str = "labels") -> np.ndarray:
     return arr.astype(np.uint8)
 
 
-def read_frame(path: str | os.PathLike[str]) -> Any:
-    """The raw file as a pandas DataFrame (no column rules applied; ``.npy`` columns "0", "1", ...)."""
+def read_frame(path: str | os.PathLike[str], *, header: bool | None = None) -> Any:
+    """The raw file as a pandas DataFrame (no column rules applied; ``.npy`` columns "0", "1", ...).
+
+    ``header`` applies to CSV only: None detects a missing header row (see the module docstring).
+    """
     path = Path(path)
     kind = file_format(path)
     if not path.is_file():
         where = "is a directory, not a file" if path.is_dir() else "does not exist"
         raise DatasetNotFoundError(f"cannot read {str(path)!r}: the file {where}")
-    return _read_frame(path, kind)
+    if kind != "csv":
+        return _read_frame(path, kind)
+    if header is None:
+        header = not _first_row_is_data(path)
+        if not header:
+            logger.warning(
+                "%s: the first row holds only numbers, so it is read as data, not as column names "
+                "(columns are named 0, 1, ...); if it is a header, say so (--header / header=True)",
+                path,
+            )
+    frame = _read_frame(path, kind, header=header)
+    if not header:
+        frame.columns = [str(i) for i in range(frame.shape[1])]
+    frame.attrs[HEADER_ATTR] = bool(header)
+    return frame
+
+
+def _first_row_is_data(path: Path) -> bool:
+    """True when every cell of the first CSV row is a number (and not pandas' 0..D-1 names)."""
+    import pandas as pd
+
+    try:
+        first = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError):
+        return False  # the full read reports the problem
+    if first.empty:
+        return False
+    cells = [str(v).strip() for v in first.iloc[0].tolist()]
+    if cells == [str(i) for i in range(len(cells))]:
+        return False
+    for cell in cells:
+        try:
+            float(cell)
+        except ValueError:
+            return False
+    return True
 
 
 # ----------------------------------------------------------------------------------------------
-def _read_frame(path: Path, kind: str) -> Any:
+def _read_frame(path: Path, kind: str, *, header: bool = True) -> Any:
     import pandas as pd
 
     if kind == "csv":
         try:
-            return pd.read_csv(path)
+            return pd.read_csv(path, header=0 if header else None)
         except pd.errors.EmptyDataError:
             raise DataError(f"{str(path)!r} is empty") from None
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -231,7 +315,8 @@ def _read_frame(path: Path, kind: str) -> Any:
         arr = np.load(path, allow_pickle=False)
     except ValueError as exc:
         raise DataError(
-            f"{str(path)!r} could not be loaded as a plain numeric .npy array ({exc}); object/pickled "
+            f"{str(path)!r} could not be loaded as a plain numeric .npy array ({exc}); "
+            "object/pickled "
             "arrays are refused for safety"
         ) from None
     if not isinstance(arr, np.ndarray):
@@ -239,7 +324,8 @@ def _read_frame(path: Path, kind: str) -> Any:
     if arr.ndim != 2:
         hint = " (for a univariate series save x.reshape(-1, 1))" if arr.ndim == 1 else ""
         raise DataError(
-            f"{str(path)!r} must hold a 2-D array (time steps, columns), got shape {arr.shape}{hint}"
+            f"{str(path)!r} must hold a 2-D array (time steps, columns), "
+            f"got shape {arr.shape}{hint}"
         )
     if arr.dtype.names is not None or not (
         np.issubdtype(arr.dtype, np.number) or arr.dtype == bool
@@ -262,7 +348,8 @@ def _resolve(key: ColumnKey, names: list[str], source: str, *, what: str) -> str
     lower = {n.lower(): n for n in names}
     near = f" (did you mean {lower[str(key).lower()]!r}?)" if str(key).lower() in lower else ""
     raise DataError(
-        f"{source} has no {what} {str(key)!r}{near}; its columns are {names[:20]}{' ...' if len(names) > 20 else ''}"
+        f"{source} has no {what} {str(key)!r}{near}; its columns are "
+        f"{names[:20]}{' ...' if len(names) > 20 else ''}"
     )
 
 
