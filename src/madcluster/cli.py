@@ -87,6 +87,10 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
 
 # ---------------------------------------------------------------------------------------- commands
 def cmd_fit(args: argparse.Namespace) -> int:
+    if Path(args.data).is_dir():  # a folder: one model per entity file (madcluster.fleet)
+        from madcluster.fleet import fit_fleet_command
+
+        return fit_fleet_command(args, _detector_from_args(args))
     from madcluster.viz import plot_history
 
     table = _read_input(args.data, args)
@@ -109,6 +113,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    if Path(args.data).is_dir():  # a folder: one scores file per entity (madcluster.fleet)
+        from madcluster.fleet import score_fleet_command
+
+        return score_fleet_command(args)
     import pandas as pd
 
     from madcluster.atomic import atomic_path
@@ -202,6 +210,8 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------ parser
 def build_parser() -> argparse.ArgumentParser:
+    from madcluster.fleet import add_fleet_arguments
+
     parser = argparse.ArgumentParser(
         prog="madcluster",
         description="MADCluster: unsupervised multivariate time-series anomaly detection (train on normal data, score new data).",
@@ -221,24 +231,29 @@ def build_parser() -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="train a detector on a CSV / Parquet / .npy file",
                          description="Train on (mostly normal) data. Features are standardised with training statistics; "
                                      "the last 20%% of the series is the validation split for early stopping.")
-    fit.add_argument("data", help="training file: .csv, .parquet or .npy (rows = time steps, columns = features)")
+    fit.add_argument("data", help="training file: .csv, .parquet or .npy (rows = time steps, columns = features); "
+                     "or a folder of such files, one entity each: one model per file, written to the folder -o")
     fit.add_argument("-o", "--output", required=True, help="model file to write (zip of JSON config + weights)")
     fit.add_argument("--history-plot", default=None, help="also write the training curves (nu, R, distance, loss) to this PNG")
     fit.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_input_options(fit)
     _add_training_options(fit, epochs=10, stride=1)
+    add_fleet_arguments(fit)
     fit.set_defaults(func=cmd_fit)
 
     score = sub.add_parser("score", help="score a file with a trained model: scores CSV and PNG plot",
                            description="Write one anomaly score per row (higher = more anomalous) and 0/1 predictions "
                                        "from the model's threshold; with --label-column also print metrics.")
     score.add_argument("model", help="model file written by `madcluster fit`")
-    score.add_argument("data", help="file to score, same feature columns as at fit time")
+    score.add_argument("data", help="file to score, same feature columns as at fit time; or a folder of files, one "
+                       "entity each (MODEL is then a folder of <entity>.mcz or one model for all): one scores "
+                       "CSV per entity in -o (default: DATA.scores/)")
     score.add_argument("-o", "--output", default=None, help="scores CSV (default: DATA.scores.csv)")
     score.add_argument("--plot", default=None, help="PNG plot path (default: next to the CSV; 'none' to skip)")
     score.add_argument("--threshold", type=float, default=None, help="override the model's threshold")
     score.add_argument("--device", default="cpu", help="device for scoring (default: cpu)")
     _add_input_options(score)
+    add_fleet_arguments(score)
     score.set_defaults(func=cmd_score)
 
     bench = sub.add_parser("benchmark", help="train, score and evaluate on MSL / SMAP / SMD / PSM with every threshold protocol",

@@ -1,6 +1,8 @@
 """Evaluation protocols: how scores become predictions (thresholds) and results."""
 
-from madcluster.evaluation.runner import BenchmarkConfig, BenchmarkResult, run_benchmark
+from madcluster.evaluation.aggregate import BenchmarkResult
+from madcluster.evaluation.config import BenchmarkConfig
+from madcluster.evaluation.runner import GridResult, run_benchmark, run_grid
 from madcluster.evaluation.thresholds import (
     PROTOCOLS,
     ThresholdProtocol,
@@ -17,6 +19,7 @@ __all__ = [
     "PROTOCOLS",
     "BenchmarkConfig",
     "BenchmarkResult",
+    "GridResult",
     "ThresholdProtocol",
     "ThresholdResult",
     "best_f1_threshold",
@@ -24,6 +27,7 @@ __all__ = [
     "compute_thresholds",
     "get_protocol",
     "run_benchmark",
+    "run_grid",
     "test_ratio_threshold",
     "train_quantile_threshold",
 ]

@@ -8,17 +8,15 @@ drop each other's rows.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from madcluster.atomic import atomic_write_text
-
-if TYPE_CHECKING:
-    from madcluster.evaluation.runner import BenchmarkResult
+from madcluster.evaluation.schema import RESULT_SCHEMA
+from madcluster.evaluation.store import json_safe
 
 # the paper's column names, in the paper's order
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -38,25 +36,18 @@ MARKDOWN_NAME = "results.md"
 
 
 # ----------------------------------------------------------------------------------------- JSON
-def _clean(value: Any) -> Any:
-    """JSON-safe copy: NaN / inf become null (strict JSON), numpy scalars become Python numbers."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+def _as_dict(result: Any) -> dict[str, Any]:
+    """A result dict, from a dict or from anything with ``to_dict()`` (a ``BenchmarkResult``)."""
+    return dict(result) if isinstance(result, dict) else result.to_dict()
 
 
-def write_result(result: BenchmarkResult, out: str | os.PathLike) -> Path:
+def write_result(result: dict[str, Any] | Any, out: str | os.PathLike) -> Path:
     """Write ``<out>/<name>.json`` and rebuild ``<out>/results.md``; returns the JSON path."""
+    data = _as_dict(result)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{result.name}.json"
-    text = json.dumps(_clean(result.to_dict()), indent=1, allow_nan=False)
+    path = folder / f"{data['name']}.json"
+    text = json.dumps(json_safe(data), indent=1, allow_nan=False)
     with _locked(folder):
         atomic_write_text(path, text + "\n")
         atomic_write_text(folder / MARKDOWN_NAME, markdown_from_folder(folder))
@@ -86,9 +77,8 @@ def load_results(folder: str | os.PathLike) -> list[dict[str, Any]]:
             data = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        if isinstance(data, dict) and str(data.get("schema", "")).startswith(
-            "madcluster-benchmark/"
-        ):
+        schema_family = RESULT_SCHEMA.split("/")[0] + "/"
+        if isinstance(data, dict) and str(data.get("schema", "")).startswith(schema_family):
             results.append(data)
     return sorted(results, key=_sort_key)
 
@@ -138,6 +128,9 @@ def _row_label(r: dict[str, Any]) -> str:
     tag = r.get("settings", {}).get("tag")
     if tag:
         label += f", {tag}"
+    tasks = r.get("tasks") or {}
+    if tasks and not tasks.get("complete", True):
+        label += f" (partial: {tasks['done']}/{tasks['expected']} tasks)"
     return label
 
 
@@ -227,9 +220,9 @@ def markdown_from_folder(folder: str | os.PathLike) -> str:
     return "\n".join(parts) + "\n"
 
 
-def format_summary(result: BenchmarkResult) -> str:
-    """A console table for one result: protocols as rows, metrics as columns."""
-    d = result.to_dict()
+def format_summary(result: dict[str, Any] | Any) -> str:
+    """A console table for one result (dict or ``BenchmarkResult``): protocols x metrics."""
+    d = _as_dict(result)
     cols = COLUMNS + EXTRA_COLUMNS
     names = [d["protocols"][p]["label"] for p in d["protocols"]]
     width = max(len(n) for n in names) + 2
@@ -253,16 +246,23 @@ def format_summary(result: BenchmarkResult) -> str:
         f"params {c['n_params']:,}, MACs/window {_si(c['macs_per_window'])}, train {c['train_seconds']['mean']:.1f} s, "
         f"score {c['score_seconds']['mean']:.1f} s, peak RSS +{c['peak_rss_mb']['mean']:.0f} MB (per seed)"
     )
-    if "history" in c:
-        h = c["history"]
-        if "epochs_run" in h:
-            lines.append(
-                f"epochs run {h['epochs_run']:g} (best {h['best_epoch']:g}), final nu {h['final_nu']:.4f}, final R {h['final_radius']:.4f}"
-            )
-        else:
-            lines.append(
-                f"mean over entities: epochs run {h['epochs_run_mean']:.1f}, final nu {h['final_nu_mean']:.4f}, final R {h['final_radius_mean']:.4f}"
-            )
+    h = c.get("history") or {}
+    if h:
+        per_entity = "epochs_run" not in h
+        parts = [f"epochs run {h.get('epochs_run', h.get('epochs_run_mean')):g}"]
+        if "best_epoch" in h:
+            parts[0] += f" (best {h['best_epoch']:g})"
+        for key, name in (("final_nu", "final nu"), ("final_radius", "final R")):
+            value = h.get(key, h.get(f"{key}_mean"))
+            if value is not None:
+                parts.append(f"{name} {value:.4f}")
+        lines.append(("mean over entities: " if per_entity else "") + ", ".join(parts))
+    tasks = d.get("tasks") or {}
+    if tasks and not tasks.get("complete", True):
+        lines.append(
+            f"PARTIAL: {tasks['done']} of {tasks['expected']} tasks finished, {tasks['failed']} "
+            "failed; rerun the command to finish the rest"
+        )
     lines.append(
         "test-ratio / combined use the known test anomaly ratio; best-f1 is an ORACLE (test labels)"
     )

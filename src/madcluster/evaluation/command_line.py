@@ -1,0 +1,353 @@
+"""``madcluster benchmark``: its options, the rows they describe, and the command itself.
+
+Options that name a :class:`~madcluster.evaluation.config.BenchmarkConfig` field are defined
+once, in :data:`FIELD_OPTIONS`, with ``None`` as their argparse default: an option left out takes
+the grid file's value, else the config's default, so the defaults live in the config alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from madcluster.evaluation.config import BenchmarkConfig, parse_key_values
+from madcluster.evaluation.executors import EXECUTORS
+from madcluster.evaluation.grid import expand_grid, load_grid_file
+from madcluster.evaluation.schema import BASELINES
+from madcluster.evaluation.thresholds import PROTOCOLS
+from madcluster.method.config import MODES
+
+_LIST = {"nargs": "+"}
+# (group, flag, argparse keywords); the dest is the BenchmarkConfig field of the same name
+FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    (
+        "what",
+        "--dataset",
+        {
+            **_LIST,
+            "help": "MSL, SMAP, SMD, PSM (any case) or folders with "
+            "train/test files; several make a grid",
+        },
+    ),
+    (
+        "what",
+        "--embedder",
+        {
+            **_LIST,
+            "help": "{names}: drnn = MADCluster with the Dilated RNN; "
+            "pca / kmeans = window baselines; several make a grid (default: drnn)",
+        },
+    ),
+    (
+        "what",
+        "--mode",
+        {
+            **_LIST,
+            "choices": list(MODES),
+            "help": "MADCluster objective: full, or "
+            "the paper's ablations distance-only (row 'DeepSVDD') and cluster-only "
+            "(row 'Clustering'); several make a grid (default: full; baselines ignore "
+            "it)",
+        },
+    ),
+    (
+        "what",
+        "--seeds",
+        {**_LIST, "type": int, "help": "one run per seed; mean and std over seeds (default: 0)"},
+    ),
+    (
+        "what",
+        "--entities",
+        {**_LIST, "help": "with --per-entity: only these entities (names from entities.csv)"},
+    ),
+    (
+        "what",
+        "--data-dir",
+        {"help": "data directory (default: $MADCLUSTER_DATA_DIR, else ../shared/datasets)"},
+    ),
+    (
+        "what",
+        "--out",
+        {"help": "results folder; 'none' writes nothing (default: benchmarks/results)"},
+    ),
+    (
+        "what",
+        "--tag",
+        {"help": "suffix of the result name, to keep variants apart (letters, digits, '-', '.')"},
+    ),
+    (
+        "model",
+        "--epochs",
+        {
+            "type": int,
+            "help": "maximum epochs; early stopping on the END of "
+            "the training series, never test (default: 10)",
+        },
+    ),
+    (
+        "model",
+        "--stride",
+        {
+            "type": int,
+            "help": "step between training windows (MADCluster; "
+            "default 1) or between windows (baselines; default window-size // 10)",
+        },
+    ),
+    (
+        "model",
+        "--window-size",
+        {"type": int, "help": "window length L (default: 100, as the paper)"},
+    ),
+    ("model", "--batch-size", {"type": int, "help": "windows per batch (default: 128)"}),
+    ("model", "--lr", {"type": float, "help": "Adam learning rate (default: 1e-3)"}),
+    (
+        "model",
+        "--weight-decay",
+        {"type": float, "help": "Adam weight decay, lambda * Omega(W) (default: 1e-5)"},
+    ),
+    ("model", "--hidden-size", {"type": int, "help": "D-RNN hidden size f (default: 64)"}),
+    (
+        "model",
+        "--layers",
+        {"type": int, "help": "D-RNN layers, dilations 1, 2, 4, ... (default: 3)"},
+    ),
+    (
+        "model",
+        "--validation-size",
+        {"type": float, "help": "fraction at the end of train for early stopping (default: 0.2)"},
+    ),
+    (
+        "model",
+        "--patience",
+        {"type": int, "help": "epochs without validation improvement before stopping (default: 3)"},
+    ),
+    (
+        "model",
+        "--n-components",
+        {"type": float, "help": "pca: variance fraction kept (default: 0.95)"},
+    ),
+    ("model", "--n-clusters", {"type": int, "help": "kmeans: number of centroids (default: 20)"}),
+    (
+        "model",
+        "--embedder-param",
+        {
+            "action": "append",
+            "metavar": "KEY=VALUE",
+            "help": "keyword "
+            "argument of the embedder, repeatable; VALUE is read as JSON "
+            "when it parses (e.g. --embedder-param hidden_size=32)",
+        },
+    ),
+    (
+        "model",
+        "--detector-param",
+        {
+            "action": "append",
+            "metavar": "KEY=VALUE",
+            "help": "any other "
+            "keyword argument of the detector, repeatable (e.g. "
+            "--detector-param rho=0.1)",
+        },
+    ),
+    ("model", "--device", {"help": "cpu, cuda or auto (default: cpu)"}),
+    (
+        "model",
+        "--threads",
+        {"type": int, "help": "torch CPU threads per task (default: torch's choice; 1 under Ray)"},
+    ),
+    (
+        "metrics",
+        "--contamination",
+        {
+            "type": float,
+            "help": "train-quantile: fraction of training "
+            "scores above the threshold (default: 0.01)",
+        },
+    ),
+    (
+        "metrics",
+        "--anomaly-ratio",
+        {
+            "type": float,
+            "help": "alpha of test-ratio / combined as a "
+            "fraction (0.01 = 1%%) (default: the dataset's test anomaly "
+            "ratio, from the labels)",
+        },
+    ),
+    ("metrics", "--metric-window", {"type": int, "help": "Range-AUC / VUS window (default: 100)"}),
+)
+_GROUPS = {
+    "what": "what to run",
+    "model": "model and training",
+    "metrics": "thresholds and metrics",
+}
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser, *, what: str = "tasks") -> None:
+    """``--executor``, ``--ray-address``, ``--num-cpus``, ``--max-retries``: shared by commands."""
+    g = parser.add_argument_group("execution")
+    g.add_argument(
+        "--executor",
+        default="auto",
+        choices=list(EXECUTORS),
+        help=f"run the {what} one after another here (sequential) or in parallel on Ray "
+        "(ray; pip install 'madcluster[distributed]'); auto = ray when it is installed and there "
+        "is more than one (default: auto)",
+    )
+    g.add_argument(
+        "--ray-address",
+        default=None,
+        help="address of a running Ray cluster (e.g. auto, or ray://head:10001); without it a "
+        "local Ray is started with one CPU and one torch thread per task",
+    )
+    g.add_argument(
+        "--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)"
+    )
+    g.add_argument(
+        "--max-retries",
+        type=int,
+        default=3,
+        help="Ray: times a task whose worker died is retried (default: 3)",
+    )
+
+
+def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``madcluster benchmark`` (the CLI calls this on its sub-parser)."""
+    from madcluster.embedders import EMBEDDERS
+
+    lines = [
+        (
+            "Threshold protocols (every one is computed and reported; predictions are "
+            "score > threshold):"
+        ),
+    ]
+    for p in PROTOCOLS.values():
+        lines.append(f"  {p.name + (' (ORACLE)' if p.oracle else ''):<24} {p.description}")
+    lines += [
+        "",
+        "test-ratio and combined use alpha = the dataset's known test anomaly ratio unless",
+        "--anomaly-ratio is given (as the paper does): a number taken from the test labels.",
+        "best-f1 reads the test labels to pick the threshold: an ORACLE, never a deployable result.",
+        "Continuous-score metrics (R_A_R, R_A_P, V_ROC, V_PR, AUC) do not depend on the threshold.",
+        "",
+        "Lists (--dataset MSL SMAP, --embedder, --mode, --seeds) or --grid FILE make a grid: one",
+        "task per (row, seed[, entity]), each written to <out>/tasks/ as soon as it finishes; a",
+        "rerun skips finished tasks. Writes <out>/<dataset>_<embedder>_<mode>[_per-entity][_<tag>]",
+        ".json per row, from whatever tasks have finished, and regenerates <out>/results.md.",
+    ]
+    parser.epilog = "\n".join(lines)
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    names = ", ".join(sorted(EMBEDDERS) + list(BASELINES))
+    groups = {k: parser.add_argument_group(title) for k, title in _GROUPS.items()}
+    groups["what"].add_argument(
+        "--grid",
+        default=None,
+        metavar="FILE",
+        help="grid file (JSON or YAML) of settings, lists crossed; options given here override it",
+    )
+    for group, flag, kwargs in FIELD_OPTIONS:
+        kwargs = dict(kwargs, default=None)
+        kwargs["help"] = kwargs["help"].replace("{names}", names)
+        groups[group].add_argument(flag, **kwargs)
+    groups["what"].add_argument(
+        "--per-entity",
+        action="store_true",
+        default=None,
+        help="train and score each channel / machine separately and report the mean over "
+        "entities (default: the concatenated series, as the paper's dataset table)",
+    )
+    groups["what"].add_argument(
+        "--no-resume",
+        dest="resume",
+        action="store_false",
+        help="recompute tasks that already have a result in <out>/tasks/",
+    )
+    add_executor_arguments(parser)
+    if not any("--quiet" in a.option_strings for a in parser._actions):
+        groups["metrics"].add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def executor_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments of :func:`~madcluster.evaluation.executors.make_executor` from options."""
+    options: dict[str, Any] = {"max_retries": getattr(args, "max_retries", 3)}
+    if getattr(args, "num_cpus", None) is not None:
+        options["num_cpus"] = args.num_cpus
+    return options
+
+
+def configs_from_args(args: argparse.Namespace) -> list[BenchmarkConfig]:
+    """The rows described by parsed ``madcluster benchmark`` arguments (and ``--grid``)."""
+    spec: dict[str, Any] = {}
+    if getattr(args, "grid", None):
+        spec = load_grid_file(args.grid)
+    for _, flag, _ in FIELD_OPTIONS:
+        dest = flag[2:].replace("-", "_")
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        if dest in ("embedder_param", "detector_param"):
+            spec[dest + "s"] = {**(spec.get(dest + "s") or {}), **parse_key_values(value)}
+        elif dest in ("entities", "seeds"):
+            spec[dest] = list(value)
+        else:
+            spec[dest] = value
+    if getattr(args, "per_entity", None):
+        spec["per_entity"] = True
+    if str(spec.get("out", "")).lower() == "none":
+        spec["out"] = None
+    if getattr(args, "quiet", False):
+        spec["verbose"] = False
+    spec["argv"] = list(sys.argv)
+    if "dataset" not in spec and not spec.get("rows"):
+        raise ValueError("name a dataset with --dataset, or a grid file with --grid")
+    return expand_grid(spec)
+
+
+def run_benchmark_command(args: argparse.Namespace) -> int:
+    """``madcluster benchmark``: run the grid, write the results, print each row's summary."""
+    from madcluster.evaluation.report import format_summary
+    from madcluster.evaluation.runner import run_grid
+
+    configs = configs_from_args(args)
+    grid = run_grid(
+        configs,
+        executor=getattr(args, "executor", "auto"),
+        ray_address=getattr(args, "ray_address", None),
+        resume=getattr(args, "resume", True),
+        executor_options=executor_options(args),
+    )
+    for result in grid.results:
+        print(format_summary(result.to_dict()))
+        if result.path is not None:
+            print(
+                f"results written to {result.path} (and {Path(result.path).parent / 'results.md'})"
+            )
+        print()
+    n_failed = len(grid.failures)
+    print(
+        f"{grid.n_tasks} tasks in {len(configs)} row(s): {grid.n_run - n_failed} run, "
+        f"{grid.n_resumed} resumed (finished before), {n_failed} failed "
+        f"[{grid.executor.get('executor')}]"
+    )
+    for failure in grid.failures:
+        print(f"  FAILED {failure['row']}/{failure['key']}: {failure['error']}", file=sys.stderr)
+    for name, why in grid.row_errors.items():
+        print(f"  no result for {name}: {why}", file=sys.stderr)
+    if not grid.ok:
+        print(
+            "rerun the same command to retry what failed; finished tasks are kept", file=sys.stderr
+        )
+        return 1
+    return 0
+
+
+__all__ = [
+    "FIELD_OPTIONS",
+    "add_benchmark_arguments",
+    "add_executor_arguments",
+    "configs_from_args",
+    "executor_options",
+    "run_benchmark_command",
+]

@@ -1,0 +1,219 @@
+"""One task: build the detector, fit on train, score test, threshold under every protocol, metrics.
+
+:func:`run_task` is what an executor calls, in this process or in a Ray worker; it takes the
+dataset's arrays (``train``, ``test``, ``labels``) and cuts out the task's entity itself, so one
+copy of each dataset serves every task.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from madcluster.evaluation.cost import PeakRSS, model_cost, process_max_rss_mb
+from madcluster.evaluation.schema import CONTINUOUS_METRICS, METRICS, TASK_SCHEMA
+from madcluster.evaluation.thresholds import compute_thresholds
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from madcluster.evaluation.config import BenchmarkConfig
+    from madcluster.evaluation.grid import Task
+
+
+def build_detector(config: BenchmarkConfig, seed: int, *, verbose: bool = False) -> Any:
+    """The detector of ``config`` for one seed (MADCluster or a baseline).
+
+    ``config.detector_params`` is passed to the constructor as it is, so options the detector
+    gains later need no change here.
+    """
+    extra = dict(config.detector_params or {})
+    if config.embedder in ("pca", "kmeans"):
+        from madcluster.baselines import KMeansDetector, PCADetector
+
+        cls, size = (
+            (PCADetector, {"n_components": config.n_components})
+            if config.embedder == "pca"
+            else (KMeansDetector, {"n_clusters": config.n_clusters})
+        )
+        params = dict(
+            window_size=config.window_size,
+            stride=config.stride,
+            contamination=config.contamination,
+            random_state=seed,
+            **size,
+        )
+        return cls(**{**params, **extra})
+    from madcluster.detector import MADCluster
+
+    params = {
+        "embedder": config.embedder,
+        "embedder_params": config.resolved_embedder_params(),
+        "window_size": config.window_size,
+        "stride": config.stride or 1,
+        "epochs": config.epochs,
+        "batch_size": config.batch_size,
+        "lr": config.lr,
+        "weight_decay": config.weight_decay,
+        "validation_size": config.validation_size,
+        "patience": config.patience,
+        "mode": config.mode,
+        "contamination": config.contamination,
+        "random_state": seed,
+        "device": config.device,
+        "verbose": verbose,
+    }
+    return MADCluster(**{**params, **extra})
+
+
+def run_task(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """Fit, score and evaluate one (row, seed, entity); returns the JSON-able task record."""
+    started = time.time()
+    with torch_threads(task.threads):
+        record = _fit_score(task, data)
+    record.update(
+        schema=TASK_SCHEMA,
+        row=task.row,
+        key=task.key,
+        fingerprint=task.fingerprint,
+        seed=task.seed,
+        entity=task.entity,
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        wall_seconds=time.time() - started,
+        process_max_rss_mb=process_max_rss_mb(),
+    )
+    return record
+
+
+def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    config = task.config
+    train = data["train"][slice(*task.train_slice)]
+    test = data["test"][slice(*task.test_slice)]
+    labels = data["labels"][slice(*task.test_slice)]
+    record: dict[str, Any] = {
+        "name": task.part_name,
+        "n_train": len(train),
+        "n_test": len(test),
+        "test_anomaly_ratio": float(labels.mean()) if len(labels) else 0.0,
+    }
+    if len(train) < config.window_size or len(test) < config.window_size:
+        record["skipped"] = f"shorter than one window ({config.window_size})"
+        return record
+    detector = build_detector(config, task.seed, verbose=task.show_epochs)
+    with PeakRSS() as memory:
+        t0 = time.perf_counter()
+        detector.fit(train)
+        t1 = time.perf_counter()
+        scores = detector.decision_function(test)
+        t2 = time.perf_counter()
+    if scores.shape != (len(test),):
+        raise RuntimeError(f"{task.part_name}: {scores.shape} scores for {len(test)} test points")
+    if not np.isfinite(scores).all():
+        raise FloatingPointError(f"{task.part_name}: non-finite anomaly scores")
+    record.update(
+        train_seconds=t1 - t0,
+        score_seconds=t2 - t1,
+        peak_rss_mb=memory.peak_mb,
+        n_scores=len(scores),
+    )
+    record.update(model_cost(detector, config.window_size))
+    history = getattr(detector, "history_", None)
+    if history:
+        record["history"] = history_summary(history)
+    if labels.min() == labels.max():
+        record["skipped"] = "test labels are all one class: metrics undefined"
+        return record
+    thresholds = compute_thresholds(
+        detector.decision_scores_,
+        scores,
+        labels,
+        contamination=config.contamination,
+        anomaly_ratio=task.anomaly_ratio,
+    )
+    record["thresholds"] = {k: v.value for k, v in thresholds.items()}
+    record["metrics"] = evaluate_protocols(
+        scores, labels, record["thresholds"], window=config.metric_window
+    )
+    return record
+
+
+def evaluate_protocols(
+    scores: np.ndarray, labels: np.ndarray, thresholds: dict[str, float], *, window: int = 100
+) -> dict[str, dict[str, float]]:
+    """Every metric for each protocol's threshold; the continuous-score ones are computed once."""
+    from madcluster.metrics import evaluate
+    from madcluster.metrics.affiliation import affiliation_precision_recall
+    from madcluster.metrics.pointwise import precision_recall_f1
+
+    out: dict[str, dict[str, float]] = {}
+    shared: dict[str, float] | None = None
+    for protocol, threshold in thresholds.items():
+        if shared is None:
+            full = evaluate(scores, labels, threshold=threshold, window=window)
+            shared = {k: full[k] for k in CONTINUOUS_METRICS}
+            out[protocol] = {k: float(full[k]) for k in METRICS}
+            continue
+        pred = np.asarray(scores, dtype=np.float64) > threshold
+        p, r, f = precision_recall_f1(pred, labels)
+        aff_p, aff_r = affiliation_precision_recall(pred, labels)
+        values = {
+            "f1": f,
+            "precision": p,
+            "recall": r,
+            "aff_precision": aff_p,
+            "aff_recall": aff_r,
+            **shared,
+        }
+        out[protocol] = {k: float(values[k]) for k in METRICS}
+    return out
+
+
+def history_summary(history: Mapping[str, list[float]]) -> dict[str, Any]:
+    """Epochs run, the restored (best-validation) epoch and the head's curves.
+
+    Head-specific curves (``nu`` and ``radius`` of the single-cluster head) are summarised when
+    the history has them, so other heads need no change here.
+    """
+    val = np.asarray(history.get("val_loss", []), dtype=np.float64)
+    n = len(history.get("epoch", val))
+    best = int(np.nanargmin(val)) + 1 if np.isfinite(val).any() else max(n, 1)
+    out: dict[str, Any] = {"epochs_run": n, "best_epoch": best}  # best = the restored state
+    for key in ("nu", "radius"):
+        if history.get(key):
+            out[f"final_{key}"] = float(history[key][-1])
+            out[f"best_{key}"] = float(history[key][best - 1])
+    if history.get("train_loss"):
+        out["final_train_loss"] = float(history["train_loss"][-1])
+    out["best_val_loss"] = float(val[best - 1]) if np.isfinite(val).any() else float("nan")
+    if history.get("seconds"):
+        out["seconds_per_epoch"] = float(np.mean(history["seconds"]))
+    for key in ("nu", "radius", "train_loss", "val_loss"):
+        if key in history:
+            out[key] = [float(v) for v in history[key]]
+    return out
+
+
+@contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Run with ``threads`` torch CPU threads (``None``: leave them), restoring them afterwards."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(int(threads))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+__all__ = ["build_detector", "evaluate_protocols", "history_summary", "run_task", "torch_threads"]

@@ -1,0 +1,374 @@
+"""Fleets: one model per entity (server, machine, channel), one file per entity, fitted in parallel.
+
+::
+
+    from madcluster.fleet import fit_fleet, score_fleet
+    fit_fleet("servers/", "models/", params={"window_size": 50, "epochs": 5}, executor="ray")
+    score_fleet("models/", "servers-today/", "scores/")
+
+``servers/`` holds one CSV / Parquet / ``.npy`` file per entity; the entity is the file name
+without its ending. ``fit_fleet`` writes ``models/<entity>.mcz``; ``score_fleet`` writes
+``scores/<entity>.scores.csv`` (``row, score, is_anomaly[, label]``, as ``madcluster score``).
+
+Each entity is one job of an executor (:mod:`madcluster.evaluation.executors`): in this process,
+or on Ray with one CPU and one torch thread per model. Workers read their input file themselves
+(on a cluster: shared storage) and send the fitted model or the scores back, and this process
+writes every output file atomically, so outputs need no shared storage. A file that cannot be read
+or a fit that fails is reported for its entity, and the other entities finish.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from madcluster.data.io import SUPPORTED_SUFFIXES
+from madcluster.evaluation.executors import Job, Outcome, Progress, make_executor
+
+MODEL_SUFFIX = ".mcz"
+SCORES_SUFFIX = ".scores.csv"
+
+
+@dataclass
+class FleetResult:
+    """Per entity, what was written (``outputs``) or why not (``failures``: entity -> error)."""
+
+    outputs: dict[str, Path] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    executor: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def entity_files(folder: str | os.PathLike) -> dict[str, Path]:
+    """``{entity: file}`` for every readable series file in ``folder`` (sorted by entity)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{str(folder)!r} is not a folder of entity files")
+    found: dict[str, Path] = {}
+    for path in sorted(folder.iterdir()):
+        entity = entity_name(path)
+        if entity is None or not path.is_file() or path.name.endswith(SCORES_SUFFIX):
+            continue
+        if entity in found:
+            raise ValueError(f"two files for entity {entity!r}: {found[entity].name}, {path.name}")
+        found[entity] = path
+    if not found:
+        raise FileNotFoundError(
+            f"no series files in {str(folder)!r} (endings: {', '.join(SUPPORTED_SUFFIXES)})"
+        )
+    return found
+
+
+def entity_name(path: str | os.PathLike) -> str | None:
+    """The file name without its series ending (``m-1.csv.gz`` -> ``m-1``); None if not a series."""
+    name = Path(path).name
+    for suffix in sorted(SUPPORTED_SUFFIXES, key=len, reverse=True):
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return None
+
+
+def fit_fleet(
+    data: str | os.PathLike,
+    output: str | os.PathLike,
+    *,
+    params: Mapping[str, Any] | None = None,
+    read_options: Mapping[str, Any] | None = None,
+    executor: str | Any = "auto",
+    ray_address: str | None = None,
+    threads: int | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    executor_options: Mapping[str, Any] | None = None,
+) -> FleetResult:
+    """Fit one MADCluster per file of ``data`` and write ``<output>/<entity>.mcz``.
+
+    params: ``MADCluster`` constructor arguments, the same for every entity.
+    read_options: :func:`~madcluster.data.io.read_table` options (``label_column``, ...).
+    resume: skip entities whose model file already exists.
+    threads: torch threads per model (default: one under Ray, torch's choice here).
+    """
+    files = entity_files(data)
+    out = Path(output)
+    result = FleetResult()
+    todo = {}
+    for entity, path in files.items():
+        target = out / f"{entity}{MODEL_SUFFIX}"
+        if resume and target.is_file():
+            result.skipped.append(entity)
+            result.outputs[entity] = target
+        else:
+            todo[entity] = path
+    payload = {"params": dict(params or {}), "read": dict(read_options or {})}
+
+    def write(entity: str, value: dict[str, Any]) -> Path:
+        from madcluster.atomic import atomic_write_bytes
+
+        target = out / f"{entity}{MODEL_SUFFIX}"
+        atomic_write_bytes(target, lambda fh: fh.write(value.pop("model")))
+        return target
+
+    return _run(
+        todo,
+        payload,
+        _fit_one,
+        write,
+        result,
+        executor,
+        ray_address,
+        threads,
+        progress,
+        executor_options,
+    )
+
+
+def score_fleet(
+    models: str | os.PathLike,
+    data: str | os.PathLike,
+    output: str | os.PathLike | None = None,
+    *,
+    threshold: float | None = None,
+    read_options: Mapping[str, Any] | None = None,
+    device: str = "cpu",
+    executor: str | Any = "auto",
+    ray_address: str | None = None,
+    threads: int | None = None,
+    progress: bool = True,
+    executor_options: Mapping[str, Any] | None = None,
+) -> FleetResult:
+    """Score every file of ``data`` with its entity's model; write ``<output>/<entity>.scores.csv``.
+
+    models: a folder of ``<entity>.mcz`` (from :func:`fit_fleet`), or one model file used for
+        every entity. output: default ``<data>.scores`` next to the data folder.
+    """
+    files = entity_files(data)
+    out = Path(output) if output is not None else Path(str(Path(data)).rstrip("/") + ".scores")
+    result = FleetResult()
+    todo = {}
+    for entity, path in files.items():
+        model = Path(models) if Path(models).is_file() else Path(models) / f"{entity}{MODEL_SUFFIX}"
+        if not model.is_file():
+            result.failures[entity] = f"no model {model}"
+            continue
+        todo[entity] = (path, model)
+    payload = {"read": dict(read_options or {}), "threshold": threshold, "device": device}
+
+    def write(entity: str, value: dict[str, Any]) -> Path:
+        import pandas as pd
+
+        from madcluster.atomic import atomic_path
+
+        frame = pd.DataFrame({"score": value.pop("scores"), "is_anomaly": value.pop("predicted")})
+        labels = value.pop("labels")
+        if labels is not None:
+            frame["label"] = labels
+        target = out / f"{entity}{SCORES_SUFFIX}"
+        with atomic_path(target) as tmp:
+            frame.to_csv(tmp, index_label="row")
+        return target
+
+    return _run(
+        todo,
+        payload,
+        _score_one,
+        write,
+        result,
+        executor,
+        ray_address,
+        threads,
+        progress,
+        executor_options,
+    )
+
+
+def _run(
+    todo: Mapping[str, Any],
+    payload: dict[str, Any],
+    fn: Callable[[Any, Any], dict[str, Any]],
+    write: Callable[[str, dict[str, Any]], Path],
+    result: FleetResult,
+    executor: str | Any,
+    ray_address: str | None,
+    threads: int | None,
+    progress: bool,
+    options: Mapping[str, Any] | None,
+) -> FleetResult:
+    """Run one job per entity and write each output as it arrives."""
+    runner = (
+        make_executor(executor, ray_address=ray_address, n_jobs=len(todo), **(options or {}))
+        if isinstance(executor, str)
+        else executor
+    )
+    if threads is None and runner.name != "sequential":
+        threads = 1
+    jobs = [
+        Job(entity, (entity, item, {**payload, "threads": threads}))
+        for entity, item in todo.items()
+    ]
+    total = len(todo) + len(result.skipped)
+    bar = Progress(total, desc="entities", done=len(result.skipped), enabled=progress and total > 1)
+
+    def on_done(job: Job, outcome: Outcome) -> None:
+        if not outcome.ok:
+            result.failures[job.key] = outcome.error
+            return
+        try:
+            result.outputs[job.key] = write(job.key, dict(outcome.value))
+            result.details[job.key] = {k: v for k, v in outcome.value.items() if np.isscalar(v)}
+        except Exception as exc:  # noqa: BLE001 - one unwritable output must not stop the rest
+            result.failures[job.key] = f"writing the output failed: {type(exc).__name__}: {exc}"
+
+    try:
+        runner.run(fn, jobs, {}, on_done, bar)
+    finally:
+        bar.close()
+        result.executor = runner.describe()
+    return result
+
+
+def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> dict[str, Any]:
+    """In a worker: read one entity's file, fit, and return the model file's bytes."""
+    from madcluster.data.io import read_table
+    from madcluster.detector import MADCluster
+    from madcluster.evaluation.fit_score import torch_threads
+
+    entity, path, options = payload
+    table = read_table(path, **options["read"])
+    started = time.perf_counter()
+    with torch_threads(options["threads"]):
+        detector = MADCluster(**options["params"]).fit(table.values)
+    seconds = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as tmp:
+        file = Path(tmp) / f"{entity}{MODEL_SUFFIX}"
+        detector.save(file)
+        model = file.read_bytes()
+    history = getattr(detector, "history_", None) or {}
+    return {
+        "model": model,
+        "n_rows": int(table.values.shape[0]),
+        "n_features": int(table.values.shape[1]),
+        "epochs_run": len(history.get("epoch", [])),
+        "train_seconds": seconds,
+        "threshold": float(detector.threshold_),
+    }
+
+
+def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: Any = None) -> dict:
+    """In a worker: read one entity's file and its model, return the scores."""
+    from madcluster.data.io import read_table
+    from madcluster.detector import MADCluster
+    from madcluster.evaluation.fit_score import torch_threads
+
+    _, (path, model), options = payload
+    table = read_table(path, **options["read"])
+    with torch_threads(options["threads"]):
+        detector = MADCluster.load(model, device=options["device"])
+        scores = detector.decision_function(table.values)
+    threshold = detector.threshold_ if options["threshold"] is None else options["threshold"]
+    predicted = (scores > threshold).astype(np.int64)
+    return {
+        "scores": scores,
+        "predicted": predicted,
+        "labels": table.labels,
+        "threshold": float(threshold),
+        "n_rows": len(scores),
+        "n_above": int(predicted.sum()),
+    }
+
+
+# ------------------------------------------------------------------------------ command line
+def add_fleet_arguments(parser: Any) -> None:
+    """Options of ``madcluster fit`` / ``score`` for a folder of entity files."""
+    from madcluster.evaluation.command_line import add_executor_arguments
+
+    add_executor_arguments(parser, what="entities (when DATA is a folder)")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="folder of entities: skip entities whose output file already exists",
+    )
+
+
+def fit_fleet_command(args: Any, detector: Any) -> int:
+    """``madcluster fit FOLDER -o MODELS``: ``detector``'s parameters for every entity."""
+    params = {**detector.get_params(), "verbose": False}
+    result = fit_fleet(
+        args.data,
+        args.output,
+        params=params,
+        read_options=_read_options(args),
+        threads=getattr(args, "threads", None),
+        resume=getattr(args, "resume", False),
+        progress=not getattr(args, "quiet", False),
+        **_executor_args(args),
+    )
+    return _report(result, "model", args.output)
+
+
+def score_fleet_command(args: Any) -> int:
+    """``madcluster score MODELS FOLDER [-o SCORES]``: one scores CSV per entity."""
+    result = score_fleet(
+        args.model,
+        args.data,
+        args.output,
+        threshold=args.threshold,
+        read_options=_read_options(args),
+        device=getattr(args, "device", "cpu"),
+        progress=not getattr(args, "quiet", False),
+        **_executor_args(args),
+    )
+    out = args.output or str(Path(str(args.data)).resolve()) + ".scores"
+    return _report(result, "scores file", out)
+
+
+def _read_options(args: Any) -> dict[str, Any]:
+    keys = ("label_column", "columns", "drop_columns")
+    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+
+
+def _executor_args(args: Any) -> dict[str, Any]:
+    from madcluster.evaluation.command_line import executor_options
+
+    return {
+        "executor": getattr(args, "executor", "auto"),
+        "ray_address": getattr(args, "ray_address", None),
+        "executor_options": executor_options(args),
+    }
+
+
+def _report(result: FleetResult, what: str, out: Any) -> int:
+    import sys
+
+    written = len(result.outputs) - len(result.skipped)
+    print(
+        f"{len(result.outputs)} entities with a {what} in {out} ({written} written, "
+        f"{len(result.skipped)} kept from before), {len(result.failures)} failed "
+        f"[{result.executor.get('executor')}]"
+    )
+    for entity, error in result.failures.items():
+        print(f"  FAILED {entity}: {error}", file=sys.stderr)
+    return 0 if result.ok else 1
+
+
+__all__ = [
+    "FleetResult",
+    "add_fleet_arguments",
+    "entity_files",
+    "entity_name",
+    "fit_fleet",
+    "fit_fleet_command",
+    "score_fleet",
+    "score_fleet_command",
+]
