@@ -139,7 +139,7 @@ class MADCluster(BaseDetector):
 
     def _build_embedder(self, n_features: int) -> BaseEmbedder:
         if isinstance(self.embedder, str):
-            return build_embedder(self.embedder, n_features, **(self.embedder_params or {}))
+            return build_embedder(self.embedder, n_features, window_size=self.window_size, **(self.embedder_params or {}))
         if isinstance(self.embedder, BaseEmbedder):
             return copy.deepcopy(self.embedder)
         if isinstance(self.embedder, nn.Module):

@@ -6,26 +6,48 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, ModuleEmbedder
+from madcluster.embedders.beatgan import BeatGAN
+from madcluster.embedders.deepsvdd import DeepSVDD
 from madcluster.embedders.drnn import DilatedRNN
+from madcluster.embedders.omnianomaly import OmniAnomaly
+from madcluster.embedders.usad import USAD
 
 EMBEDDERS: dict[str, Callable[..., BaseEmbedder]] = {
     "drnn": DilatedRNN,
+    "deepsvdd": DeepSVDD,
+    "usad": USAD,
+    "beatgan": BeatGAN,
+    "omnianomaly": OmniAnomaly,
 }
 
 
-def build_embedder(name: str, n_features: int, **params: Any) -> BaseEmbedder:
-    """Build the registered embedder ``name`` for inputs with ``n_features`` channels."""
+def build_embedder(
+    name: str, n_features: int, window_size: int | None = None, **params: Any
+) -> BaseEmbedder:
+    """Build the registered embedder ``name`` for inputs with ``n_features`` channels.
+
+    ``window_size`` is passed on to embedders whose size depends on it (USAD, BeatGAN), so a window
+    they cannot handle is refused here, at construction.
+    """
     key = name.lower()
     if key not in EMBEDDERS:
         raise ValueError(f"unknown embedder {name!r}; available: {', '.join(sorted(EMBEDDERS))}")
+    if window_size is not None and "window_size" in inspect.signature(EMBEDDERS[key]).parameters:
+        given = params.setdefault("window_size", window_size)
+        if given != window_size:
+            raise ValueError(f"embedder_params window_size={given} != window_size={window_size}")
     try:
         return EMBEDDERS[key](n_features, **params)
     except TypeError as exc:
         raise ValueError(f"bad embedder_params for {name!r}: {exc}") from None
 
 
-__all__ = ["EMBEDDERS", "BaseEmbedder", "DilatedRNN", "EmbedderOutput", "ModuleEmbedder", "build_embedder"]
+__all__ = [
+    "EMBEDDERS", "USAD", "BaseEmbedder", "BeatGAN", "DeepSVDD", "DilatedRNN", "EmbedderOutput",
+    "ModuleEmbedder", "OmniAnomaly", "build_embedder",
+]
