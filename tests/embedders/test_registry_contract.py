@@ -1,0 +1,139 @@
+"""Every registered embedder through the Base Embedder contract and the MADCluster estimator.
+
+Each embedder class may carry ``test_params`` (a small configuration); a new registered model gets
+these tests without writing any.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from series_helpers import make_series
+
+from madcluster import MADCluster
+from madcluster.embedders import EMBEDDERS, build_embedder
+from madcluster.method.config import MethodConfig
+from madcluster.method.head import build_head
+
+NAMES = sorted(EMBEDDERS)
+L, D, B = 16, 3, 4
+
+
+def params_of(name: str) -> dict:
+    return dict(getattr(EMBEDDERS[name], "test_params", {}))
+
+
+def make(name: str):
+    torch.manual_seed(0)
+    return build_embedder(name, D, window_size=L, **params_of(name))
+
+
+def windows(n: int = B, seed: int = 0) -> torch.Tensor:
+    x = torch.from_numpy(make_series(n * L, D, seed=seed)).reshape(n, L, D)
+    return (x - x.mean()) / x.std()
+
+
+def detector(name: str, **kw) -> MADCluster:
+    settings = {"embedder": name, "embedder_params": params_of(name), "window_size": L, "epochs": 1}
+    settings.update(stride=4, random_state=0, batch_size=32)
+    settings.update(kw)
+    return MADCluster(**settings)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_output_shapes_and_finite_loss(name):
+    emb = make(name)
+    x = windows()
+    emb.init_from_data(lambda: iter([x]))
+    for training in (True, False):
+        emb.train(training)
+        out = emb(x)
+        assert out.h.shape == (B, L, emb.out_features)
+        assert torch.isfinite(out.h).all()
+        if out.loss is not None:
+            assert out.loss.dim() == 0 and torch.isfinite(out.loss)
+        if out.score is not None:
+            assert out.score.shape == (B, L) and torch.isfinite(out.score).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_causal_flag_holds(name):
+    """A causal embedder's h_t must not change when steps after t change."""
+    emb = make(name).eval()
+    if not emb.causal:
+        pytest.skip("not causal")
+    x = windows()
+    y = x.clone()
+    y[:, 10:] += 3.0
+    with torch.no_grad():
+        torch.testing.assert_close(emb(x).h[:, :10], emb(y).h[:, :10])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_gradients_reach_the_head_center_and_the_step_moves_it(name):
+    emb = make(name)
+    x = windows()
+    emb.init_from_data(lambda: iter([x]))
+    head = build_head(emb.out_features, MethodConfig())
+    head.start(lambda: iter([emb.eval()(x).h.detach()]))
+    emb.train()
+    out = emb(x)
+    head.loss(out.h, out.loss).total.backward()
+    assert head.center.grad is not None and head.center.grad.abs().sum() > 0
+
+    emb.zero_grad(set_to_none=True)
+    head.zero_grad(set_to_none=True)
+    optimizers = emb.configure_optimizers(head.parameters(), lr=1e-2, weight_decay=0.0)
+    before = head.center.detach().clone()
+    calls = []
+
+    def objective(output):
+        calls.append(1)
+        return head.loss(output.h, output.loss).total
+
+    loss = emb.training_step(x, objective, optimizers, epoch=2)
+    assert torch.isfinite(loss) and not loss.requires_grad
+    assert len(calls) == 1, "the MADCluster objective goes into exactly one phase"
+    assert not torch.equal(before, head.center.detach()), "head params in the objective's optimiser"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_epoch_through_the_estimator(name, tmp_path):
+    x = make_series(400, D)
+    model = detector(name).fit(x)
+    scores = model.decision_function(x)
+    assert scores.shape == (400,) and np.isfinite(scores).all()
+    assert all(np.isfinite(v) for k, v in model.history_.items() if k != "val_loss" for v in v)
+
+    path = tmp_path / f"{name}.madcluster"
+    model.save(path)
+    np.testing.assert_array_equal(MADCluster.load(path).decision_function(x), scores)
+
+    again = detector(name).fit(x)
+    np.testing.assert_array_equal(again.decision_function(x), scores)
+    np.testing.assert_array_equal(again.decision_function(x), scores)  # scoring is repeatable
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_base_only_mode_uses_the_models_own_score(name):
+    x = make_series(400, D)
+    model = detector(name, mode="base-only").fit(x)
+    terms = model._score_terms(model._scale(x))
+    assert set(terms) == {"base"}
+    np.testing.assert_array_equal(model.decision_function(x), terms["base"])
+    assert np.isfinite(model.history_["train_loss"]).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("kind", ["all-one-value", "constant-channel"])
+def test_no_nan_on_adversarial_series(name, kind):
+    x = make_series(300, D)
+    if kind == "all-one-value":
+        x = np.full_like(x, 7.0)
+    else:
+        x[:, 1] = -3.0
+    for mode in ("full", "base-only"):
+        model = detector(name, mode=mode, epochs=2).fit(x)
+        assert np.isfinite(model.decision_function(x)).all()
+        assert np.isfinite(model.history_["train_loss"]).all()
