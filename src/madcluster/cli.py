@@ -100,31 +100,101 @@ def _add_training_options(
     threads: int | None = None,
 ) -> None:
     group = parser.add_argument_group("model and training")
-    group.add_argument("--embedder", default="drnn", help="Base Embedder name (default: drnn, the paper's Dilated RNN)")
-    group.add_argument("--hidden-size", type=_positive_int, default=64, help="D-RNN hidden size = feature dimension f (default: 64)")
-    group.add_argument("--layers", type=_positive_int, default=3, help="D-RNN layers; dilations 1, 2, 4, ... (default: 3)")
-    group.add_argument("--window-size", type=_positive_int, default=100, help="window length L (default: 100, as the paper)")
-    group.add_argument("--stride", type=_positive_int, default=stride, help=f"step between training windows (default: {stride}; 1 = every window)")
-    group.add_argument("--epochs", type=_positive_int, default=epochs, help=f"maximum epochs (default: {epochs}); early stopping on the end of the training series")
-    group.add_argument("--validation-size", type=_fraction, default=0.2,
-                       help="fraction at the END of the training series held out for early stopping (default: 0.2); "
-                            "0 trains on everything for --epochs epochs, best for concatenated series")
-    group.add_argument("--batch-size", type=_positive_int, default=128, help="windows per batch (default: 128)")
-    group.add_argument("--lr", type=_finite_float, default=lr, help=f"Adam learning rate (default: {lr:g})")
-    group.add_argument("--rho", type=_finite_float, default=rho, help=f"soft-boundary weight; R = (1 - rho) quantile of training distances (default: {rho:g}; paper: 0.01)")
-    group.add_argument("--distance-loss", default="soft-boundary", choices=["soft-boundary", "one-class"], help="paper's soft boundary, or mean distance as the released script (default: soft-boundary)")
-    group.add_argument("--mode", default="full", choices=["full", "distance-only", "cluster-only"], help="full MADCluster or one of the paper's two ablations (default: full)")
-    group.add_argument("--contamination", type=_finite_float, default=0.01, help="expected anomaly fraction in training data; threshold = (1 - c) quantile of training scores (default: 0.01)")
-    group.add_argument("--seed", type=int, default=0, help="random seed; same seed, same scores (default: 0)")
+    group.add_argument(
+        "--embedder",
+        default="drnn",
+        help="Base Embedder name (default: drnn, the paper's Dilated RNN)",
+    )
+    group.add_argument(
+        "--hidden-size",
+        type=_positive_int,
+        default=64,
+        help="D-RNN hidden size = feature dimension f (default: 64)",
+    )
+    group.add_argument(
+        "--layers",
+        type=_positive_int,
+        default=3,
+        help="D-RNN layers; dilations 1, 2, 4, ... (default: 3)",
+    )
+    group.add_argument(
+        "--window-size",
+        type=_positive_int,
+        default=100,
+        help="window length L (default: 100, as the paper)",
+    )
+    group.add_argument(
+        "--stride",
+        type=_positive_int,
+        default=stride,
+        help=f"step between training windows (default: {stride}; 1 = every window)",
+    )
+    group.add_argument(
+        "--epochs",
+        type=_positive_int,
+        default=epochs,
+        help=f"maximum epochs (default: {epochs}); "
+        "early stopping on the end of the training series",
+    )
+    group.add_argument(
+        "--validation-size",
+        type=_fraction,
+        default=0.2,
+        help="fraction at the END of the training series held out for early stopping "
+        "(default: 0.2); "
+        "0 trains on everything for --epochs epochs, best for concatenated series",
+    )
+    group.add_argument(
+        "--batch-size", type=_positive_int, default=128, help="windows per batch (default: 128)"
+    )
+    group.add_argument(
+        "--lr", type=_finite_float, default=lr, help=f"Adam learning rate (default: {lr:g})"
+    )
+    group.add_argument(
+        "--rho",
+        type=_finite_float,
+        default=rho,
+        help="soft-boundary weight; R = (1 - rho) quantile of training distances "
+        f"(default: {rho:g}; paper: 0.01)",
+    )
+    group.add_argument(
+        "--distance-loss",
+        default="soft-boundary",
+        choices=["soft-boundary", "one-class"],
+        help="paper's soft boundary, or mean distance as the released script "
+        "(default: soft-boundary)",
+    )
+    group.add_argument(
+        "--mode",
+        default="full",
+        choices=["full", "distance-only", "cluster-only"],
+        help="full MADCluster or one of the paper's two ablations (default: full)",
+    )
+    group.add_argument(
+        "--contamination",
+        type=_finite_float,
+        default=0.01,
+        help="expected anomaly fraction in training data; "
+        "threshold = (1 - c) quantile of training scores (default: 0.01)",
+    )
+    group.add_argument(
+        "--seed", type=int, default=0, help="random seed; same seed, same scores (default: 0)"
+    )
     _add_runtime_options(group, device="auto", threads=threads)
 
 
 def _add_runtime_options(group, *, device: str, threads: int | None) -> None:
     default = "auto (CUDA if available)" if device == "auto" else device
-    group.add_argument("--device", default=device, help=f"cpu, cuda, cuda:N or auto (default: {default})")
-    group.add_argument("--threads", type=_positive_int, default=threads,
-                       help=f"CPU threads for torch, 1 or more (default: {threads or 'torch default'}); "
-                            "use 1 when other jobs share the cores")
+    group.add_argument(
+        "--device", default=device, help=f"cpu, cuda, cuda:N or auto (default: {default})"
+    )
+    group.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=threads,
+        help=f"CPU threads for torch, 1 or more (default: {threads or 'torch default'}); "
+        "use 1 when other jobs share the cores",
+    )
 
 
 def _apply_runtime(args: argparse.Namespace) -> None:
@@ -149,7 +219,9 @@ def _detector_from_args(args: argparse.Namespace):
     _apply_runtime(args)
     return MADCluster(
         embedder=args.embedder,
-        embedder_params={"hidden_size": args.hidden_size, "n_layers": args.layers} if args.embedder == "drnn" else None,
+        embedder_params={"hidden_size": args.hidden_size, "n_layers": args.layers}
+        if args.embedder == "drnn"
+        else None,
         window_size=args.window_size,
         stride=args.stride,
         epochs=args.epochs,
@@ -172,7 +244,9 @@ def _print_epochs(args: argparse.Namespace, history: dict) -> None:
         return
     shown = [("train_loss", "loss"), ("val_loss", "val"), ("nu", "nu"), ("radius", "R")]
     for i, epoch in enumerate(history["epoch"]):
-        values = "  ".join(f"{label} {history[key][i]:.4f}" for key, label in shown if key in history)
+        values = "  ".join(
+            f"{label} {history[key][i]:.4f}" for key, label in shown if key in history
+        )
         seconds = f"  ({history['seconds'][i]:.2f} s)" if "seconds" in history else ""
         print(f"epoch {int(epoch)}: {values}{seconds}", file=sys.stderr)
 
@@ -180,20 +254,47 @@ def _print_epochs(args: argparse.Namespace, history: dict) -> None:
 def _read_input(path: str, args: argparse.Namespace):
     from madcluster.data.io import read_table
 
-    return read_table(path, label_column=args.label_column, columns=args.columns,
-                      drop_columns=args.drop_columns, header=args.header)
+    return read_table(
+        path,
+        label_column=args.label_column,
+        columns=args.columns,
+        drop_columns=args.drop_columns,
+        header=args.header,
+    )
 
 
 def _add_input_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--label-column", default=None, help="name (or index for .npy / headerless CSV) of a 0/1 label column; it is never used as a feature")
-    parser.add_argument("--columns", nargs="+", default=None, help="use exactly these feature columns (default: all numeric columns; timestamp columns are dropped)")
+    parser.add_argument(
+        "--label-column",
+        default=None,
+        help="name (or index for .npy / headerless CSV) of a 0/1 label column; "
+        "it is never used as a feature",
+    )
+    parser.add_argument(
+        "--columns",
+        nargs="+",
+        default=None,
+        help="use exactly these feature columns "
+        "(default: all numeric columns; timestamp columns are dropped)",
+    )
     parser.add_argument("--drop-columns", nargs="+", default=None, help="columns to ignore")
     header = parser.add_mutually_exclusive_group()
-    header.add_argument("--no-header", dest="header", action="store_const", const=False, default=None,
-                        help="the CSV has no header row: every row is data, columns are named 0, 1, ... "
-                             "(default: detected; a first row of only numbers is read as data, with a warning)")
-    header.add_argument("--header", dest="header", action="store_const", const=True,
-                        help="the CSV's first row is column names, even if they look like numbers")
+    header.add_argument(
+        "--no-header",
+        dest="header",
+        action="store_const",
+        const=False,
+        default=None,
+        help="the CSV has no header row: every row is data, columns are named 0, 1, ... "
+        "(default: detected; a first row of only numbers is read as data, with a warning)",
+    )
+    header.add_argument(
+        "--header",
+        dest="header",
+        action="store_const",
+        const=True,
+        help="the CSV's first row is column names, even if they look like numbers",
+    )
 
 
 def _named(table, path: str) -> bool:
@@ -221,8 +322,10 @@ def _label_hint(columns: Sequence[str], args: argparse.Namespace) -> str:
     found = label_like_columns(columns)
     if not found:
         return ""
-    return (f"; the file has a column named {found[0]!r}: if it holds 0/1 labels, "
-            f"pass --label-column {found[0]} (or --drop-columns {found[0]})")
+    return (
+        f"; the file has a column named {found[0]!r}: if it holds 0/1 labels, "
+        f"pass --label-column {found[0]} (or --drop-columns {found[0]})"
+    )
 
 
 def _check_columns(table, path: str, detector, args: argparse.Namespace) -> None:
@@ -250,15 +353,19 @@ def _check_columns(table, path: str, detector, args: argparse.Namespace) -> None
             elif others and not missing:
                 hints.append(f"leave them out with --drop-columns {' '.join(others[:5])}")
             hint = "".join(f"; {h}" for h in hints)
-            raise DataError(f"{path}: columns do not match the model's ({_list(fitted, quote=True)}): "
-                            f"{'; '.join(parts)}{hint}")
+            raise DataError(
+                f"{path}: columns do not match the model's ({_list(fitted, quote=True)}): "
+                f"{'; '.join(parts)}{hint}"
+            )
         if given != fitted:
             _note(args, f"{path}: columns are in another order than at training; matched by name")
         return
     n = detector.n_features_in_
     if len(given) != n:
         hint = _label_hint(given, args) if len(given) == n + 1 else ""
-        raise DataError(f"{path} has {len(given)} feature columns but the model was trained on {n}{hint}")
+        raise DataError(
+            f"{path} has {len(given)} feature columns but the model was trained on {n}{hint}"
+        )
     if fitted is not None and not _named(table, path):
         _note(args, f"{path} has no column names: columns taken by position as {_list(fitted)}")
 
@@ -274,7 +381,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     check_output_path(args.output, what="model file", not_same_as=[args.data])
     if args.history_plot:
-        check_output_path(args.history_plot, what="history plot", not_same_as=[args.data, args.output])
+        check_output_path(
+            args.history_plot, what="history plot", not_same_as=[args.data, args.output]
+        )
     _apply_runtime(args)
     table = _read_input(args.data, args)
     dropped = [f"{c} ({why})" for c, why in table.dropped.items()]
@@ -286,7 +395,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if hint:
         _note(args, f"{args.data}: training uses every column as a feature{hint}")
     if table.labels is not None and table.labels.any():
-        _note(args, f"{int(table.labels.sum())} rows are labelled anomalous; training is unsupervised and uses all rows")
+        _note(
+            args,
+            f"{int(table.labels.sum())} rows are labelled anomalous; "
+            "training is unsupervised and uses all rows",
+        )
     detector = _detector_from_args(args)
     t0 = time.perf_counter()
     detector.fit(_features(table, args.data))
@@ -294,9 +407,18 @@ def cmd_fit(args: argparse.Namespace) -> int:
     h = detector.history_
     _print_epochs(args, h)
     detector.save(args.output)
-    _say(f"trained on {table.values.shape[0]} rows x {table.values.shape[1]} features in {elapsed:.1f} s ({len(h['epoch'])} epochs)")
-    _say(f"final nu={h['nu'][-1]:.4f}  R={h['radius'][-1]:.4f}  train loss={h['train_loss'][-1]:.4f}  val loss={h['val_loss'][-1]:.4f}")
-    _say(f"threshold (train-quantile, contamination={detector.contamination}) = {detector.threshold_:.6g}")
+    _say(
+        f"trained on {table.values.shape[0]} rows x {table.values.shape[1]} features "
+        f"in {elapsed:.1f} s ({len(h['epoch'])} epochs)"
+    )
+    _say(
+        f"final nu={h['nu'][-1]:.4f}  R={h['radius'][-1]:.4f}  "
+        f"train loss={h['train_loss'][-1]:.4f}  val loss={h['val_loss'][-1]:.4f}"
+    )
+    _say(
+        f"threshold (train-quantile, contamination={detector.contamination}) "
+        f"= {detector.threshold_:.6g}"
+    )
     _say(f"model written to {args.output}")
     if args.history_plot:
         plot_history(args.history_plot, h)
@@ -349,12 +471,21 @@ def cmd_score(args: argparse.Namespace) -> int:
         frame["label"] = table.labels
     with atomic_path(output) as tmp:
         frame.to_csv(tmp, index_label="row")
-    _say(f"scored {len(scores)} rows: {int(predicted.sum())} above threshold {threshold:.6g} ({predicted.mean():.2%})")
+    _say(
+        f"scored {len(scores)} rows: {int(predicted.sum())} above threshold {threshold:.6g} "
+        f"({predicted.mean():.2%})"
+    )
     _say(f"scores written to {output}")
     if table.labels is not None:
         _print_metrics(scores, table.labels, threshold)
     if plot is not None:
-        plot_scores(plot, scores, threshold, table.labels, title=f"MADCluster scores: {Path(args.data).name}")
+        plot_scores(
+            plot,
+            scores,
+            threshold,
+            table.labels,
+            title=f"MADCluster scores: {Path(args.data).name}",
+        )
         _say(f"plot written to {plot}")
     return 0
 
@@ -390,24 +521,49 @@ def cmd_demo(args: argparse.Namespace) -> int:
     _apply_runtime(args)
     t0 = time.perf_counter()
     data = make_demo_data()
-    _say(f"demo data: train {data.train.shape}, test {data.test.shape}, {data.labels.mean():.1%} anomalous "
-         f"({len(data.segments)} injected anomalies: spikes, level shifts, frequency changes, broken correlations)")
+    _say(
+        f"demo data: train {data.train.shape}, test {data.test.shape}, "
+        f"{data.labels.mean():.1%} anomalous ({len(data.segments)} injected anomalies: "
+        "spikes, level shifts, frequency changes, broken correlations)"
+    )
     detector = _detector_from_args(args)
     detector.fit(data.train)
     scores = detector.decision_function(data.test)
     h = detector.history_
     _print_epochs(args, h)
-    _say(f"trained {len(h['epoch'])} epochs in {sum(h['seconds']):.1f} s: nu {h['nu'][0]:.4f} -> {h['nu'][-1]:.4f}, "
-         f"R {h['radius'][0]:.4f} -> {h['radius'][-1]:.4f}, loss {h['train_loss'][0]:.4f} -> {h['train_loss'][-1]:.4f}")
+    _say(
+        f"trained {len(h['epoch'])} epochs in {sum(h['seconds']):.1f} s: "
+        f"nu {h['nu'][0]:.4f} -> {h['nu'][-1]:.4f}, "
+        f"R {h['radius'][0]:.4f} -> {h['radius'][-1]:.4f}, "
+        f"loss {h['train_loss'][0]:.4f} -> {h['train_loss'][-1]:.4f}"
+    )
     metrics = _print_metrics(scores, data.labels, detector.threshold_)
     metrics["auc_roc_by_kind"] = _auc_by_kind(scores, data)
-    _say("ROC-AUC by anomaly kind: " + ", ".join(f"{k} {v:.3f}" for k, v in metrics["auc_roc_by_kind"].items()))
-    plot_scores(out / "demo_scores.png", scores, detector.threshold_, data.labels, title="MADCluster on the demo series")
+    _say(
+        "ROC-AUC by anomaly kind: "
+        + ", ".join(f"{k} {v:.3f}" for k, v in metrics["auc_roc_by_kind"].items())
+    )
+    plot_scores(
+        out / "demo_scores.png",
+        scores,
+        detector.threshold_,
+        data.labels,
+        title="MADCluster on the demo series",
+    )
     plot_history(out / "demo_training.png", h)
     detector.save(out / "demo_model.mcz")
-    atomic_write_text(out / "demo_metrics.json", json.dumps({**metrics, "seconds": time.perf_counter() - t0}, indent=2))
-    _say(f"ROC-AUC {metrics['auc_roc']:.4f}  VUS-ROC {metrics['vus_roc']:.4f}  VUS-PR {metrics['vus_pr']:.4f}")
-    _say(f"plots: {out / 'demo_scores.png'}, {out / 'demo_training.png'}; model: {out / 'demo_model.mcz'}")
+    atomic_write_text(
+        out / "demo_metrics.json",
+        json.dumps({**metrics, "seconds": time.perf_counter() - t0}, indent=2),
+    )
+    _say(
+        f"ROC-AUC {metrics['auc_roc']:.4f}  VUS-ROC {metrics['vus_roc']:.4f}  "
+        f"VUS-PR {metrics['vus_pr']:.4f}"
+    )
+    _say(
+        f"plots: {out / 'demo_scores.png'}, {out / 'demo_training.png'}; "
+        f"model: {out / 'demo_model.mcz'}"
+    )
     _say(f"total time {time.perf_counter() - t0:.1f} s")
     return 0
 
@@ -439,47 +595,92 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="madcluster",
-        description="MADCluster: unsupervised multivariate time-series anomaly detection (train on normal data, score new data).",
+        description="MADCluster: unsupervised multivariate time-series anomaly detection "
+        "(train on normal data, score new data).",
         epilog=DEFAULT_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"madcluster {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    demo = sub.add_parser("demo", help="train and evaluate on the embedded demo series (no download, CPU, < 1 min)",
-                          description="Train MADCluster on a built-in synthetic series with injected anomalies, then print metrics and write plots.")
-    demo.add_argument("--output-dir", default="madcluster-demo", help="where plots, model and metrics go (default: ./madcluster-demo)")
-    demo.add_argument("--quiet", action="store_true", help="no progress bars, epoch lines or notes (results still print)")
+    demo = sub.add_parser(
+        "demo",
+        help="train and evaluate on the embedded demo series (no download, CPU, < 1 min)",
+        description="Train MADCluster on a built-in synthetic series with injected anomalies, "
+        "then print metrics and write plots.",
+    )
+    demo.add_argument(
+        "--output-dir",
+        default="madcluster-demo",
+        help="where plots, model and metrics go (default: ./madcluster-demo)",
+    )
+    demo.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bars, epoch lines or notes (results still print)",
+    )
     # Demo settings (lr 3e-3, rho 0.1, stride 5) were picked on the demo series itself; see README.
     _add_training_options(demo, epochs=10, stride=5, lr=3e-3, rho=0.1, threads=1)
     demo.set_defaults(func=cmd_demo)
 
-    fit = sub.add_parser("fit", help="train a detector on a CSV / Parquet / .npy file",
-                         description="Train on (mostly normal) data. Features are standardised with training statistics; "
-                                     "the last 20% of the series (--validation-size) is the validation split for early stopping. "
-                                     "Progress bars show on a terminal; when stderr is redirected, one line per epoch instead.")
-    fit.add_argument("data", help="training file: .csv, .parquet or .npy (rows = time steps, columns = features); "
-                     "or a folder of such files, one entity each: one model per file, written to the folder -o")
-    fit.add_argument("-o", "--output", required=True, help="model file to write (zip of JSON config + weights)")
-    fit.add_argument("--history-plot", default=None, help="also write the training curves (nu, R, distance, loss) to this PNG")
-    fit.add_argument("--quiet", action="store_true", help="no progress bars, epoch lines or notes (results still print)")
+    fit = sub.add_parser(
+        "fit",
+        help="train a detector on a CSV / Parquet / .npy file",
+        description="Train on (mostly normal) data. Features are standardised with training "
+        "statistics; the last 20% of the series (--validation-size) is the validation split for "
+        "early stopping. "
+        "Progress bars show on a terminal; when stderr is redirected, one line per epoch instead.",
+    )
+    fit.add_argument(
+        "data",
+        help="training file: .csv, .parquet or .npy (rows = time steps, columns = features); "
+        "or a folder of such files, one entity each: one model per file, written to the folder -o",
+    )
+    fit.add_argument(
+        "-o", "--output", required=True, help="model file to write (zip of JSON config + weights)"
+    )
+    fit.add_argument(
+        "--history-plot",
+        default=None,
+        help="also write the training curves (nu, R, distance, loss) to this PNG",
+    )
+    fit.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bars, epoch lines or notes (results still print)",
+    )
     _add_input_options(fit)
     _add_training_options(fit, epochs=10, stride=1)
     add_fleet_arguments(fit)
     fit.set_defaults(func=cmd_fit)
 
-    score = sub.add_parser("score", help="score a file with a trained model: scores CSV and PNG plot",
-                           description="Write one anomaly score per row (higher = more anomalous) and 0/1 predictions "
-                                       "from the model's threshold; with --label-column also print metrics. The CSV has "
-                                       "row, the input's timestamp column (if any), score, is_anomaly and label (if given). "
-                                       "Columns are matched to the model's by name (reordered if needed).")
+    score = sub.add_parser(
+        "score",
+        help="score a file with a trained model: scores CSV and PNG plot",
+        description="Write one anomaly score per row (higher = more anomalous) and 0/1 predictions "
+        "from the model's threshold; with --label-column also print metrics. The CSV has "
+        "row, the input's timestamp column (if any), score, is_anomaly and label (if given). "
+        "Columns are matched to the model's by name (reordered if needed).",
+    )
     score.add_argument("model", help="model file written by `madcluster fit`")
-    score.add_argument("data", help="file to score, same feature columns as at fit time; or a folder of files, one "
-                       "entity each (MODEL is then a folder of <entity>.mcz or one model for all): one scores "
-                       "CSV per entity in -o (default: DATA.scores/)")
+    score.add_argument(
+        "data",
+        help="file to score, same feature columns as at fit time; or a folder of files, one "
+        "entity each (MODEL is then a folder of <entity>.mcz or one model for all): one scores "
+        "CSV per entity in -o (default: DATA.scores/)",
+    )
     score.add_argument("-o", "--output", default=None, help="scores CSV (default: DATA.scores.csv)")
-    score.add_argument("--plot", default=None, help="PNG plot path (default: next to the CSV; 'none' to skip)")
-    score.add_argument("--threshold", type=_finite_float, default=None, help="override the model's threshold (a finite number)")
-    score.add_argument("--quiet", action="store_true", help="no notes on stderr (results still print)")
+    score.add_argument(
+        "--plot", default=None, help="PNG plot path (default: next to the CSV; 'none' to skip)"
+    )
+    score.add_argument(
+        "--threshold",
+        type=_finite_float,
+        default=None,
+        help="override the model's threshold (a finite number)",
+    )
+    score.add_argument(
+        "--quiet", action="store_true", help="no notes on stderr (results still print)"
+    )
     _add_runtime_options(score, device="cpu", threads=None)
     _add_input_options(score)
     add_fleet_arguments(score)
