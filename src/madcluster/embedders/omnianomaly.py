@@ -47,7 +47,7 @@ class PlanarFlow(nn.Module):
     def forward(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         wu = self.w @ self.u
         u_hat = self.u + (F.softplus(wu) - 1.0 - wu) * self.w / (self.w @ self.w + 1e-8)
-        act = torch.tanh(z @ self.w + self.b)
+        act = torch.tanh(torch.matmul(z, self.w) + self.b)
         det = 1.0 + (1.0 - act.pow(2)) * (self.w @ u_hat)
         return z + act.unsqueeze(-1) * u_hat, torch.log(det.abs() + 1e-8)
 
@@ -109,7 +109,7 @@ class OmniAnomaly(BaseEmbedder):
         z_prev = e.new_zeros(e.shape[0], self.z_dim)
         samples, log_q = [], []
         for t in range(e.shape[1]):
-            a = torch.relu(from_e[:, t] + z_prev @ w_z.T)
+            a = torch.relu(from_e[:, t] + torch.matmul(z_prev, w_z.T))
             mean, std = self.q_mean(a), positive_std(self.q_std(a))
             z_prev = mean + std * noise[:, t]
             samples.append(z_prev)
@@ -126,7 +126,7 @@ class OmniAnomaly(BaseEmbedder):
 
     def prior_log_prob(self, z: torch.Tensor) -> torch.Tensor:
         """log p(z_t | z_{t-1}) of the linear-Gaussian state space, per step ``[N, L]``."""
-        mean = torch.cat([torch.zeros_like(z[:, :1]), z[:, :-1] @ self.transition.T], dim=1)
+        mean = torch.cat([torch.zeros_like(z[:, :1]), torch.matmul(z[:, :-1], self.transition.T)], dim=1)
         std = torch.cat(
             [torch.ones_like(z[:, :1]), positive_std(self.transition_std).expand_as(z[:, 1:])],
             dim=1,
