@@ -9,15 +9,14 @@ import numpy as np
 import pytest
 
 from madcluster.evaluation import PROTOCOLS
+from madcluster.evaluation.command_line import add_benchmark_arguments, run_benchmark_command
 from madcluster.evaluation.report import markdown_from_folder
 from madcluster.evaluation.runner import (
     CONTINUOUS_METRICS,
     METRICS,
     BenchmarkConfig,
-    add_benchmark_arguments,
     build_detector,
     run_benchmark,
-    run_benchmark_command,
 )
 
 N_TRAIN, N_TEST, N_FEATURES = 600, 400, 3

@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from madcluster.evaluation.executors import Job, JobFn, OnDone, Outcome, Progress, guarded_call
+from madcluster.evaluation.jobs import Job, JobFn, OnDone, Outcome, Progress, guarded_call
 
 
 class RayExecutor:

@@ -195,30 +195,6 @@ def _write_rows(
     return grid
 
 
-def run_benchmark_command(args: Any) -> int:
-    """``madcluster benchmark``: kept here for callers of the old module; see :mod:`.command_line`."""
-    from madcluster.evaluation.command_line import run_benchmark_command as command
-
-    return command(args)
-
-
-def add_benchmark_arguments(parser: Any) -> None:
-    """Options of ``madcluster benchmark``; see :mod:`.command_line`."""
-    from madcluster.evaluation.command_line import add_benchmark_arguments as add
-
-    add(parser)
-
-
-def config_from_args(args: Any) -> BenchmarkConfig:
-    """The single row of parsed ``madcluster benchmark`` arguments; see :mod:`.command_line`."""
-    from madcluster.evaluation.command_line import configs_from_args
-
-    configs = configs_from_args(args)
-    if len(configs) != 1:
-        raise ValueError(f"the arguments describe {len(configs)} rows; use configs_from_args")
-    return configs[0]
-
-
 __all__ = [
     "ANOMALY_RATIO_NOTE",
     "BASELINES",
@@ -229,13 +205,10 @@ __all__ = [
     "BenchmarkConfig",
     "BenchmarkResult",
     "GridResult",
-    "add_benchmark_arguments",
     "build_detector",
-    "config_from_args",
     "evaluate_protocols",
     "git_state",
     "run_benchmark",
-    "run_benchmark_command",
     "run_grid",
     "torch_model_cost",
 ]

@@ -1,0 +1,276 @@
+"""Benchmark grids: expansion into rows and tasks, resume, failures, atomic task files, the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+from grid_data import TINY, write_dataset
+
+from madcluster.evaluation import fit_score
+from madcluster.evaluation.command_line import add_benchmark_arguments, configs_from_args
+from madcluster.evaluation.config import BenchmarkConfig, parse_key_value
+from madcluster.evaluation.executors import SequentialExecutor, guarded_call
+from madcluster.evaluation.grid import expand_grid, load_grid_file
+from madcluster.evaluation.runner import run_grid
+
+
+@pytest.fixture()
+def dataset(tmp_path):
+    return write_dataset(tmp_path / "tiny")
+
+
+def _rows(dataset, out, **kw):
+    spec = {"dataset": str(dataset), "out": str(out), **TINY, **kw}
+    return expand_grid(spec)
+
+
+@pytest.fixture()
+def count_fits(monkeypatch):
+    """Number of detectors built (one per fit) in this process."""
+    calls = []
+    original = fit_score.build_detector
+
+    def counting(config, seed, **kw):
+        calls.append((config.result_name(), seed))
+        return original(config, seed, **kw)
+
+    monkeypatch.setattr(fit_score, "build_detector", counting)
+    return calls
+
+
+# ------------------------------------------------------------------------------ expansion
+def test_expand_grid_crosses_axes_and_dedupes_baselines():
+    rows = expand_grid(
+        {
+            "dataset": ["MSL", "SMAP"],
+            "embedder": ["drnn", "pca"],
+            "mode": ["full", "distance-only"],
+            "seeds": [0, 1],
+        }
+    )
+    names = [r.result_name() for r in rows]
+    # pca ignores the mode: its two modes are one row
+    assert names == [
+        "MSL_drnn_full",
+        "MSL_drnn_distance-only",
+        "MSL_pca_baseline",
+        "SMAP_drnn_full",
+        "SMAP_drnn_distance-only",
+        "SMAP_pca_baseline",
+    ]
+    assert all(r.seeds == (0, 1) for r in rows)
+
+
+def test_grid_file_rows_and_command_line_override(tmp_path):
+    spec = {
+        "dataset": "MSL",
+        "mode": ["full", "cluster-only"],
+        "epochs": 3,
+        "rows": [{"embedder": "kmeans", "seeds": [5]}],
+    }
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps(spec))
+    assert load_grid_file(path) == spec
+    parser = argparse.ArgumentParser()
+    add_benchmark_arguments(parser)
+    args = parser.parse_args(["--grid", str(path), "--seeds", "1", "2", "--embedder-param", "x=2"])
+    rows = configs_from_args(args)
+    assert [r.result_name() for r in rows] == [
+        "MSL_drnn_full",
+        "MSL_drnn_cluster-only",
+        "MSL_kmeans_baseline",
+    ]
+    assert rows[0].epochs == 3 and rows[0].seeds == (1, 2)  # the file's epochs, the CLI's seeds
+    assert rows[2].seeds == (5,)  # a row's own setting wins over the top level
+    assert rows[0].embedder_params == {"x": 2}
+    assert rows[0].resolved_embedder_params() == {"hidden_size": 64, "n_layers": 3, "x": 2}
+
+    yaml = pytest.importorskip("yaml", reason="YAML grid files need PyYAML")
+    ypath = tmp_path / "grid.yaml"
+    ypath.write_text(yaml.safe_dump(spec))
+    assert load_grid_file(ypath) == spec
+
+
+def test_lists_on_the_command_line_and_key_values():
+    parser = argparse.ArgumentParser()
+    add_benchmark_arguments(parser)
+    args = parser.parse_args(
+        ["--dataset", "MSL", "SMD", "--mode", "full", "distance-only", "--per-entity", "--quiet"]
+    )
+    rows = configs_from_args(args)
+    assert len(rows) == 4 and all(r.per_entity and not r.verbose for r in rows)
+    assert parse_key_value("hidden_size=32") == ("hidden_size", 32)
+    assert parse_key_value("name=gru") == ("name", "gru")
+    assert parse_key_value("flag=True") == ("flag", True)
+    assert parse_key_value("sizes=[1, 2]") == ("sizes", [1, 2])
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_key_value("oops")
+    with pytest.raises(ValueError, match="dataset"):
+        configs_from_args(parser.parse_args([]))
+    with pytest.raises(ValueError, match="unknown grid keys"):
+        expand_grid({"dataset": "MSL", "epoch": 3})
+
+
+def test_tasks_per_seed_and_entity_and_fingerprint(dataset, tmp_path):
+    (config,) = _rows(dataset, tmp_path / "out", embedder="pca", seeds=[0, 1], per_entity=True)
+    grid = run_grid([config], progress=False)
+    assert grid.n_tasks == 4 and grid.n_run == 4 and grid.ok
+    folder = tmp_path / "out" / "tasks" / f"tiny_pca_baseline_per-entity-{config.fingerprint()}"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "seed0_a.json",
+        "seed0_b.json",
+        "seed1_a.json",
+        "seed1_b.json",
+    ]
+    # settings that do not change a result do not change the fingerprint; the others do
+    same = BenchmarkConfig(**{**config.settings(), "threads": 2, "verbose": True, "out": None})
+    other = BenchmarkConfig(**{**config.settings(), "window_size": 30})
+    assert same.fingerprint() == config.fingerprint() != other.fingerprint()
+
+
+# ------------------------------------------------------------------------------ resume
+def test_rerun_skips_finished_tasks(dataset, tmp_path, count_fits):
+    out = tmp_path / "out"
+    rows = _rows(dataset, out, embedder=["drnn", "pca"], seeds=[0, 1])
+    first = run_grid(rows, progress=False)
+    assert len(count_fits) == 4 and first.n_run == 4
+    before = {r.name: r.to_dict()["protocols"] for r in first.results}
+
+    second = run_grid(rows, progress=False)
+    assert len(count_fits) == 4  # nothing refitted
+    assert second.n_resumed == 4 and second.n_run == 0
+    assert {r.name: r.to_dict()["protocols"] for r in second.results} == before
+
+    # one more seed: only its tasks run
+    more = _rows(dataset, out, embedder=["drnn", "pca"], seeds=[0, 1, 2])
+    third = run_grid(more, progress=False)
+    assert len(count_fits) == 6 and third.n_resumed == 4
+    assert all(len(r.runs) == 3 for r in third.results)
+
+    run_grid(rows, progress=False, resume=False)
+    assert len(count_fits) == 10
+
+
+def test_interrupted_grid_keeps_finished_tasks(dataset, tmp_path, count_fits):
+    class InterruptAfterTwo(SequentialExecutor):
+        def run(self, fn, jobs, data, on_done, progress=None):
+            for i, job in enumerate(jobs):
+                if i == 2:
+                    raise KeyboardInterrupt
+                on_done(job, guarded_call(fn, job.payload, data[job.data_key]))
+
+    out = tmp_path / "out"
+    rows = _rows(dataset, out, embedder="pca", seeds=[0, 1, 2])
+    with pytest.raises(KeyboardInterrupt):
+        run_grid(rows, executor=InterruptAfterTwo(), progress=False)
+    # the rows were written from what had finished, marked partial
+    partial = json.loads((out / "tiny_pca_baseline.json").read_text())
+    assert partial["tasks"]["complete"] is False and partial["seeds"] == [0, 1]
+    assert "partial: 2/3 tasks" in (out / "results.md").read_text()
+    assert not list(out.rglob("*.tmp"))  # nothing half-written
+
+    grid = run_grid(rows, progress=False)
+    assert grid.n_resumed == 2 and grid.n_run == 1 and len(count_fits) == 3
+    assert grid.results[0].complete and [r["seed"] for r in grid.results[0].runs] == [0, 1, 2]
+
+
+def test_unreadable_task_file_is_recomputed(dataset, tmp_path, count_fits):
+    out = tmp_path / "out"
+    rows = _rows(dataset, out, embedder="pca", seeds=[0])
+    run_grid(rows, progress=False)
+    (task_file,) = (out / "tasks").rglob("seed0.json")
+    record = json.loads(task_file.read_text())
+    assert record["status"] == "ok" and record["schema"] == "madcluster-task/1"
+    task_file.write_text(task_file.read_text()[:50])  # as if cut off (cannot happen via store)
+    grid = run_grid(rows, progress=False)
+    assert grid.n_run == 1 and len(count_fits) == 2
+    assert json.loads(task_file.read_text())["status"] == "ok"
+
+
+# ------------------------------------------------------------------------------ failures
+def test_failing_task_is_recorded_and_others_finish(dataset, tmp_path, monkeypatch):
+    original = fit_score.build_detector
+
+    def flaky(config, seed, **kw):
+        if seed == 1 and config.embedder == "pca":
+            raise MemoryError("pretend the fit ran out of memory")
+        return original(config, seed, **kw)
+
+    monkeypatch.setattr(fit_score, "build_detector", flaky)
+    out = tmp_path / "out"
+    rows = _rows(dataset, out, embedder=["pca", "kmeans"], seeds=[0, 1], n_clusters=3)
+    grid = run_grid(rows, progress=False)
+    assert not grid.ok and len(grid.failures) == 1
+    failure = grid.failures[0]
+    assert failure["seed"] == 1 and "MemoryError" in failure["error"] and failure["traceback"]
+    pca, kmeans = grid.results
+    assert not pca.complete and [r["seed"] for r in pca.runs] == [0]
+    assert kmeans.complete and len(kmeans.runs) == 2
+    stored = json.loads((out / "tiny_pca_baseline.json").read_text())
+    assert stored["tasks"]["failures"][0]["error"].startswith("MemoryError")
+
+    monkeypatch.setattr(fit_score, "build_detector", original)  # the cause is gone: rerun
+    again = run_grid(rows, progress=False)
+    assert again.ok and again.n_run == 1 and again.results[0].complete
+
+
+def test_cli_grid_exit_status_and_summary(dataset, tmp_path, capsys):
+    from madcluster.cli import main
+
+    out = tmp_path / "cli"
+    base = ["benchmark", "--dataset", str(dataset), "--seeds", "0", "1", "--window-size", "20"]
+    base += ["--metric-window", "20", "--out", str(out), "--quiet", "--executor", "sequential"]
+    assert main([*base, "--embedder", "pca", "kmeans", "--n-clusters", "3"]) == 0
+    text = capsys.readouterr().out
+    assert "4 tasks in 2 row(s): 4 run, 0 resumed" in text and "best-f1 (ORACLE)" in text
+    assert main([*base, "--embedder", "pca", "kmeans", "--n-clusters", "3"]) == 0
+    assert "0 run, 4 resumed" in capsys.readouterr().out
+    # a detector option the detector does not have: each of its tasks fails, the command says so
+    assert main([*base, "--embedder", "pca", "--detector-param", "bogus=1"]) == 1
+    err = capsys.readouterr().err
+    assert "FAILED tiny_pca_baseline/seed0" in err and "bogus" in err
+
+
+def test_no_ray_at_import():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, madcluster, madcluster.cli, madcluster.fleet, madcluster.evaluation.runner\n"
+        "madcluster.cli.build_parser()\n"
+        "assert 'ray' not in sys.modules, 'ray imported at module import time'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_no_import_cycle_in_evaluation():
+    """Every import between evaluation modules, deferred ones included, forms no cycle."""
+    import ast
+    from pathlib import Path
+
+    import madcluster.evaluation as package
+
+    folder = Path(package.__file__).parent
+    names = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    graph = {}
+    for name in names:
+        tree = ast.parse((folder / f"{name}.py").read_text())
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+        graph[name] = {m.rsplit(".", 1)[-1] for m in found if m.startswith(package.__name__ + ".")}
+        graph[name] &= names
+    assert "runner" not in graph["report"] and "aggregate" not in graph["report"]
+
+    def visit(node, path):
+        assert node not in path, f"import cycle: {' -> '.join([*path, node])}"
+        for nxt in graph[node]:
+            visit(nxt, [*path, node])
+
+    for name in names:
+        visit(name, [])
