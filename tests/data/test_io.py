@@ -211,3 +211,10 @@ def test_huge_values_in_a_file_are_too_large_to_scale(tmp_path):
     pd.DataFrame({"a": [1.0, 1e300, 2.0], "b": [0.0, 1.0, 2.0]}).to_csv(path, index=False)
     with pytest.raises(DataError, match=r"too large to scale \(first: 1e\+300 at row 1, column 0"):
         read_table(path)
+
+
+def test_header_only_csv_has_no_data_rows(tmp_path):
+    path = tmp_path / "head.csv"
+    path.write_text("a,b,c\n")
+    with pytest.raises(DataError, match="has no data rows"):
+        read_table(path)

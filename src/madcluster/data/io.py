@@ -143,6 +143,8 @@ def table_from_frame(
     has_header = bool(frame.attrs.get(HEADER_ATTR, True))
     frame = frame.copy(deep=False)
     frame.columns = [str(c) for c in frame.columns]
+    if len(frame) == 0:
+        raise DataError(f"{source} has no data rows (columns: {list(frame.columns)[:10]})")
     names = list(frame.columns)
     if len(set(names)) != len(names):
         dupes = sorted({n for n in names if names.count(n) > 1})

@@ -174,9 +174,9 @@ def check_device(name: Any) -> Any:
     else:
         try:
             device = torch.device(str(name))
-        except (RuntimeError, ValueError) as exc:
+        except (RuntimeError, ValueError):
             raise DeviceError(
-                f"unknown device {str(name)!r} ({exc}); use cpu, cuda, cuda:N or auto"
+                f"unknown device {str(name)!r}: use cpu, cuda, cuda:N or auto"
             ) from None
     if device.type == "cuda":
         if not torch.cuda.is_available():
