@@ -228,3 +228,9 @@ def test_output_path_checks(tmp_path, monkeypatch):
         atomic_path(tmp_path / "m.mcz"),
     ):
         pass
+
+
+def test_feature_count_off_by_one_hints_at_a_label_column(pca):
+    frame = pd.DataFrame(make_series(200, 3, seed=1), columns=["a", "b", "c"]).assign(label=0)
+    with pytest.raises(DataError, match=r"has 4 features but .* 3.*'label' looks like labels"):
+        pca.decision_function(frame)

@@ -281,3 +281,9 @@ def test_help_texts():
         assert option in fit_help and option in score_help or option == "--validation-size"
     assert "--validation-size" in fit_help and "one line per epoch" in fit_help
     assert "timestamp" in score_help
+
+
+def test_demo_output_dir_that_is_a_file_is_refused_at_once(files, capsys):
+    assert main(["demo", "--output-dir", str(files / "train.csv"), "--quiet"]) == 2
+    out, err = capsys.readouterr()
+    assert "is a file, not a folder" in err and "demo data" not in out

@@ -23,6 +23,7 @@ def check_series(
 
     Accepts numpy arrays, pandas DataFrames (all columns must be numeric) and nested lists.
     """
+    labels: list[str] = []  # label-like column names of a DataFrame, for a hint
     if hasattr(X, "dtypes") and hasattr(X, "columns"):  # pandas DataFrame, without importing pandas
         from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
@@ -36,6 +37,7 @@ def check_series(
                 f"{name} has non-numeric column(s) {bad[:5]}: drop them or convert them to numbers "
                 "(a timestamp column can be dropped, a label column passed separately)"
             )
+        labels = [str(c) for c in X.columns if str(c).lower() in LABEL_LIKE_NAMES]
         X = X.to_numpy()
     try:
         arr = np.asarray(X)
@@ -53,9 +55,12 @@ def check_series(
     if arr.shape[1] == 0:
         raise DataError(f"{name} has no feature columns")
     if n_features is not None and arr.shape[1] != n_features:
+        hint = ""
+        if arr.shape[1] == n_features + 1 and labels:
+            hint = f" (its column {labels[0]!r} looks like labels: pass it separately)"
         raise DataError(
             f"{name} has {arr.shape[1]} features but the detector was fitted on {n_features}: "
-            "score data with the same columns, in the same order, as the training data"
+            f"score data with the same columns, in the same order, as the training data{hint}"
         )
     if arr.shape[0] < min_length:
         raise DataError(
