@@ -16,7 +16,8 @@ on ``MSE(G(x), x) + w_adv * MSE(f_D(G(x)), f_D(x))`` plus MADCluster's loss (the
 the layers that make h); every gradient is zeroed before each phase; D is re-initialised when its
 loss falls below 5e-6. Adam with betas (.5, .999) and BeatGAN's learning rate 1e-4 (``lr=None``:
 the detector's), the MADCluster head at the detector's rate. Per-step score: the mean over
-channels of (x - G(x))^2. A window too short for the convolutions raises at construction.
+channels of (x - G(x))^2; the loss ``forward`` reports (validation) is its mean. A window too
+short for the convolutions raises at construction.
 """
 
 from __future__ import annotations
