@@ -287,3 +287,10 @@ def test_demo_output_dir_that_is_a_file_is_refused_at_once(files, capsys):
     assert main(["demo", "--output-dir", str(files / "train.csv"), "--quiet"]) == 2
     out, err = capsys.readouterr()
     assert "is a file, not a folder" in err and "demo data" not in out
+
+
+@pytest.mark.parametrize("value", ["0.5", "-0.1", "nan"])
+def test_contamination_is_checked_before_training(files, value, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["fit", str(files / "train.csv"), "-o", str(files / "c.mcz"), "--contamination", value])
+    assert info.value.code == 2 and "--contamination" in capsys.readouterr().err

@@ -50,6 +50,14 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _contamination(text: str) -> float:
+    """argparse type: the expected anomaly fraction, in [0, 0.5), checked before training."""
+    value = _finite_float(text)
+    if not 0.0 <= value < 0.5:
+        raise argparse.ArgumentTypeError(f"must be in [0, 0.5), got {text!r}")
+    return value
+
+
 def _fraction(text: str) -> float:
     """argparse type: a number in [0, 1)."""
     value = _finite_float(text)
@@ -172,7 +180,7 @@ def _add_training_options(
     )
     group.add_argument(
         "--contamination",
-        type=_finite_float,
+        type=_contamination,
         default=0.01,
         help="expected anomaly fraction in training data; "
         "threshold = (1 - c) quantile of training scores (default: 0.01)",
