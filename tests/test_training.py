@@ -8,7 +8,7 @@ from series_helpers import make_series
 from madcluster.data.windows import gather_windows, window_starts
 from madcluster.embedders import DilatedRNN
 from madcluster.method import MADClusterHead, MethodConfig
-from madcluster.training import MADClusterNet, TrainSettings, initialise_head, train_network
+from madcluster.training import MADClusterNet, TrainSettings, feature_source, train_network
 
 
 def _spread(net: MADClusterNet, series: torch.Tensor, window: int) -> float:
@@ -20,9 +20,10 @@ def _spread(net: MADClusterNet, series: torch.Tensor, window: int) -> float:
 def _train(mode: str):
     torch.manual_seed(0)
     series = torch.from_numpy(make_series(1500, 3))
-    net = MADClusterNet(DilatedRNN(3, hidden_size=16, n_layers=2), MADClusterHead(16, MethodConfig(mode=mode)))
+    embedder = DilatedRNN(3, hidden_size=16, n_layers=2, auxiliary="none")
+    net = MADClusterNet(embedder, MADClusterHead(16, MethodConfig(mode=mode)))
     settings = TrainSettings(window_size=20, stride=2, epochs=6, batch_size=32, patience=100)
-    initialise_head(net, series, settings)
+    net.head.start(feature_source(net, series, settings))
     c0, spread0 = net.head.center.detach().clone(), _spread(net, series, 20)
     history = train_network(net, series, None, settings, torch.Generator().manual_seed(0))
     return net, series, c0, spread0, history

@@ -16,17 +16,33 @@ from torch import nn
 
 from madcluster.base import BaseDetector
 from madcluster.data.validation import check_device, check_series
-from madcluster.data.windows import gather_windows, window_starts, windows_to_points
+from madcluster.data.windows import (
+    gather_windows,
+    window_starts,
+    windows_to_points,
+    windows_to_points_with_history,
+)
 from madcluster.embedders import BaseEmbedder, ModuleEmbedder, build_embedder
 from madcluster.exceptions import DataError, ModelFileError
 from madcluster.method.config import MethodConfig
-from madcluster.method.head import MADClusterHead
+from madcluster.method.head import build_head
 from madcluster.persistence import read_model_file, write_model_file
 from madcluster.training import MADClusterNet, TrainSettings, train_network
 
 logger = logging.getLogger(__name__)
 
 CUSTOM_EMBEDDER = "<custom module>"
+
+# Named configurations (see MADCluster.from_preset). "default" is the constructor's defaults.
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "paper": {
+        "drnn_params": {"auxiliary": "none", "bias": True},
+        "score_scaling": "raw",
+        "center_warmup": 0,
+        "early_stopping": "loss",
+    },
+}
 SCORE_COMBINATIONS = ("standardized", "raw")
 
 
@@ -41,14 +57,20 @@ class MADCluster(BaseDetector):
     embedder_params : keyword arguments of the registered embedder, e.g. ``{"hidden_size": 64}``.
     window_size : window length L (paper: 100).
     stride : step between training windows (1 = every window; larger trains faster).
-    score_stride : step between scoring windows; default ``window_size`` (each point scored once,
-        points in the end-aligned last window's overlap averaged).
+    score_stride : step between scoring windows. Default: ``window_size // 10`` for causal
+        embedders (the D-RNN), where each point is scored from the window in which it has the most
+        history (at least L - score_stride steps), and ``window_size`` otherwise (overlaps averaged).
     epochs, batch_size, lr, weight_decay : optimisation (Adam; weight decay is lambda * Omega(W)).
     validation_size : fraction at the END of the training series used for early stopping (never
         test data); 0 disables early stopping.
     patience : epochs without validation improvement before stopping.
     mode, rho, tau, center_init, nu_param, distance_loss, cluster_target, cluster_kl,
-    loss_combination, score_type : see :class:`~madcluster.method.MethodConfig`.
+    loss_combination, score_type, score_scaling, center_warmup : see
+        :class:`~madcluster.method.MethodConfig`.
+    early_stopping : ``loss`` (the total validation loss) or ``base-loss`` (the base model's own
+        validation loss, which a shrinking sphere cannot lower).
+    pretrain_epochs : first epochs on the base model's own loss alone; the center and R are then
+        initialised from the pretrained features (DeepSVDD's recipe). Counted within ``epochs``.
     base_score_combination : when the embedder has its own score: ``standardized`` (z-scores from
         training statistics, summed) or ``raw`` sum.
     contamination : expected fraction of anomalies in training data; ``threshold_`` is the
@@ -81,6 +103,10 @@ class MADCluster(BaseDetector):
         cluster_kl: bool = False,
         loss_combination: str = "sum",
         score_type: str = "point",
+        score_scaling: str = "standardized",
+        center_warmup: int = 0,
+        early_stopping: str = "loss",
+        pretrain_epochs: int = 0,
         base_score_combination: str = "standardized",
         contamination: float = 0.01,
         random_state: int | None = None,
@@ -108,11 +134,35 @@ class MADCluster(BaseDetector):
         self.cluster_kl = cluster_kl
         self.loss_combination = loss_combination
         self.score_type = score_type
+        self.score_scaling = score_scaling
+        self.center_warmup = center_warmup
+        self.early_stopping = early_stopping
+        self.pretrain_epochs = pretrain_epochs
         self.base_score_combination = base_score_combination
         self.contamination = contamination
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
+
+    @classmethod
+    def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:
+        """A detector with a named configuration; ``params`` override it.
+
+        ``"default"`` is the library default (what was measured to detect, see the README's method
+        table); ``"paper"`` is the paper's formulation exactly (``DESIGN.md``): no auxiliary loss on
+        the D-RNN, Eq. 7's raw sum, non-overlapping scoring windows, early stopping on the total loss.
+        """
+        if preset not in PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        values = dict(PRESETS[preset])
+        embedder = params.get("embedder", "drnn")
+        drnn_params = values.pop("drnn_params", None)
+        if drnn_params and embedder == "drnn":
+            values["embedder_params"] = {**drnn_params, **(params.pop("embedder_params", None) or {})}
+        if preset == "paper" and "score_stride" not in params:
+            values["score_stride"] = params.get("window_size", 100)
+        values.update(params)
+        return cls(**values)
 
     # ------------------------------------------------------------------ configuration helpers
     def method_config(self) -> MethodConfig:
@@ -127,6 +177,8 @@ class MADCluster(BaseDetector):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if self.score_stride is not None and (not isinstance(self.score_stride, (int, np.integer)) or self.score_stride < 1):
             raise ValueError(f"score_stride must be a positive integer or None, got {self.score_stride!r}")
+        if not isinstance(self.pretrain_epochs, (int, np.integer)) or not 0 <= self.pretrain_epochs < self.epochs:
+            raise ValueError(f"pretrain_epochs must be an integer in [0, epochs), got {self.pretrain_epochs!r}")
         if not 0.0 <= self.validation_size < 1.0:
             raise ValueError(f"validation_size must be in [0, 1), got {self.validation_size}")
         if self.lr <= 0 or self.weight_decay < 0:
@@ -184,22 +236,24 @@ class MADCluster(BaseDetector):
                 torch.manual_seed(self.random_state)
             generator = torch.Generator().manual_seed(self.random_state if self.random_state is not None else int(torch.seed() % 2**63))
             embedder = self._build_embedder(self.n_features_in_)
-            head = MADClusterHead(embedder.out_features, self.method_config())
+            head = build_head(embedder.out_features, self.method_config())
             self.net_ = MADClusterNet(embedder, head).to(device)
             series = torch.from_numpy(scaled).to(device)
             train_part = series[: len(series) - n_val]
             val_part = series[len(series) - n_val :] if n_val else None
             settings = TrainSettings(
                 window_size=self.window_size, stride=self.stride, epochs=self.epochs, batch_size=self.batch_size,
-                lr=self.lr, weight_decay=self.weight_decay, patience=self.patience, progress=bool(self.verbose),
+                lr=self.lr, weight_decay=self.weight_decay, patience=self.patience,
+                early_stopping=self.early_stopping, pretrain_epochs=self.pretrain_epochs, progress=bool(self.verbose),
             )
             self.history_ = train_network(self.net_, train_part, val_part, settings, generator)
 
-        own, base = self._window_scores(scaled)
-        self.score_stats_ = {"own": _mean_std(own)}
-        if base is not None:
-            self.score_stats_["base"] = _mean_std(base)
-        self._set_training_scores(self._combine(own, base))
+        terms = self._score_terms(scaled)
+        self.score_stats_ = {name: _mean_std(values) for name, values in terms.items()}
+        head_terms = [name for name in terms if name != "base"]
+        if head_terms:
+            self.score_stats_["own"] = _mean_std(self._head_score(terms))
+        self._set_training_scores(self._combine(terms))
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -207,40 +261,55 @@ class MADCluster(BaseDetector):
         self._check_fitted()
         X = self._align_feature_names(X)
         data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
-        return self._combine(*self._window_scores(self._scale(data)))
+        return self._combine(self._score_terms(self._scale(data)))
 
     def _scale(self, data: np.ndarray) -> np.ndarray:
         return ((data - self.scaler_mean_) / self.scaler_scale_).astype(np.float32)
 
+    def _effective_score_stride(self) -> int:
+        if self.score_stride is not None:
+            return int(self.score_stride)
+        return max(1, self.window_size // 10) if self.net_.embedder.causal else self.window_size
+
     @torch.no_grad()
-    def _window_scores(self, scaled: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """Point scores of MADCluster and (if any) of the base model, for a scaled series."""
+    def _score_terms(self, scaled: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-point score terms (the head's and the base model's) for a scaled series."""
         net = self.net_.eval()
         device = next(net.parameters()).device
         series = torch.from_numpy(scaled).to(device)
-        starts = window_starts(len(series), self.window_size, self.score_stride or self.window_size)
-        own_parts, base_parts = [], []
+        starts = window_starts(len(series), self.window_size, self._effective_score_stride())
+        parts: dict[str, list[np.ndarray]] = {}
         for i in range(0, len(starts), 4 * self.batch_size):
             x = gather_windows(series, starts[i : i + 4 * self.batch_size], self.window_size)
-            own, base = net.score(x)
-            own_parts.append(own.float().cpu().numpy())
-            if base is not None:
-                base_parts.append(base.float().cpu().numpy())
-        own_points = windows_to_points(np.concatenate(own_parts), starts, len(series))
-        base_points = windows_to_points(np.concatenate(base_parts), starts, len(series)) if base_parts else None
-        return own_points, base_points
+            for name, values in net.score(x).items():
+                parts.setdefault(name, []).append(values.float().cpu().numpy())
+        to_points = windows_to_points_with_history if net.embedder.causal else windows_to_points
+        return {name: to_points(np.concatenate(chunks), starts, len(series)) for name, chunks in parts.items()}
 
-    def _combine(self, own: np.ndarray, base: np.ndarray | None) -> np.ndarray:
-        if base is None:
-            scores = own
-        elif self.base_score_combination == "raw":
-            scores = own + base
+    def _head_score(self, terms: dict[str, np.ndarray]) -> np.ndarray:
+        """MADCluster's own score: Eq. 7's sum (``raw``) or the sum of standardised terms."""
+        names = [name for name in terms if name != "base"]
+        if self.score_scaling == "standardized":
+            return sum(_standardize(terms[n], self.score_stats_[n]) for n in names)
+        return sum(terms[n] for n in names)
+
+    def _combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
+        base = terms.get("base")
+        if len(terms) == (base is not None):  # no head terms: the base model alone
+            if base is None:
+                raise DataError("the model produced no score terms")
+            scores = base
         else:
-            (mo, so), (mb, sb) = self.score_stats_["own"], self.score_stats_["base"]
-            scores = (own - mo) / so + (base - mb) / sb
+            own = self._head_score(terms)
+            if base is None:
+                scores = own
+            elif self.base_score_combination == "raw":
+                scores = own + base
+            else:
+                scores = _standardize(own, self.score_stats_["own"]) + _standardize(base, self.score_stats_["base"])
         if not np.all(np.isfinite(scores)):
             raise DataError("the model produced non-finite scores: the input may be far outside the training range")
-        return scores
+        return np.asarray(scores, dtype=np.float64)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> None:
@@ -257,7 +326,7 @@ class MADCluster(BaseDetector):
                 "threshold_": self.threshold_,
                 "score_stats_": self.score_stats_,
                 "history_": self.history_,
-                "n_hidden": self.net_.head.n_hidden,
+                "n_hidden": self.net_.embedder.out_features,
             },
         }
         arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in self.net_.state_dict().items()}
@@ -286,7 +355,7 @@ class MADCluster(BaseDetector):
             model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
             model.history_ = fitted["history_"]
             base = model._build_embedder(model.n_features_in_)
-            head = MADClusterHead(int(fitted["n_hidden"]), model.method_config())
+            head = build_head(int(fitted["n_hidden"]), model.method_config())
             net = MADClusterNet(base, head)
             state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
             net.load_state_dict(state, strict=True)
@@ -300,6 +369,11 @@ class MADCluster(BaseDetector):
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise ModelFileError(f"{os.fspath(path)!r} does not match this madcluster version or its embedder: {exc}") from None
         return model
+
+
+def _standardize(values: np.ndarray, stats: tuple[float, float]) -> np.ndarray:
+    mean, std = stats
+    return (values - mean) / std
 
 
 def _mean_std(values: np.ndarray) -> tuple[float, float]:

@@ -1,14 +1,18 @@
-"""The training loop: initial pass, epochs over shuffled windows, radius update, early stopping.
+"""The training loop: initial pass, epochs over shuffled windows, head updates, early stopping.
 
 Kept apart from the modules (anomalib style): ``MADClusterNet`` is the plain torch module,
-``train_network`` is the procedure. Per-epoch values go to a history dict (the curves of the
-paper's training figure: threshold nu, radius R, distance and losses).
+``train_network`` is the procedure. The loop talks only to the embedder contract
+(``init_from_data``, ``configure_optimizers``, ``training_step``, ``on_epoch_end``) and the head
+contract (``start``, ``begin_epoch``, ``loss``, ``end_epoch``), so a new base model or head never
+edits it. Per-epoch values go to a history dict: the losses, the seconds, and whatever the head
+reports (for the single-cluster head: nu, R and the collapse diagnostics).
 """
 
 from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,18 +22,16 @@ from tqdm.auto import tqdm
 
 from madcluster.data.windows import gather_windows, window_starts
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
-from madcluster.method.head import LossParts, MADClusterHead
+from madcluster.method.head import Head, LossParts
 
-HISTORY_KEYS = (
-    "epoch", "nu", "radius", "mean_distance", "distance_loss", "cluster_loss", "train_loss",
-    "val_loss", "seconds",
-)
+LOSS_KEYS = ("train_loss", "distance_loss", "cluster_loss", "base_loss")
+EARLY_STOPPING = ("loss", "base-loss")
 
 
 class MADClusterNet(nn.Module):
-    """A Base Embedder with the MADCluster head on top."""
+    """A Base Embedder with a head on top."""
 
-    def __init__(self, embedder: BaseEmbedder, head: MADClusterHead) -> None:
+    def __init__(self, embedder: BaseEmbedder, head: Head) -> None:
         super().__init__()
         self.embedder = embedder
         self.head = head
@@ -41,10 +43,13 @@ class MADClusterNet(nn.Module):
         return self.head.loss(out.h, out.loss)
 
     @torch.no_grad()
-    def score(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Per-step MADCluster score ``[B, L]`` and the base model's own score (or None)."""
+    def score(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Named per-step score terms ``[B, L]``: the head's, plus ``base`` when the embedder has one."""
         out = self.embedder(x)
-        return self.head.score(out.h), out.score
+        terms = dict(self.head.score_terms(out.h))
+        if out.score is not None:
+            terms["base"] = out.score
+        return terms
 
 
 @dataclass
@@ -56,6 +61,8 @@ class TrainSettings:
     lr: float = 1e-3
     weight_decay: float = 1e-5
     patience: int = 3
+    early_stopping: str = "loss"
+    pretrain_epochs: int = 0
     progress: bool = False
     description: str = "MADCluster"
 
@@ -64,48 +71,53 @@ class TrainSettings:
 class _EpochMeter:
     """Accumulates the loss parts that the objective sees during one epoch."""
 
-    sums: dict[str, float] = field(default_factory=lambda: {"train_loss": 0.0, "distance_loss": 0.0, "cluster_loss": 0.0})
+    sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(LOSS_KEYS, 0.0))
     batches: int = 0
 
     def add(self, parts: LossParts) -> None:
         self.sums["train_loss"] += float(parts.total.detach())
-        self.sums["distance_loss"] += float(parts.distance.detach())
-        self.sums["cluster_loss"] += float(parts.cluster.detach())
+        self.sums["distance_loss"] += float(parts.distance)
+        self.sums["cluster_loss"] += float(parts.cluster)
+        self.sums["base_loss"] += float(parts.base)
         self.batches += 1
 
     def means(self) -> dict[str, float]:
         return {k: v / max(self.batches, 1) for k, v in self.sums.items()}
 
 
-@torch.no_grad()
-def _tile_pass(net: MADClusterNet, series: torch.Tensor, settings: TrainSettings) -> tuple[torch.Tensor, np.ndarray, float]:
-    """Eval-mode pass over non-overlapping windows covering ``series``.
-
-    Returns the mean feature, the squared distances to the current center, and the mean loss.
-    """
-    net.eval()
+def _tiles(series: torch.Tensor, settings: TrainSettings) -> Iterator[torch.Tensor]:
+    """Batches of non-overlapping windows covering ``series`` (the last one end-aligned)."""
     starts = window_starts(len(series), settings.window_size, settings.window_size)
-    h_sum = None
-    n_steps = 0
-    distances, losses, weights = [], [], []
     for i in range(0, len(starts), settings.batch_size):
-        x = gather_windows(series, starts[i : i + settings.batch_size], settings.window_size)
+        yield gather_windows(series, starts[i : i + settings.batch_size], settings.window_size)
+
+
+def feature_source(net: MADClusterNet, series: torch.Tensor, settings: TrainSettings):
+    """A callable yielding eval-mode features h over ``series``: what heads initialise from."""
+
+    def features() -> Iterator[torch.Tensor]:
+        net.eval()
+        with torch.no_grad():
+            for x in _tiles(series, settings):
+                yield net(x).h
+
+    return features
+
+
+@torch.no_grad()
+def validation_loss(net: MADClusterNet, series: torch.Tensor, settings: TrainSettings) -> float:
+    """Mean validation loss: the total objective, or the base model's own loss (``base-loss``; the
+    total when the embedder has no loss of its own)."""
+    net.eval()
+    losses, weights = [], []
+    for x in _tiles(series, settings):
         out = net(x)
-        h = out.h
-        h_sum = h.sum(dim=(0, 1)) if h_sum is None else h_sum + h.sum(dim=(0, 1))
-        n_steps += h.shape[0] * h.shape[1]
-        distances.append(net.head.distances(h).flatten().cpu().numpy())
-        losses.append(float(net.loss(out).total))
+        parts = net.loss(out)
+        use_base = settings.early_stopping == "base-loss" and out.loss is not None
+        value = parts.base if use_base else parts.total
+        losses.append(float(value))
         weights.append(len(x))
-    return h_sum / n_steps, np.concatenate(distances), float(np.average(losses, weights=weights))
-
-
-def initialise_head(net: MADClusterNet, train: torch.Tensor, settings: TrainSettings) -> None:
-    """Center = mean of h over an initial pass (if configured), then R from the distances to it."""
-    mean_h, _, _ = _tile_pass(net, train, settings)
-    net.head.init_center(mean_h)
-    _, distances, _ = _tile_pass(net, train, settings)
-    net.head.set_radius_from_distances(distances)
+    return float(np.average(losses, weights=weights))
 
 
 def train_network(
@@ -117,11 +129,19 @@ def train_network(
 ) -> dict[str, list[float]]:
     """Train ``net`` on windows of ``train [T, D]``; early-stop on ``val`` (end of the training series).
 
-    After each epoch R is recomputed as the (1 - rho) quantile of sqrt(d) over the training series
-    (eval mode). The best state by validation loss is restored at the end.
+    The embedder first sees the training windows (``init_from_data``) and, for ``pretrain_epochs``,
+    trains on its own loss alone (DeepSVDD's pretraining: the center is then taken from informative
+    features); then the head initialises from an eval pass. After each epoch the head updates (R) from the training series and reports
+    its diagnostics. The best state by validation loss is restored at the end.
     """
-    history: dict[str, list[float]] = {k: [] for k in HISTORY_KEYS}
-    initialise_head(net, train, settings)
+    if settings.early_stopping not in EARLY_STOPPING:
+        raise ValueError(f"unknown early_stopping {settings.early_stopping!r}; choose one of {', '.join(EARLY_STOPPING)}")
+    keys = ("epoch", *LOSS_KEYS, "val_loss", *net.head.history_keys, "seconds")
+    history: dict[str, list[float]] = {k: [] for k in keys}
+    net.embedder.init_from_data(lambda: _tiles(train, settings))
+    features = feature_source(net, train, settings)
+    if settings.pretrain_epochs == 0:
+        net.head.start(features)
     optimizers = net.embedder.configure_optimizers(net.head.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     starts = torch.as_tensor(window_starts(len(train), settings.window_size, settings.stride))
     n_batches = (len(starts) + settings.batch_size - 1) // settings.batch_size
@@ -130,11 +150,21 @@ def train_network(
     epochs = tqdm(range(1, settings.epochs + 1), desc=settings.description, unit="epoch", disable=not settings.progress)
     for epoch in epochs:
         t0 = time.perf_counter()
+        pretraining = epoch <= settings.pretrain_epochs
+        if epoch == settings.pretrain_epochs + 1 and epoch > 1:
+            net.head.start(features)  # the center and R from the pretrained features
+        net.head.begin_epoch(epoch)
         net.train()
         meter = _EpochMeter()
 
         def objective(out: EmbedderOutput) -> torch.Tensor:
-            parts = net.loss(out)
+            if pretraining:
+                if out.loss is None:
+                    raise ValueError("pretrain_epochs > 0 needs an embedder with its own loss")
+                zero = out.loss.new_zeros(())
+                parts = LossParts(total=out.loss, distance=zero, cluster=zero, base=out.loss.detach())
+            else:
+                parts = net.loss(out)
             meter.add(parts)
             return parts.total
 
@@ -142,25 +172,21 @@ def train_network(
         batches = tqdm(range(n_batches), desc=f"epoch {epoch}", unit="batch", leave=False, disable=not settings.progress)
         for b in batches:
             x = gather_windows(train, order[b * settings.batch_size : (b + 1) * settings.batch_size], settings.window_size)
-            net.embedder.training_step(x, objective, optimizers)
+            net.embedder.training_step(x, objective, optimizers, epoch=epoch)
+        net.embedder.on_epoch_end(epoch)
 
-        _, distances, _ = _tile_pass(net, train, settings)
-        net.head.set_radius_from_distances(distances)
-        val_loss = _tile_pass(net, val, settings)[2] if val is not None else float("nan")
-        record = {
-            "epoch": epoch,
-            "nu": float(net.head.nu.detach()),
-            "radius": float(net.head.radius),
-            "mean_distance": float(distances.mean()),
-            **meter.means(),
-            "val_loss": val_loss,
-            "seconds": time.perf_counter() - t0,
-        }
-        for k in HISTORY_KEYS:
-            history[k].append(record[k])
-        epochs.set_postfix(loss=f"{record['train_loss']:.4f}", val=f"{val_loss:.4f}", nu=f"{record['nu']:.3f}")
+        head_record = {} if pretraining else net.head.end_epoch(features)
+        head_record = {k: head_record.get(k, float("nan")) for k in net.head.history_keys}
+        val_loss = float("nan")
+        if val is not None and not pretraining:
+            val_loss = validation_loss(net, val, settings)
+        record = {"epoch": epoch, **meter.means(), "val_loss": val_loss, **head_record,
+                  "seconds": time.perf_counter() - t0}
+        for k in keys:
+            history[k].append(float(record[k]))
+        epochs.set_postfix(loss=f"{record['train_loss']:.4f}", val=f"{val_loss:.4f}")
 
-        if val is not None:
+        if val is not None and not pretraining:
             if val_loss < best_loss - 1e-6:
                 best_loss, best_state, bad_epochs = val_loss, copy.deepcopy(net.state_dict()), 0
             else:

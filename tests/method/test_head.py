@@ -35,7 +35,8 @@ def test_gradients_reach_center_nu_and_every_embedder_parameter():
     head.init_center(torch.randn(8))
     head.radius.fill_(0.1)  # small radius so the hinge is active
     x = torch.randn(5, 12, 4)
-    head.loss(emb(x).h).total.backward()
+    out = emb(x)
+    head.loss(out.h, out.loss).total.backward()
     assert head.center.grad is not None and head.center.grad.abs().sum() > 0
     assert head.nu_param.grad is not None and head.nu_param.grad.abs() > 0
     for name, p in emb.named_parameters():

@@ -45,3 +45,20 @@ def windows_to_points(window_values: np.ndarray, starts: np.ndarray, n_timesteps
     if np.any(counts == 0):
         raise ValueError("windows do not cover every time point")
     return totals / counts
+
+
+def windows_to_points_with_history(window_values: np.ndarray, starts: np.ndarray, n_timesteps: int) -> np.ndarray:
+    """One value per time point from the covering window in which it has the most history.
+
+    For causal embedders: point t takes its value from the earliest-starting window that covers it,
+    i.e. the one where t sits furthest from the window start. With windows every s steps each point
+    (after the first window) then has at least L - s steps of context, and no artefact repeats with
+    the window period. ``starts`` must be increasing and cover every point.
+    """
+    window_size = window_values.shape[1]
+    t = np.arange(n_timesteps)
+    # index of the first window whose last step reaches t
+    first = np.searchsorted(starts + window_size - 1, t, side="left")
+    if np.any(first >= len(starts)) or np.any(starts[np.minimum(first, len(starts) - 1)] > t):
+        raise ValueError("windows do not cover every time point")
+    return window_values[first, t - starts[first]].astype(np.float64)

@@ -4,10 +4,17 @@ A Base Embedder maps windows ``x [B, L, D]`` to per-step features ``h [B, L, f]`
 anomaly detector in its own right (DeepSVDD, USAD, BeatGAN, ...) it also returns its own training
 loss and per-step score, and MADCluster adds its loss and score to them.
 
-Training goes through :meth:`BaseEmbedder.configure_optimizers` and
-:meth:`BaseEmbedder.training_step`, so models that train with alternating optimiser steps (USAD's two
-phases, BeatGAN's discriminator, Anomaly Transformer's minimax) override those two hooks instead of
-rewriting the training loop. A plain ``nn.Module`` returning ``h`` is adapted by
+Training goes through hooks, so no model ever edits the training loop:
+
+- :meth:`BaseEmbedder.init_from_data`: one look at the training windows before training (DeepSVDD's
+  fixed center, THOC's k-means centers);
+- :meth:`BaseEmbedder.configure_optimizers` and :meth:`BaseEmbedder.training_step` (which gets the
+  epoch number): models that train with alternating optimiser steps (USAD's two phases and 1/n
+  weights, BeatGAN's discriminator, Anomaly Transformer's minimax) override these two;
+- :meth:`BaseEmbedder.on_epoch_end`: learning-rate schedules, temperature annealing.
+
+``causal`` says whether h_t depends only on steps <= t; scoring then keeps, for each point, the
+window position with the most history. A plain ``nn.Module`` returning ``h`` is adapted by
 :class:`ModuleEmbedder`.
 """
 
@@ -42,6 +49,7 @@ class BaseEmbedder(nn.Module):
     """Base class of every Base Embedder. Subclasses set ``out_features`` and implement ``forward``."""
 
     out_features: int
+    causal: bool = False
 
     def forward(self, x: torch.Tensor) -> EmbedderOutput:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -56,12 +64,23 @@ class BaseEmbedder(nn.Module):
         ]
         return [torch.optim.Adam(groups, lr=lr)]
 
+    def init_from_data(self, windows: Callable[[], Iterable[torch.Tensor]]) -> None:
+        """Called once before training; ``windows()`` iterates over batches of training windows."""
+
+    def on_epoch_end(self, epoch: int) -> None:
+        """Called after each epoch (1-based), before the head's update and validation."""
+
     def training_step(
-        self, x: torch.Tensor, objective: Objective, optimizers: list[torch.optim.Optimizer]
+        self,
+        x: torch.Tensor,
+        objective: Objective,
+        optimizers: list[torch.optim.Optimizer],
+        epoch: int = 1,
     ) -> torch.Tensor:
         """One optimisation step on windows ``x``; returns the loss that was minimised (detached).
 
         ``objective(output)`` gives MADCluster's total loss, including ``output.loss`` if any.
+        ``epoch`` is 1-based. Zero every gradient before each phase when you override this.
         Override for alternating updates (e.g. a discriminator step before the generator step).
         """
         (optimizer,) = optimizers

@@ -33,12 +33,26 @@ def dilate(rnn: nn.Module, x: torch.Tensor, dilation: int) -> torch.Tensor:
     return out[:, :length]
 
 
+AUXILIARY = ("next-step", "none")
+
+
 class DilatedRNN(BaseEmbedder):
     """Stacked RNN layers with dilations 1, 2, 4, ...; h is the last layer's output.
 
     Defaults: 3 GRU layers of 64 units (dilations 1, 2, 4), so f = 64 (the paper's parameter count
     grows by about 70 when MADCluster is added, i.e. a center of about 64 components).
+
+    ``bias=False`` (the library default; the paper's RNN has biases) removes the RNN biases:
+    DeepSVDD's remedy against hypersphere collapse (Ruff et al. 2018, Prop. 2), since a network
+    with biases can map every input onto c. Measured on the synthetic suite it is the change that
+    makes the cluster term rank anomalies (benchmarks/results/synthetic_suite.md).
+    ``auxiliary="next-step"`` (an option, off by default) adds a linear map from h_t to x_{t+1}:
+    its mean squared error becomes the D-RNN's own loss and its per-step error its own score, as a
+    base detector's would be. Measured, it lowered the suite's ROC-AUC (the prediction loss and the
+    distance loss compete for h), so it is not the default.
     """
+
+    causal = True
 
     def __init__(
         self,
@@ -47,17 +61,23 @@ class DilatedRNN(BaseEmbedder):
         n_layers: int = 3,
         cell: str = "gru",
         dropout: float = 0.0,
+        auxiliary: str = "none",
+        bias: bool = False,
     ) -> None:
         super().__init__()
         if cell not in CELLS:
             raise ValueError(f"unknown cell {cell!r}; choose one of {', '.join(CELLS)}")
+        if auxiliary not in AUXILIARY:
+            raise ValueError(f"unknown auxiliary {auxiliary!r}; choose one of {', '.join(AUXILIARY)}")
         if n_layers < 1 or hidden_size < 1:
             raise ValueError("n_layers and hidden_size must be >= 1")
         self.dilations = [2**i for i in range(n_layers)]
         self.layers = nn.ModuleList(
-            CELLS[cell](n_features if i == 0 else hidden_size, hidden_size, batch_first=True)
+            CELLS[cell](n_features if i == 0 else hidden_size, hidden_size, batch_first=True, bias=bias)
             for i in range(n_layers)
         )
+        self.auxiliary = auxiliary
+        self.predictor = nn.Linear(hidden_size, n_features) if auxiliary == "next-step" else None
         self.dropout = nn.Dropout(dropout)
         self.out_features = hidden_size
 
@@ -67,4 +87,17 @@ class DilatedRNN(BaseEmbedder):
             if i:
                 h = self.dropout(h)
             h = dilate(rnn, h, dilation)
-        return EmbedderOutput(h=h)
+        if self.predictor is None:
+            return EmbedderOutput(h=h)
+        return EmbedderOutput(h=h, **next_step_error(self.predictor(h), x))
+
+
+def next_step_error(prediction: torch.Tensor, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Loss and per-step score of predicting x_{t+1} from h_t, for windows ``x [B, L, D]``.
+
+    The score at step t is the error of the prediction made at t - 1; step 0 has none and takes
+    step 1's (scoring only uses position 0 for the first point of a series).
+    """
+    error = (prediction[:, :-1] - x[:, 1:]).pow(2).mean(dim=-1)  # [B, L - 1]: error at steps 1..L-1
+    score = torch.cat([error[:, :1], error], dim=1)
+    return {"loss": error.mean(), "score": score}

@@ -1,6 +1,6 @@
-"""The paper's method: objective options, loss terms and the MADCluster head module."""
+"""The paper's method: objective options, loss terms and the heads."""
 
 from madcluster.method.config import MethodConfig
-from madcluster.method.head import LossParts, MADClusterHead
+from madcluster.method.head import Head, LossParts, MADClusterHead, NoHead, build_head
 
-__all__ = ["LossParts", "MADClusterHead", "MethodConfig"]
+__all__ = ["Head", "LossParts", "MADClusterHead", "MethodConfig", "NoHead", "build_head"]

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-MODES = ("full", "distance-only", "cluster-only")
+MODES = ("full", "distance-only", "cluster-only", "base-only")
 CENTER_INITS = ("mean", "random")
 NU_PARAMETRISATIONS = ("sigmoid", "raw")
 DISTANCE_LOSSES = ("soft-boundary", "one-class")
 CLUSTER_TARGETS = ("threshold", "dec")
 LOSS_COMBINATIONS = ("sum", "log-mean")
 SCORE_TYPES = ("point", "window")
+SCORE_SCALINGS = ("raw", "standardized")
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,17 @@ class MethodConfig:
     distance_loss: ``soft-boundary`` (paper Eq. 2) or ``one-class`` = mean distance (released script).
     cluster_target: ``threshold`` = 1[q >= nu] (paper Eq. 4) or ``dec`` (released code: DEC's target
         distribution, identically 1 when k = 1).
-    cluster_kl: add the released code's KL(p || q) term (Bernoulli KL) to the cluster loss.
+    cluster_kl: add the released code's KL term p log(p / q) with the unsmoothed DEC target p = 1,
+        i.e. -log q, to the cluster loss.
     loss_combination: ``sum`` (paper Eq. 6) or ``log-mean`` = base loss + log(mean(distance +
         cluster)) (released code).
     score_type: ``point`` (paper Eq. 7, per time step) or ``window`` = the released code's score: the
         window mean of the cluster term, without d - R^2, given to every step of the window.
+    score_scaling: ``raw`` sums the cluster term and d - R^2 as Eq. 7 writes them (the paper);
+        ``standardized`` z-scores each term on the training scores before summing, so the term
+        with the larger spread (usually the distance) does not drown the other.
+    center_warmup: epochs during which c stays fixed at its initial value before it becomes
+        learnable (0 = learnable from the start, the paper).
     eps: clamp for q and for the raw nu.
     """
 
@@ -51,6 +58,8 @@ class MethodConfig:
     cluster_kl: bool = False
     loss_combination: str = "sum"
     score_type: str = "point"
+    score_scaling: str = "raw"
+    center_warmup: int = 0
     eps: float = 1e-6
 
     def __post_init__(self) -> None:
@@ -62,6 +71,7 @@ class MethodConfig:
             "cluster_target": CLUSTER_TARGETS,
             "loss_combination": LOSS_COMBINATIONS,
             "score_type": SCORE_TYPES,
+            "score_scaling": SCORE_SCALINGS,
         }
         for name, allowed in choices.items():
             value = getattr(self, name)
@@ -71,6 +81,8 @@ class MethodConfig:
             raise ValueError(f"tau must be in [0, 0.5], got {self.tau}")
         if not 0.0 < self.rho <= 1.0:
             raise ValueError(f"rho must be in (0, 1], got {self.rho}")
+        if not isinstance(self.center_warmup, int) or self.center_warmup < 0:
+            raise ValueError(f"center_warmup must be a non-negative integer, got {self.center_warmup!r}")
         if not 0.0 < self.eps < 0.1:
             raise ValueError(f"eps must be in (0, 0.1), got {self.eps}")
 
@@ -83,8 +95,12 @@ class MethodConfig:
         return self.mode in ("full", "cluster-only")
 
     @property
+    def uses_head(self) -> bool:
+        return self.mode != "base-only"
+
+    @property
     def learnable_center(self) -> bool:
-        return self.mode != "distance-only"
+        return self.mode in ("full", "cluster-only")
 
     def to_dict(self) -> dict:
         return asdict(self)

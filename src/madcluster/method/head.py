@@ -1,12 +1,22 @@
-"""The MADCluster head: learnable center c, one-directed threshold nu, radius R, loss and score.
+"""Heads: what sits on top of a Base Embedder's features ``h [B, L, f]``.
 
-A plain ``torch.nn.Module`` (anomalib style): it knows nothing of data loading or optimisers.
-It consumes Base Embedder features ``h [B, L, f]``.
+A head is a plain ``torch.nn.Module`` (anomalib style) with a small contract the training loop
+talks to, so the loop never needs to know whether it trains the paper's single cluster, another
+head, or the base model alone:
+
+- ``start(features)``: before the first epoch, from an eval-mode pass over the training series
+  (``features()`` yields h batches); e.g. the center's initial value and R.
+- ``begin_epoch(epoch)``: e.g. keep the center fixed during a warm-up.
+- ``loss(h, base_loss)``: the training loss of a batch, as :class:`LossParts`.
+- ``end_epoch(features)``: after each epoch (R update) and the per-epoch diagnostics it returns,
+  which go into ``history_`` under the names in ``history_keys``.
+- ``score_terms(h)``: named per-step score terms ``[B, L]``; the detector combines them.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +25,7 @@ from torch import nn
 
 from madcluster.method.config import MethodConfig
 from madcluster.method.losses import (
-    bernoulli_kl,
+    dec_kl_term,
     one_directed_adaptive_loss,
     pseudo_labels,
     smooth_labels,
@@ -28,6 +38,8 @@ from madcluster.method.losses import (
 # cannot trivially match them.
 CENTER_EPS = 0.1
 
+FeatureSource = Callable[[], Iterator[torch.Tensor]]
+
 
 @dataclass
 class LossParts:
@@ -36,11 +48,56 @@ class LossParts:
     total: torch.Tensor
     distance: torch.Tensor
     cluster: torch.Tensor
-    mean_distance: torch.Tensor
+    base: torch.Tensor
 
 
-class MADClusterHead(nn.Module):
-    """Cluster Distance Mapping + Sequence-wise Clustering on top of any Base Embedder."""
+class Head(nn.Module):
+    """The head contract (see the module docstring). The default methods do nothing."""
+
+    history_keys: tuple[str, ...] = ()
+
+    def start(self, features: FeatureSource) -> None:
+        """Initialise from an eval-mode pass over the training series."""
+
+    def begin_epoch(self, epoch: int) -> None:
+        """Called before each epoch (1-based)."""
+
+    def end_epoch(self, features: FeatureSource) -> dict[str, float]:
+        """Update after an epoch; return the per-epoch diagnostics named in ``history_keys``."""
+        return {}
+
+    def loss(self, h: torch.Tensor, base_loss: torch.Tensor | None = None) -> LossParts:
+        raise NotImplementedError
+
+    def score_terms(self, h: torch.Tensor) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+    def score(self, h: torch.Tensor) -> torch.Tensor:
+        """The unscaled sum of the score terms ``[B, L]`` (for the single cluster: Eq. 7)."""
+        terms = list(self.score_terms(h).values())
+        return sum(terms[1:], terms[0]) if terms else h.new_zeros(h.shape[:-1])
+
+
+class NoHead(Head):
+    """The base model alone (``mode="base-only"``): its own loss, no MADCluster terms."""
+
+    def loss(self, h: torch.Tensor, base_loss: torch.Tensor | None = None) -> LossParts:
+        if base_loss is None:
+            raise ValueError("mode='base-only' needs a base model with its own loss and score")
+        zero = h.new_zeros(())
+        return LossParts(total=base_loss, distance=zero, cluster=zero, base=base_loss.detach())
+
+    def score_terms(self, h: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {}
+
+
+class MADClusterHead(Head):
+    """Cluster Distance Mapping + Sequence-wise Clustering on top of any Base Embedder (k = 1)."""
+
+    history_keys = (
+        "nu", "radius", "mean_distance", "q_mean", "q_std", "q_p01", "q_p50", "frac_p0",
+        "h_spread", "cluster_term_std", "distance_term_std",
+    )
 
     def __init__(self, n_hidden: int, config: MethodConfig | None = None) -> None:
         super().__init__()
@@ -50,7 +107,7 @@ class MADClusterHead(nn.Module):
         if self.config.center_init == "random":
             nn.init.normal_(center, std=math.sqrt(2.0 / n_hidden))  # He-normal, as the released code
         else:
-            center.zero_()  # replaced by the mean of h in init_from_features
+            center.zero_()  # replaced by the mean of h in start()
         self.center = nn.Parameter(center, requires_grad=self.config.learnable_center)
         if self.config.nu_param == "sigmoid":
             self.nu_param = nn.Parameter(torch.zeros(()))  # theta, nu = sigmoid(0) = 0.5
@@ -66,11 +123,101 @@ class MADClusterHead(nn.Module):
         eps = self.config.eps
         return self.nu_param.clamp(eps, 1.0 - eps)
 
+    # ------------------------------------------------------------------ contract
+    def start(self, features: FeatureSource) -> None:
+        """Center = mean of h over an initial pass (if configured), then R from the distances to it."""
+        if self.config.center_init == "mean":
+            total, count = None, 0
+            with torch.no_grad():
+                for h in features():
+                    flat = h.reshape(-1, h.shape[-1])
+                    total = flat.sum(0) if total is None else total + flat.sum(0)
+                    count += flat.shape[0]
+            self.init_center(total / count)
+        self.end_epoch(features)
+
+    def begin_epoch(self, epoch: int) -> None:
+        """Keep c fixed during the first ``center_warmup`` epochs (DeepSVDD's guard, then learn it)."""
+        learnable = self.config.learnable_center and epoch > self.config.center_warmup
+        self.center.requires_grad_(learnable)
+
+    @torch.no_grad()
+    def end_epoch(self, features: FeatureSource) -> dict[str, float]:
+        """R = (1 - rho) quantile of sqrt(d) over the training series; diagnostics of collapse."""
+        d_parts, q_parts, clus_parts = [], [], []
+        h_sum = h_sq = None
+        count = 0
+        nu = self.nu
+        for h in features():
+            d_parts.append(self.distances(h).flatten().double().cpu())
+            q = soft_assignment(h, self.center, self.config.eps)
+            q_parts.append(q.flatten().double().cpu())
+            clus_parts.append(self._cluster_terms(h, smoothed=False).flatten().double().cpu())
+            flat = h.reshape(-1, h.shape[-1]).double()
+            h_sum = flat.sum(0) if h_sum is None else h_sum + flat.sum(0)
+            h_sq = flat.pow(2).sum(0) if h_sq is None else h_sq + flat.pow(2).sum(0)
+            count += flat.shape[0]
+        d = torch.cat(d_parts).numpy()
+        q = torch.cat(q_parts).numpy()
+        self.set_radius_from_distances(d)
+        mean = h_sum / count
+        spread = (h_sq / count - mean.pow(2)).clamp_min(0).sqrt().mean()
+        return {
+            "nu": float(nu),
+            "radius": float(self.radius),
+            "mean_distance": float(d.mean()),
+            "q_mean": float(q.mean()),
+            "q_std": float(q.std()),
+            "q_p01": float(np.quantile(q, 0.01)),
+            "q_p50": float(np.quantile(q, 0.5)),
+            "frac_p0": float(np.mean(q < float(nu))),
+            "h_spread": float(spread),
+            "cluster_term_std": float(torch.cat(clus_parts).std()),
+            "distance_term_std": float(d.std()),
+        }
+
+    def loss(self, h: torch.Tensor, base_loss: torch.Tensor | None = None) -> LossParts:
+        """Training loss of features ``h [B, L, f]`` (Eq. 6), plus the base model's own loss if any."""
+        cfg = self.config
+        d = self.distances(h)
+        zero = h.new_zeros(())
+        if cfg.uses_distance:
+            if cfg.distance_loss == "soft-boundary":
+                dist_terms = soft_boundary_terms(d, self.radius, cfg.rho)
+            else:
+                dist_terms = d
+        else:
+            dist_terms = torch.zeros_like(d)
+        clus_terms = self._cluster_terms(h, smoothed=True) if cfg.uses_cluster else torch.zeros_like(d)
+        distance = dist_terms.mean() if cfg.uses_distance else zero
+        cluster = clus_terms.mean() if cfg.uses_cluster else zero
+        if cfg.loss_combination == "log-mean":
+            total = torch.log((dist_terms + clus_terms).mean().clamp_min(cfg.eps))
+        else:
+            total = distance + cluster
+        base = zero
+        if base_loss is not None:
+            total = total + base_loss
+            base = base_loss.detach()
+        return LossParts(total=total, distance=distance.detach(), cluster=cluster.detach(), base=base)
+
+    def score_terms(self, h: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Per-step terms of Eq. 7: ``cluster`` (hard p) and ``distance`` = d - R^2, each ``[B, L]``."""
+        cfg = self.config
+        if cfg.score_type == "window":
+            terms = self._cluster_terms(h, smoothed=False)
+            return {"cluster": terms.mean(dim=1, keepdim=True).expand_as(terms)}
+        out: dict[str, torch.Tensor] = {}
+        if cfg.uses_cluster:
+            out["cluster"] = self._cluster_terms(h, smoothed=False)
+        if cfg.uses_distance:
+            out["distance"] = self.distances(h) - self.radius.pow(2)
+        return out
+
+    # ------------------------------------------------------------------ pieces
     @torch.no_grad()
     def init_center(self, mean_h: torch.Tensor) -> None:
         """Set c to the mean feature of an initial pass (the default ``center_init='mean'``)."""
-        if self.config.center_init != "mean":
-            return
         c = mean_h.to(self.center)
         small = c.abs() < CENTER_EPS
         c[small & (c < 0)] = -CENTER_EPS
@@ -97,41 +244,10 @@ class MADClusterHead(nn.Module):
         target = smooth_labels(p, cfg.tau) if smoothed else p
         terms = one_directed_adaptive_loss(q, nu, target)
         if cfg.cluster_kl:
-            terms = terms + bernoulli_kl(target, q, cfg.eps)
+            terms = terms + dec_kl_term(q)
         return terms
 
-    def loss(self, h: torch.Tensor, base_loss: torch.Tensor | None = None) -> LossParts:
-        """Training loss of features ``h [B, L, f]`` (Eq. 6), plus the base model's own loss if any."""
-        cfg = self.config
-        d = self.distances(h)
-        zero = h.new_zeros(())
-        if cfg.uses_distance:
-            if cfg.distance_loss == "soft-boundary":
-                dist_terms = soft_boundary_terms(d, self.radius, cfg.rho)
-            else:
-                dist_terms = d
-        else:
-            dist_terms = torch.zeros_like(d)
-        clus_terms = self._cluster_terms(h, smoothed=True) if cfg.uses_cluster else torch.zeros_like(d)
-        distance = dist_terms.mean() if cfg.uses_distance else zero
-        cluster = clus_terms.mean() if cfg.uses_cluster else zero
-        if cfg.loss_combination == "log-mean":
-            total = torch.log((dist_terms + clus_terms).mean().clamp_min(cfg.eps))
-        else:
-            total = distance + cluster
-        if base_loss is not None:
-            total = total + base_loss
-        return LossParts(total=total, distance=distance, cluster=cluster, mean_distance=d.mean().detach())
 
-    def score(self, h: torch.Tensor) -> torch.Tensor:
-        """Per-step anomaly score ``[B, L]`` (Eq. 7): cluster term with hard p, plus d - R^2."""
-        cfg = self.config
-        if cfg.score_type == "window":
-            terms = self._cluster_terms(h, smoothed=False)
-            return terms.mean(dim=1, keepdim=True).expand_as(terms)
-        score = torch.zeros(h.shape[:-1], dtype=h.dtype, device=h.device)
-        if cfg.uses_cluster:
-            score = score + self._cluster_terms(h, smoothed=False)
-        if cfg.uses_distance:
-            score = score + self.distances(h) - self.radius.pow(2)
-        return score
+def build_head(n_hidden: int, config: MethodConfig) -> Head:
+    """The head that ``config.mode`` asks for."""
+    return MADClusterHead(n_hidden, config) if config.uses_head else NoHead()

@@ -44,11 +44,14 @@ def one_directed_adaptive_loss(q: torch.Tensor, nu: torch.Tensor, p: torch.Tenso
     return -(p * torch.log(upper_branch(q, nu)) + (1.0 - p) * (1.0 - nu) * torch.log(q))
 
 
-def bernoulli_kl(p: torch.Tensor, q: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """KL(Bernoulli(p) || Bernoulli(q)) per step; the released code's extra cluster term."""
-    p = p.clamp(eps, 1.0 - eps)
-    q = q.clamp(eps, 1.0 - eps)
-    return p * torch.log(p / q) + (1.0 - p) * torch.log((1.0 - p) / (1.0 - q))
+def dec_kl_term(q: torch.Tensor) -> torch.Tensor:
+    """The released code's extra term p log(p / q) with the unsmoothed DEC target p = 1: -log q.
+
+    With one cluster DEC's target distribution is identically 1, so the KL reduces to -log q, which
+    is minimal at q = 1 (it pulls q toward the center, like Eq. 5). A Bernoulli KL against the
+    smoothed target 1 - tau would instead be minimal at q = 1 - tau and push q away from 1.
+    """
+    return -torch.log(q)
 
 
 def squared_distance(h: torch.Tensor, center: torch.Tensor) -> torch.Tensor:
