@@ -121,3 +121,23 @@ def test_fleet_on_ray(tmp_path):
 def test_auto_executor_choice():
     assert make_executor("auto", n_jobs=1).name == "sequential"
     assert make_executor("auto", n_jobs=5).name == "ray"
+
+
+def test_ctrl_c_cancels_what_runs_and_keeps_what_finished(tmp_path):
+    import time
+
+    def slow(payload, data):
+        time.sleep(0.05 if payload == 0 else 30)
+        return payload
+
+    finished = []
+
+    def on_done(job, outcome):
+        finished.append(job.key)
+        raise KeyboardInterrupt  # as if Ctrl-C arrived right after the first result was written
+
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        RayExecutor().run(slow, [Job(str(i), i) for i in range(4)], {}, on_done)
+    assert finished == ["0"] and time.perf_counter() - started < 25  # the rest were cancelled
+    assert ray.is_initialized()  # a Ray this executor did not start is left running

@@ -12,6 +12,7 @@ at a time, so ``running`` in the progress bar means running, and Ctrl-C has litt
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -57,13 +58,15 @@ class RayExecutor:
 
         if ray.is_initialized():
             return False
+        quiet = {"logging_level": logging.WARNING}  # no INFO lines between the progress bars
         if self.address:
-            ray.init(address=self.address)
+            ray.init(address=self.address, **quiet)
         else:
             ray.init(
                 num_cpus=self.num_cpus or os.cpu_count() or 1,
                 include_dashboard=False,
                 log_to_driver=False,
+                **quiet,
             )
         return True
 

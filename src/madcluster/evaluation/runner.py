@@ -179,11 +179,13 @@ def _write_rows(
     from madcluster.evaluation.report import write_result
 
     grid = GridResult(results=[], failures=failures, executor=executor)
+    shared = provenance("", None, **executor)  # git state and versions: once for every row
     for row in rows:
         store = stores[id(row)]
         records = {t.key: r for t in row.tasks if (r := store.done(t)) is not None}
         row_failures = [f for f in failures if f["row"] == row.name]
-        prov = provenance(row.config.command(), row.config.argv, **executor)
+        argv = list(row.config.argv) if row.config.argv is not None else None
+        prov = {**shared, "command": row.config.command(), "argv": argv}
         try:
             result = build_result(row, records, row_failures, prov)
         except ValueError as exc:
