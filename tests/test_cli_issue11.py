@@ -292,5 +292,7 @@ def test_demo_output_dir_that_is_a_file_is_refused_at_once(files, capsys):
 @pytest.mark.parametrize("value", ["0.5", "-0.1", "nan"])
 def test_contamination_is_checked_before_training(files, value, capsys):
     with pytest.raises(SystemExit) as info:
-        main(["fit", str(files / "train.csv"), "-o", str(files / "c.mcz"), "--contamination", value])
+        main(
+            ["fit", str(files / "train.csv"), "-o", str(files / "c.mcz"), "--contamination", value]
+        )
     assert info.value.code == 2 and "--contamination" in capsys.readouterr().err
