@@ -78,3 +78,15 @@ def test_soft_boundary_mean_matches_paper_formula():
     radius = torch.tensor(1.0)
     expected = 1.0 + (1 / 0.1) * np.mean([0, 0, 1.0, 3.0])
     assert soft_boundary_terms(d, radius, rho=0.1).mean().item() == pytest.approx(expected)
+
+
+def test_dec_kl_term_is_released_codes_minus_log_q():
+    """p log(p/q) with the unsmoothed DEC target p = 1 is -log q: minimal at q = 1, decreasing in q."""
+    from madcluster.method.losses import dec_kl_term
+
+    q = torch.linspace(0.05, 1.0, 96, dtype=torch.float64, requires_grad=True)
+    kl = dec_kl_term(q)
+    assert torch.allclose(kl, -torch.log(q))
+    assert kl[-1].item() == pytest.approx(0.0) and int(torch.argmin(kl)) == len(q) - 1
+    kl.sum().backward()
+    assert torch.all(q.grad < 0), "the term must pull q toward 1, never away from it"
