@@ -55,23 +55,34 @@ def plot_scores(
 
 
 def plot_history(path: str | os.PathLike, history: dict[str, list[float]], *, title: str = "MADCluster training") -> None:
-    """The paper's training figure: threshold nu, radius R, mean distance and losses per epoch."""
+    """The paper's training figure (nu, R, distance, losses) plus the collapse diagnostics.
+
+    The second row is what tells a collapsed model apart: q's mean and spread (q pinned at 1 with
+    a tiny std means every step sits on the center and Eq. 4 never fires), the fraction of steps
+    with p = 0, the feature spread of h, and the spread of the two score terms.
+    """
     plt = _pyplot()
     epochs = history["epoch"]
     panels = [
         ("one-directed threshold nu", ["nu"]),
         ("radius R", ["radius"]),
         ("mean distance ||h - c||^2", ["mean_distance"]),
-        ("loss", ["train_loss", "val_loss", "distance_loss", "cluster_loss"]),
+        ("loss", ["train_loss", "val_loss", "distance_loss", "cluster_loss", "base_loss"]),
+        ("soft assignment q (collapse: q -> 1)", ["q_mean", "q_p50", "q_p01"]),
+        ("spread (collapse: -> 0)", ["q_std", "h_spread"]),
+        ("fraction of steps with p = 0", ["frac_p0"]),
+        ("score-term spread (std)", ["cluster_term_std", "distance_term_std"]),
     ]
-    fig, axes = plt.subplots(1, 4, figsize=(14, 3), dpi=110)
-    for ax, (name, keys) in zip(axes, panels):
+    fig, axes = plt.subplots(2, 4, figsize=(15, 6), dpi=110)
+    for ax, (name, keys) in zip(axes.ravel(), panels):
         for key in keys:
             values = np.asarray(history.get(key, []), dtype=np.float64)
             if values.size and np.isfinite(values).any():
-                ax.plot(epochs, values, marker="o", ms=3, label=key)
+                ax.plot(epochs[: len(values)], values, marker="o", ms=3, label=key)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("epoch")
+        if name.startswith("spread") or name.startswith("score-term"):
+            ax.set_yscale("symlog", linthresh=1e-4)
         if len(keys) > 1:
             ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
