@@ -125,6 +125,10 @@ def test_tasks_per_seed_and_entity_and_fingerprint(dataset, tmp_path):
         "seed1_b.json",
     ]
     # settings that do not change a result do not change the fingerprint; the others do
+    with pytest.raises(ValueError, match="no entity 'zz'"):
+        run_grid(_rows(dataset, tmp_path, embedder="pca", per_entity=True, entities=["zz"]))
+    with pytest.raises(ValueError, match="different tags"):
+        run_grid([config, BenchmarkConfig(**{**config.settings(), "window_size": 30})])
     same = BenchmarkConfig(**{**config.settings(), "threads": 2, "verbose": True, "out": None})
     other = BenchmarkConfig(**{**config.settings(), "window_size": 30})
     assert same.fingerprint() == config.fingerprint() != other.fingerprint()

@@ -208,7 +208,10 @@ def _parts(dataset: Any, config: BenchmarkConfig) -> list[tuple[str | None, str,
 
 def _find_entity(dataset: Any, name: str) -> Any:
     """The Entity called ``name`` (same lookup and error as ``Dataset.entity``)."""
-    wanted = dataset.entity(name).name.split("/")[-1]
+    try:
+        wanted = dataset.entity(name).name.split("/")[-1]
+    except KeyError as exc:  # a ValueError, which the command line reports in one line
+        raise ValueError(exc.args[0]) from None
     return next(e for e in dataset.entities if e.name == wanted)
 
 

@@ -117,6 +117,7 @@ def run_grid(
         if key not in datasets:
             datasets[key] = loader(config.dataset, data_dir=config.data_dir)
     rows = plan_rows(configs, datasets)
+    _check_names(rows)
     tasks = [t for row in rows for t in row.tasks]
     stores = {id(row): _store(row.config, task_dir) for row in rows}
     store_of = {id(t): stores[id(row)] for row in rows for t in row.tasks}
@@ -164,6 +165,19 @@ def run_grid(
         grid = _write_rows(rows, stores, failures, runner.describe())
         grid.n_tasks, grid.n_resumed, grid.n_run = len(tasks), len(tasks) - len(todo), len(todo)
     return grid
+
+
+def _check_names(rows: Sequence[Row]) -> None:
+    """Two different rows writing one result file would overwrite each other: refuse."""
+    seen: dict[tuple[str, str | None], str] = {}
+    for row in rows:
+        key = (row.name, row.config.out)
+        fingerprint = row.config.fingerprint()
+        if seen.setdefault(key, fingerprint) != fingerprint:
+            raise ValueError(
+                f"two rows of the grid are both named {row.name!r} but differ in their settings; "
+                "give them different tags (--tag or 'tag' in the grid file)"
+            )
 
 
 def _store(config: BenchmarkConfig, task_dir: str | Path | None) -> TaskStore:
