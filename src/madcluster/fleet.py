@@ -326,6 +326,7 @@ def score_fleet_command(args: Any) -> int:
         threshold=args.threshold,
         read_options=_read_options(args),
         device=getattr(args, "device", "cpu"),
+        threads=getattr(args, "threads", None),
         progress=not getattr(args, "quiet", False),
         **_executor_args(args),
     )
