@@ -29,14 +29,25 @@ def series(n: int, seed: int) -> np.ndarray:
     )
 
 
-def write_dataset(folder: Path, *, n_train: int = 400, n_test: int = 300) -> Path:
-    """``train.csv`` / ``test.csv`` (with labels) and two entities, ``a`` and ``b``."""
+def write_dataset(
+    folder: Path,
+    *,
+    n_train: int = 400,
+    n_test: int = 300,
+    anomalies: tuple[int, ...] = (40, 200),
+    length: int = 12,
+    entities: bool = True,
+) -> Path:
+    """``train.csv`` / ``test.csv`` (with labels) and, with ``entities``, two entities ``a``, ``b``.
+
+    The entities split train and test in halves; the default anomalies put one in each half.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     train, test = series(n_train, 0), series(n_test, 1)
     labels = np.zeros(n_test, dtype=int)
-    for start in (40, 200):  # one anomaly per entity (the entities split test at n_test // 2)
-        test[start : start + 12] += 3.0
-        labels[start : start + 12] = 1
+    for start in anomalies:
+        test[start : start + length] += 3.0
+        labels[start : start + length] = 1
     header = ",".join(f"x{i}" for i in range(N_FEATURES))
     np.savetxt(folder / "train.csv", train, delimiter=",", header=header, comments="")
     np.savetxt(
@@ -47,12 +58,13 @@ def write_dataset(folder: Path, *, n_train: int = 400, n_test: int = 300) -> Pat
         comments="",
         fmt=["%.6f"] * N_FEATURES + ["%d"],
     )
-    half_train, half_test = n_train // 2, n_test // 2
-    (folder / "entities.csv").write_text(
-        "entity,train_start,train_len,test_start,test_len\n"
-        f"a,0,{half_train},0,{half_test}\n"
-        f"b,{half_train},{n_train - half_train},{half_test},{n_test - half_test}\n"
-    )
+    if entities:
+        half_train, half_test = n_train // 2, n_test // 2
+        (folder / "entities.csv").write_text(
+            "entity,train_start,train_len,test_start,test_len\n"
+            f"a,0,{half_train},0,{half_test}\n"
+            f"b,{half_train},{n_train - half_train},{half_test},{n_test - half_test}\n"
+        )
     return folder
 
 

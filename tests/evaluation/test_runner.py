@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from grid_data import write_dataset
 
 from madcluster.evaluation import PROTOCOLS
 from madcluster.evaluation.command_line import add_benchmark_arguments, run_benchmark_command
@@ -19,37 +20,19 @@ from madcluster.evaluation.runner import (
     run_benchmark,
 )
 
-N_TRAIN, N_TEST, N_FEATURES = 600, 400, 3
-
-
-def _series(n: int, rng: np.random.Generator) -> np.ndarray:
-    t = np.arange(n)[:, None]
-    return np.sin(2 * np.pi * t / 25 + np.arange(N_FEATURES)) + 0.05 * rng.normal(
-        size=(n, N_FEATURES)
-    )
+N_TRAIN, N_TEST = 600, 400
 
 
 def _write_folder(folder, *, entities: bool = False) -> None:
-    rng = np.random.default_rng(0)
-    train, test = _series(N_TRAIN, rng), _series(N_TEST, rng)
-    labels = np.zeros(N_TEST, dtype=int)
-    for start in (70, 250, 330):  # anomalies in both halves (entities below split at 200)
-        test[start : start + 15] += 3.0
-        labels[start : start + 15] = 1
-    header = ",".join(f"x{i}" for i in range(N_FEATURES))
-    np.savetxt(folder / "train.csv", train, delimiter=",", header=header, comments="")
-    np.savetxt(
-        folder / "test.csv",
-        np.column_stack([test, labels]),
-        delimiter=",",
-        header=header + ",label",
-        comments="",
-        fmt=["%.6f"] * N_FEATURES + ["%d"],
+    # anomalies in both halves (the entities split test at 200)
+    write_dataset(
+        folder,
+        n_train=N_TRAIN,
+        n_test=N_TEST,
+        anomalies=(70, 250, 330),
+        length=15,
+        entities=entities,
     )
-    if entities:
-        (folder / "entities.csv").write_text(
-            "entity,train_start,train_len,test_start,test_len\na,0,300,0,200\nb,300,300,200,200\n"
-        )
 
 
 @pytest.fixture()
