@@ -61,6 +61,14 @@ def test_same_results_as_sequential_and_data_put_once(tmp_path, monkeypatch):
         progress=False,
     )
     assert again.n_run == 0 and again.n_resumed == 8 and _protocols(again) == _protocols(on_ray)
+    # and on Ray: a lost task file means exactly that task runs again
+    next((tmp_path / "ray" / "tasks").rglob("seed1_b.json")).unlink()
+    third = run_grid(
+        [r.__class__(**{**r.settings(), "out": str(tmp_path / "ray")}) for r in rows],
+        executor="ray",
+        progress=False,
+    )
+    assert third.n_run == 1 and third.n_resumed == 7 and _protocols(third) == _protocols(on_ray)
 
 
 def test_failing_task_reported_while_others_finish(tmp_path):
