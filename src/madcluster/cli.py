@@ -126,6 +126,13 @@ def _add_training_options(
         help="D-RNN layers; dilations 1, 2, 4, ... (default: 3)",
     )
     group.add_argument(
+        "--embedder-param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="keyword argument of the embedder, repeatable; VALUE is read as JSON when it parses "
+        "(e.g. --embedder-param hidden_size=32); overrides --hidden-size / --layers",
+    )
+    group.add_argument(
         "--window-size",
         type=_positive_int,
         default=100,
@@ -221,15 +228,23 @@ def _show_progress(args: argparse.Namespace) -> bool:
     return not args.quiet and sys.stderr.isatty()
 
 
+def _embedder_params(args: argparse.Namespace) -> dict | None:
+    """D-RNN size flags, then every ``--embedder-param KEY=VALUE`` over them."""
+    from madcluster.evaluation.config import parse_key_values
+
+    params = {"hidden_size": args.hidden_size, "n_layers": args.layers}
+    params = params if args.embedder == "drnn" else {}
+    params.update(parse_key_values(getattr(args, "embedder_param", None)) or {})
+    return params or None
+
+
 def _detector_from_args(args: argparse.Namespace):
     from madcluster.detector import MADCluster
 
     _apply_runtime(args)
     return MADCluster(
         embedder=args.embedder,
-        embedder_params={"hidden_size": args.hidden_size, "n_layers": args.layers}
-        if args.embedder == "drnn"
-        else None,
+        embedder_params=_embedder_params(args),
         window_size=args.window_size,
         stride=args.stride,
         epochs=args.epochs,

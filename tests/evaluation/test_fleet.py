@@ -65,12 +65,17 @@ def test_cli_fit_and_score_folders(tmp_path, capsys):
     from madcluster.cli import main
 
     data = write_fleet(tmp_path / "fleet", 2)
-    small = ["--window-size", "20", "--stride", "10", "--epochs", "1", "--hidden-size", "8"]
+    small = ["--window-size", "20", "--stride", "10", "--epochs", "1"]
+    small += ["--embedder-param", "hidden_size=8"]
     small += ["--layers", "2", "--executor", "sequential"]
     models = tmp_path / "models"
     assert main(["fit", str(data), "-o", str(models), "--quiet", *small]) == 0
     assert "2 entities with a model" in capsys.readouterr().out
     assert sorted(p.name for p in models.iterdir()) == ["srv0.mcz", "srv1.mcz"]
+    from madcluster.detector import MADCluster
+
+    params = MADCluster.load(models / "srv0.mcz").get_params()["embedder_params"]
+    assert params == {"hidden_size": 8, "n_layers": 2}  # --embedder-param over --hidden-size
     scores = tmp_path / "scores"
     code = main(["score", str(models), str(data), "-o", str(scores), "--executor", "sequential"])
     assert code == 0
