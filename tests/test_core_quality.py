@@ -16,7 +16,7 @@ from madcluster.data.windows import window_starts, windows_to_points_with_histor
 from madcluster.method.head import MADClusterHead
 
 # enough optimiser steps (~190) for the difference to show; about 25 s per fit on one thread
-FAST = dict(window_size=50, epochs=6, stride=1, batch_size=64, random_state=0)
+FAST = {"window_size": 50, "epochs": 6, "stride": 1, "batch_size": 64, "random_state": 0}
 
 
 @pytest.fixture(scope="module")

@@ -71,6 +71,7 @@ class MADCluster(BaseDetector):
         validation loss, which a shrinking sphere cannot lower).
     pretrain_epochs : first epochs on the base model's own loss alone; the center and R are then
         initialised from the pretrained features (DeepSVDD's recipe). Counted within ``epochs``.
+    n_clusters : k = 1 is the paper's method; k > 1 the appendix's multi-cluster variant.
     base_score_combination : when the embedder has its own score: ``standardized`` (z-scores from
         training statistics, summed) or ``raw`` sum.
     contamination : expected fraction of anomalies in training data; ``threshold_`` is the
@@ -107,6 +108,7 @@ class MADCluster(BaseDetector):
         center_warmup: int = 0,
         early_stopping: str = "loss",
         pretrain_epochs: int = 0,
+        n_clusters: int = 1,
         base_score_combination: str = "standardized",
         contamination: float = 0.01,
         random_state: int | None = None,
@@ -138,6 +140,7 @@ class MADCluster(BaseDetector):
         self.center_warmup = center_warmup
         self.early_stopping = early_stopping
         self.pretrain_epochs = pretrain_epochs
+        self.n_clusters = n_clusters
         self.base_score_combination = base_score_combination
         self.contamination = contamination
         self.random_state = random_state
@@ -205,7 +208,7 @@ class MADCluster(BaseDetector):
         try:
             with torch.no_grad():
                 out = module(x)
-        except Exception as exc:  # a user's module can fail in any way; say where it happened
+        except Exception as exc:  # noqa: BLE001 - a user's module can fail in any way; say where
             raise ValueError(f"the embedder module failed on a batch of shape {tuple(x.shape)} [B, L, D]: {exc}") from None
         h = getattr(out, "h", out)
         if not isinstance(h, torch.Tensor) or h.dim() != 3 or tuple(h.shape[:2]) != (2, self.window_size):

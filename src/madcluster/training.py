@@ -157,7 +157,7 @@ def train_network(
         net.train()
         meter = _EpochMeter()
 
-        def objective(out: EmbedderOutput) -> torch.Tensor:
+        def objective(out: EmbedderOutput, meter: _EpochMeter = meter, pretraining: bool = pretraining) -> torch.Tensor:
             if pretraining:
                 if out.loss is None:
                     raise ValueError("pretrain_epochs > 0 needs an embedder with its own loss")

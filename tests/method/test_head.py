@@ -85,7 +85,7 @@ def test_radius_is_quantile_of_distances():
     assert float(head.radius) == pytest.approx(90.1, rel=1e-3)
 
 
-@pytest.mark.parametrize("bad", [dict(mode="nope"), dict(tau=0.7), dict(rho=0.0), dict(nu_param="x"), dict(distance_loss="l1")])
+@pytest.mark.parametrize("bad", [{"mode": "nope"}, {"tau": 0.7}, {"rho": 0.0}, {"nu_param": "x"}, {"distance_loss": "l1"}])
 def test_bad_options_raise_clear_errors(bad):
     with pytest.raises(ValueError, match="|".join(bad)):
         MethodConfig(**bad)

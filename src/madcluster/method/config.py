@@ -45,6 +45,9 @@ class MethodConfig:
         with the larger spread (usually the distance) does not drown the other.
     center_warmup: epochs during which c stays fixed at its initial value before it becomes
         learnable (0 = learnable from the start, the paper).
+    n_clusters: k. 1 is the paper's method; k > 1 is the appendix's multi-cluster variant
+        (Student-t assignment, DEC target, KL loss; nu, R and the options of the single-cluster
+        objective do not apply).
     eps: clamp for q and for the raw nu.
     """
 
@@ -60,6 +63,7 @@ class MethodConfig:
     score_type: str = "point"
     score_scaling: str = "raw"
     center_warmup: int = 0
+    n_clusters: int = 1
     eps: float = 1e-6
 
     def __post_init__(self) -> None:
@@ -83,6 +87,10 @@ class MethodConfig:
             raise ValueError(f"rho must be in (0, 1], got {self.rho}")
         if not isinstance(self.center_warmup, int) or self.center_warmup < 0:
             raise ValueError(f"center_warmup must be a non-negative integer, got {self.center_warmup!r}")
+        if not isinstance(self.n_clusters, int) or self.n_clusters < 1:
+            raise ValueError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
+        if self.n_clusters > 1 and self.mode == "base-only":
+            raise ValueError("n_clusters > 1 needs a MADCluster head; mode='base-only' has none")
         if not 0.0 < self.eps < 0.1:
             raise ValueError(f"eps must be in (0, 0.1), got {self.eps}")
 

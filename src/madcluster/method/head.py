@@ -249,5 +249,11 @@ class MADClusterHead(Head):
 
 
 def build_head(n_hidden: int, config: MethodConfig) -> Head:
-    """The head that ``config.mode`` asks for."""
-    return MADClusterHead(n_hidden, config) if config.uses_head else NoHead()
+    """The head that ``config`` asks for: none (base-only), k = 1 (the paper), or k > 1 (appendix)."""
+    if not config.uses_head:
+        return NoHead()
+    if config.n_clusters > 1:
+        from madcluster.method.multi_cluster import MultiClusterHead
+
+        return MultiClusterHead(n_hidden, config)
+    return MADClusterHead(n_hidden, config)
