@@ -37,7 +37,7 @@ CUSTOM_EMBEDDER = "<custom module>"
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
     "paper": {
-        "drnn_params": {"auxiliary": "none", "bias": True},
+        "drnn_params": {"auxiliary": "none", "bias": True},  # the D-RNN's defaults, pinned
         "score_scaling": "raw",
         "center_warmup": 0,
         "early_stopping": "loss",

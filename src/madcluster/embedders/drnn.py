@@ -42,14 +42,14 @@ class DilatedRNN(BaseEmbedder):
     Defaults: 3 GRU layers of 64 units (dilations 1, 2, 4), so f = 64 (the paper's parameter count
     grows by about 70 when MADCluster is added, i.e. a center of about 64 components).
 
-    ``bias=False`` (the library default; the paper's RNN has biases) removes the RNN biases:
-    DeepSVDD's remedy against hypersphere collapse (Ruff et al. 2018, Prop. 2), since a network
-    with biases can map every input onto c. Measured on the synthetic suite it is the change that
-    makes the cluster term rank anomalies (benchmarks/results/synthetic_suite.md).
-    ``auxiliary="next-step"`` (an option, off by default) adds a linear map from h_t to x_{t+1}:
-    its mean squared error becomes the D-RNN's own loss and its per-step error its own score, as a
-    base detector's would be. Measured, it lowered the suite's ROC-AUC (the prediction loss and the
-    distance loss compete for h), so it is not the default.
+    Two remedies against hypersphere collapse are options, both measured and both off by default
+    because they lowered the ROC-AUC of the synthetic suite and MSL's VUS-PR
+    (``benchmarks/results/synthetic_suite.md``):
+    ``bias=False`` removes the RNN biases (DeepSVDD's remedy, Ruff et al. 2018, Prop. 2: a network
+    with biases can map every input onto c); it keeps q about ten times more spread, but ranked
+    worse. ``auxiliary="next-step"`` adds a linear map from h_t to x_{t+1}: its mean squared error
+    becomes the D-RNN's own loss and its per-step error its own score, as a base detector's would
+    be; the prediction loss and the distance loss then compete for h.
     """
 
     causal = True
@@ -62,7 +62,7 @@ class DilatedRNN(BaseEmbedder):
         cell: str = "gru",
         dropout: float = 0.0,
         auxiliary: str = "none",
-        bias: bool = False,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         if cell not in CELLS:
