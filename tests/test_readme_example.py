@@ -17,7 +17,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 @pytest.fixture
 def toy_registered():
     text = README.read_text()
-    match = re.search(r"# src/madcluster/embedders/toy_ae.py\n(.*?)\n# src/madcluster/embedders/__init__.py", text, re.S)
+    match = re.search(r"# src/madcluster/embedders/toy_ae.py\n(.*?)\n# src/madcluster/embedders/__init__.py", text, re.DOTALL)
     assert match, "the README example moved: update this test"
     namespace: dict = {}
     exec(match.group(1), namespace)  # noqa: S102 - our own README
