@@ -20,4 +20,4 @@ def series() -> np.ndarray:
 @pytest.fixture
 def small_params() -> dict:
     """Detector settings that keep a fit around a second on 2 CPU cores."""
-    return dict(window_size=20, stride=4, epochs=2, batch_size=32, embedder_params={"hidden_size": 16, "n_layers": 2}, random_state=0)
+    return {"window_size": 20, "stride": 4, "epochs": 2, "batch_size": 32, "embedder_params": {"hidden_size": 16, "n_layers": 2}, "random_state": 0}

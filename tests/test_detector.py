@@ -18,7 +18,7 @@ from madcluster.exceptions import NotFittedError
 
 @pytest.fixture(scope="module")
 def fitted() -> MADCluster:
-    params = dict(window_size=20, stride=4, epochs=2, batch_size=32, embedder_params={"hidden_size": 16, "n_layers": 2}, random_state=0)
+    params = {"window_size": 20, "stride": 4, "epochs": 2, "batch_size": 32, "embedder_params": {"hidden_size": 16, "n_layers": 2}, "random_state": 0}
     return MADCluster(**params).fit(make_series())
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from series_helpers import make_series
 from torch import nn
 
 from madcluster import MADCluster
 from madcluster.embedders import BaseEmbedder, EmbedderOutput
-from series_helpers import make_series
 
 
 class TinyAutoencoder(BaseEmbedder):

@@ -81,7 +81,7 @@ def plot_history(path: str | os.PathLike, history: dict[str, list[float]], *, ti
                 ax.plot(epochs[: len(values)], values, marker="o", ms=3, label=key)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("epoch")
-        if name.startswith("spread") or name.startswith("score-term"):
+        if name.startswith(("spread", "score-term")):
             ax.set_yscale("symlog", linthresh=1e-4)
         if len(keys) > 1:
             ax.legend(fontsize=7)
