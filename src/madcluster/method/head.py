@@ -50,6 +50,16 @@ class LossParts:
     cluster: torch.Tensor
     base: torch.Tensor
 
+    @classmethod
+    def combine(
+        cls, head_total: torch.Tensor, distance: torch.Tensor, cluster: torch.Tensor,
+        base_loss: torch.Tensor | None,
+    ) -> LossParts:
+        """A head's loss plus the base model's own loss, if any (Eq. 6 + the wrapped model's)."""
+        if base_loss is None:
+            return cls(head_total, distance.detach(), cluster.detach(), head_total.new_zeros(()))
+        return cls(head_total + base_loss, distance.detach(), cluster.detach(), base_loss.detach())
+
 
 class Head(nn.Module):
     """The head contract (see the module docstring). The default methods do nothing."""
@@ -195,11 +205,7 @@ class MADClusterHead(Head):
             total = torch.log((dist_terms + clus_terms).mean().clamp_min(cfg.eps))
         else:
             total = distance + cluster
-        base = zero
-        if base_loss is not None:
-            total = total + base_loss
-            base = base_loss.detach()
-        return LossParts(total=total, distance=distance.detach(), cluster=cluster.detach(), base=base)
+        return LossParts.combine(total, distance, cluster, base_loss)
 
     def score_terms(self, h: torch.Tensor) -> dict[str, torch.Tensor]:
         """Per-step terms of Eq. 7: ``cluster`` (hard p) and ``distance`` = d - R^2, each ``[B, L]``."""

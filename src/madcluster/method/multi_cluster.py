@@ -102,12 +102,7 @@ class MultiClusterHead(Head):
             distance = (h.unsqueeze(-2) - self.centers).pow(2).sum(-1).mean()
         else:
             distance = zero
-        total = distance + cluster
-        base = zero
-        if base_loss is not None:
-            total = total + base_loss
-            base = base_loss.detach()
-        return LossParts(total=total, distance=distance.detach(), cluster=cluster.detach(), base=base)
+        return LossParts.combine(distance + cluster, distance, cluster, base_loss)
 
     def score_terms(self, h: torch.Tensor) -> dict[str, torch.Tensor]:
         """Eq. 11's two terms: ``cluster`` = KL(p_t || q_t), ``distance`` = ||h_t - c*||^2."""
