@@ -100,8 +100,9 @@ def main(argv: list[str] | None = None) -> int:
 Protocol `test-ratio` (threshold at the test anomaly ratio, as the paper; no point adjustment) for
 F1 / Aff-P / Aff-R; R_A_R, R_A_P, V_ROC, V_PR use the continuous scores (protocol-free). F1 under
 `train-quantile` (the (1 - 0.01) quantile of training scores) beside it. Budget: see the script
-`benchmarks/base_models_msl.sh` (3 epochs max, training stride 20, seed 0, one torch thread) -
-far below the paper's training, so these rows are a smoke-level comparison, not a reproduction.
+`benchmarks/base_models_msl.sh` (3 epochs max, training stride 20, one torch thread; the seeds are
+in each command below, mean ± std where there are several) - far below the paper's training, so
+these rows are a smoke-level comparison, not a reproduction.
 The full per-protocol tables are in `{args.folder}/results.md`.
 
 {table}
