@@ -97,7 +97,7 @@ def _differences(runs: dict, dataset: str, baselines: dict) -> str:
     """+ MADCluster minus alone (means, test-ratio), and whether either beats both baselines."""
     keys = ("f1", "aff_precision", "vus_roc", "vus_pr")
     rows = [
-        "| model | dF1 | dAff-P | dV_ROC | dV_PR | better row beats PCA, KMeans (F1, V_ROC, V_PR) |",
+        "| model | dF1 | dAff-P | dV_ROC | dV_PR | better row beats PCA, KMeans (F1, V_ROC, V_PR)|",
         "|---|---|---|---|---|---|",
     ]
     for model in MODELS:
