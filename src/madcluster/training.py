@@ -11,6 +11,7 @@ reports (for the single-cluster head: nu, R and the collapse diagnostics).
 from __future__ import annotations
 
 import copy
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -169,7 +170,9 @@ def train_network(
             return parts.total
 
         order = starts[torch.randperm(len(starts), generator=generator)]
-        batches = tqdm(range(n_batches), desc=f"epoch {epoch}", unit="batch", leave=False, disable=not settings.progress)
+        # per-batch bars only on a terminal: redirected to a log they are kilobytes of escape codes
+        batch_bars = settings.progress and sys.stderr.isatty()
+        batches = tqdm(range(n_batches), desc=f"epoch {epoch}", unit="batch", leave=False, disable=not batch_bars)
         for b in batches:
             x = gather_windows(train, order[b * settings.batch_size : (b + 1) * settings.batch_size], settings.window_size)
             net.embedder.training_step(x, objective, optimizers, epoch=epoch)

@@ -278,3 +278,10 @@ def test_no_import_cycle_in_evaluation():
 
     for name in names:
         visit(name, [])
+
+
+def test_default_results_folder_is_in_the_current_directory_not_the_repository():
+    from madcluster.evaluation.config import BenchmarkConfig
+
+    out = BenchmarkConfig().out
+    assert out == "madcluster-results" and "benchmarks" not in out

@@ -70,7 +70,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     (
         "what",
         "--out",
-        {"help": "results folder; 'none' writes nothing (default: benchmarks/results)"},
+        {"help": "results folder; 'none' writes nothing (default: ./madcluster-results; the committed results pass benchmarks/results explicitly)"},
     ),
     (
         "what",

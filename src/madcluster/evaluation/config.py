@@ -90,7 +90,7 @@ class BenchmarkConfig:
     anomaly_ratio: float | None = None
     metric_window: int = 100
     data_dir: str | None = None
-    out: str | None = "benchmarks/results"
+    out: str | None = "madcluster-results"
     tag: str | None = None
     device: str = "cpu"
     threads: int | None = None
