@@ -283,5 +283,5 @@ def test_no_import_cycle_in_evaluation():
 def test_default_results_folder_is_in_the_current_directory_not_the_repository():
     from madcluster.evaluation.config import BenchmarkConfig
 
-    out = BenchmarkConfig().out
+    out = BenchmarkConfig(dataset="MSL").out
     assert out == "madcluster-results" and "benchmarks" not in out
