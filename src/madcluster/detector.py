@@ -67,8 +67,9 @@ class MADCluster(BaseDetector):
     mode, rho, tau, center_init, nu_param, distance_loss, cluster_target, cluster_kl,
     loss_combination, score_type, score_scaling, center_warmup : see
         :class:`~madcluster.method.MethodConfig`.
-    early_stopping : ``loss`` (the total validation loss) or ``base-loss`` (the base model's own
-        validation loss, which a shrinking sphere cannot lower).
+    early_stopping : ``loss`` (the total validation loss), ``base-loss`` (the base model's own
+        validation loss) or ``relative-distance`` (mean max(0, d / R^2 - 1) on validation steps);
+        the last two cannot be lowered by shrinking the sphere.
     pretrain_epochs : first epochs on the base model's own loss alone; the center and R are then
         initialised from the pretrained features (DeepSVDD's recipe). Counted within ``epochs``.
     n_clusters : k = 1 is the paper's method; k > 1 the appendix's multi-cluster variant.

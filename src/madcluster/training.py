@@ -26,7 +26,7 @@ from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
 from madcluster.method.head import Head, LossParts
 
 LOSS_KEYS = ("train_loss", "distance_loss", "cluster_loss", "base_loss")
-EARLY_STOPPING = ("loss", "base-loss")
+EARLY_STOPPING = ("loss", "base-loss", "relative-distance")
 
 
 class MADClusterNet(nn.Module):
@@ -107,15 +107,21 @@ def feature_source(net: MADClusterNet, series: torch.Tensor, settings: TrainSett
 
 @torch.no_grad()
 def validation_loss(net: MADClusterNet, series: torch.Tensor, settings: TrainSettings) -> float:
-    """Mean validation loss: the total objective, or the base model's own loss (``base-loss``; the
-    total when the embedder has no loss of its own)."""
+    """Mean validation criterion: the total objective (``loss``), the base model's own loss
+    (``base-loss``; the total when the embedder has none), or how far validation steps fall outside
+    the training sphere relative to its size (``relative-distance``; the total for heads without a
+    sphere)."""
     net.eval()
     losses, weights = [], []
     for x in _tiles(series, settings):
         out = net(x)
         parts = net.loss(out)
-        use_base = settings.early_stopping == "base-loss" and out.loss is not None
-        value = parts.base if use_base else parts.total
+        value = parts.total
+        if settings.early_stopping == "base-loss" and out.loss is not None:
+            value = parts.base
+        elif settings.early_stopping == "relative-distance":
+            relative = net.head.outside_fraction(out.h)
+            value = relative if relative is not None else parts.total
         losses.append(float(value))
         weights.append(len(x))
     return float(np.average(losses, weights=weights))

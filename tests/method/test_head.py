@@ -89,3 +89,18 @@ def test_radius_is_quantile_of_distances():
 def test_bad_options_raise_clear_errors(bad):
     with pytest.raises(ValueError, match="|".join(bad)):
         MethodConfig(**bad)
+
+
+def test_outside_fraction_is_invariant_to_shrinking_the_sphere():
+    """Scaling h, c and R together leaves the relative-distance criterion unchanged."""
+    torch.manual_seed(0)
+    head = MADClusterHead(4)
+    head.init_center(torch.randn(4))
+    head.radius.fill_(0.5)
+    h = torch.randn(3, 7, 4)
+    before = head.outside_fraction(h)
+    with torch.no_grad():
+        head.center.mul_(0.1)
+    head.radius.mul_(0.1)
+    assert torch.allclose(head.outside_fraction(0.1 * h), before, rtol=1e-5)
+    assert before > 0

@@ -82,6 +82,10 @@ class Head(nn.Module):
     def score_terms(self, h: torch.Tensor) -> dict[str, torch.Tensor]:
         raise NotImplementedError
 
+    def outside_fraction(self, h: torch.Tensor) -> torch.Tensor | None:
+        """A scale-free validation criterion, or None where the head has none (see MADClusterHead)."""
+        return None
+
     def score(self, h: torch.Tensor) -> torch.Tensor:
         """The unscaled sum of the score terms ``[B, L]`` (for the single cluster: Eq. 7)."""
         terms = list(self.score_terms(h).values())
@@ -219,6 +223,15 @@ class MADClusterHead(Head):
         if cfg.uses_distance:
             out["distance"] = self.distances(h) - self.radius.pow(2)
         return out
+
+    def outside_fraction(self, h: torch.Tensor) -> torch.Tensor:
+        """mean max(0, d / R^2 - 1): how far steps fall outside the training sphere, in units of R^2.
+
+        Unlike the soft-boundary loss it cannot be lowered by shrinking every feature toward c, since
+        R shrinks with them: the early-stopping criterion ``early_stopping="relative-distance"``.
+        """
+        r2 = self.radius.pow(2).clamp_min(1e-12)
+        return torch.relu(self.distances(h) / r2 - 1.0).mean()
 
     # ------------------------------------------------------------------ pieces
     @torch.no_grad()
