@@ -1,0 +1,177 @@
+"""The ``madcluster`` command line: a thin layer over the Python API.
+
+    madcluster demo                       train and evaluate on the embedded demo series
+    madcluster fit DATA -o model.mcz      train on a CSV / Parquet / .npy file
+    madcluster score model.mcz DATA       scores CSV (+ PNG plot)
+    madcluster benchmark --dataset MSL    paper metrics on a benchmark dataset
+
+Errors in the input end with a one-line message and exit status 2, never a traceback; output
+paths, ``--device`` and ``--threshold`` are checked before any training or writing starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from madcluster import __version__
+from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_score
+from madcluster.cli.console import _stdout_gone
+from madcluster.cli.options import (
+    DEFAULT_EPILOG,
+    _add_input_options,
+    _add_runtime_options,
+    _add_training_options,
+    _finite_float,
+)
+from madcluster.exceptions import MADClusterError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from madcluster.fleet import add_fleet_arguments
+
+    parser = argparse.ArgumentParser(
+        prog="madcluster",
+        description="MADCluster: unsupervised multivariate time-series anomaly detection "
+        "(train on normal data, score new data).",
+        epilog=DEFAULT_EPILOG,
+    )
+    parser.add_argument("--version", action="version", version=f"madcluster {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    demo = sub.add_parser(
+        "demo",
+        help="train and evaluate on the embedded demo series (no download, CPU, < 1 min)",
+        description="Train MADCluster on a built-in synthetic series with injected anomalies, "
+        "then print metrics and write plots.",
+    )
+    demo.add_argument(
+        "--output-dir",
+        default="madcluster-demo",
+        help="where plots, model and metrics go (default: ./madcluster-demo)",
+    )
+    demo.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bars, epoch lines or notes (results still print)",
+    )
+    # Demo settings (lr 3e-3, rho 0.1, stride 5) were picked on the demo series itself; see README.
+    _add_training_options(demo, epochs=10, stride=5, lr=3e-3, rho=0.1, threads=1)
+    demo.set_defaults(func=cmd_demo)
+
+    fit = sub.add_parser(
+        "fit",
+        help="train a detector on a CSV / Parquet / .npy file",
+        description="Train on (mostly normal) data. Features are standardised with training "
+        "statistics; the last 20% of the series (--validation-size) is the validation split for "
+        "early stopping. "
+        "Progress bars show on a terminal; when stderr is redirected, one line per epoch instead.",
+    )
+    fit.add_argument(
+        "data",
+        help="training file: .csv, .parquet or .npy (rows = time steps, columns = features); "
+        "or a folder of such files, one entity each: one model per file, written to the folder -o",
+    )
+    fit.add_argument(
+        "-o", "--output", required=True, help="model file to write (zip of JSON config + weights)"
+    )
+    fit.add_argument(
+        "--history-plot",
+        default=None,
+        help="also write the training curves (nu, R, distance, loss) to this PNG",
+    )
+    fit.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bars, epoch lines or notes (results still print)",
+    )
+    _add_input_options(fit)
+    _add_training_options(fit, epochs=10, stride=1)
+    add_fleet_arguments(fit)
+    fit.set_defaults(func=cmd_fit)
+
+    score = sub.add_parser(
+        "score",
+        help="score a file with a trained model: scores CSV and PNG plot",
+        description="Write one anomaly score per row (higher = more anomalous) and 0/1 predictions "
+        "from the model's threshold; with --label-column also print metrics. The CSV has "
+        "row, the input's timestamp column (if any), score, is_anomaly and label (if given). "
+        "Columns are matched to the model's by name (reordered if needed).",
+    )
+    score.add_argument("model", help="model file written by `madcluster fit`")
+    score.add_argument(
+        "data",
+        help="file to score, same feature columns as at fit time; or a folder of files, one "
+        "entity each (MODEL is then a folder of <entity>.mcz or one model for all): one scores "
+        "CSV per entity in -o (default: DATA.scores/)",
+    )
+    score.add_argument("-o", "--output", default=None, help="scores CSV (default: DATA.scores.csv)")
+    score.add_argument(
+        "--plot", default=None, help="PNG plot path (default: next to the CSV; 'none' to skip)"
+    )
+    score.add_argument(
+        "--threshold",
+        type=_finite_float,
+        default=None,
+        help="override the model's threshold (a finite number)",
+    )
+    score.add_argument(
+        "--quiet", action="store_true", help="no notes on stderr (results still print)"
+    )
+    _add_runtime_options(score, device="cpu", threads=None)
+    _add_input_options(score)
+    add_fleet_arguments(score)
+    score.set_defaults(func=cmd_score)
+
+    bench = sub.add_parser("benchmark", help="train, score and evaluate on MSL / SMAP / SMD / PSM with every threshold protocol",
+                           description="Paper metrics under every threshold protocol (best-f1 is an ORACLE that uses test labels).",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    try:
+        from madcluster.evaluation.command_line import add_benchmark_arguments
+    except ImportError:  # the runner module is optional until it lands
+        add_benchmark_arguments = None
+    if add_benchmark_arguments is not None:
+        add_benchmark_arguments(bench)
+    bench.set_defaults(func=cmd_benchmark)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    try:
+        status = int(args.func(args) or 0)
+    except MADClusterError as exc:
+        return _fail(args, exc)
+    except BrokenPipeError:  # stdout / stderr reader went away mid-run: stop quietly
+        _stdout_gone()
+        return 1
+    except (ValueError, OSError, ImportError) as exc:  # FileNotFoundError, PermissionError, ...
+        return _fail(args, exc)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # `madcluster score ... | head -2`: the work is done, say nothing
+        _stdout_gone()
+    return status
+
+
+def _fail(args: argparse.Namespace, exc: BaseException) -> int:
+    """One line on stderr and exit status 2: the message, never a traceback."""
+    if isinstance(exc, OSError) and not isinstance(exc, MADClusterError) and exc.strerror:
+        message = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    else:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    try:
+        print(f"madcluster {args.command}: error: {message}", file=sys.stderr)
+    except BrokenPipeError:
+        pass
+    return 2
+
+
+__all__ = ["build_parser", "main"]

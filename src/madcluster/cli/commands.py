@@ -1,0 +1,219 @@
+"""The commands: fit, score, demo, benchmark. Each returns the exit status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from madcluster.cli.console import _list, _note, _print_epochs, _print_metrics, _say
+from madcluster.cli.inputs import _check_columns, _features, _label_hint, _read_input
+from madcluster.cli.options import _apply_runtime, _detector_from_args
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    if Path(args.data).is_dir():  # a folder: one model per entity file (madcluster.fleet)
+        from madcluster.fleet import fit_fleet_command
+
+        return fit_fleet_command(args, _detector_from_args(args))
+    from madcluster.atomic import check_output_path
+    from madcluster.viz import plot_history
+
+    check_output_path(args.output, what="model file", not_same_as=[args.data])
+    if args.history_plot:
+        check_output_path(
+            args.history_plot, what="history plot", not_same_as=[args.data, args.output]
+        )
+    _apply_runtime(args)
+    table = _read_input(args.data, args)
+    dropped = [f"{c} ({why})" for c, why in table.dropped.items()]
+    _say(f"features ({len(table.columns)}): {_list(table.columns)}")
+    if dropped or args.label_column is not None:
+        label = [f"{args.label_column} (labels)"] if args.label_column is not None else []
+        _say(f"not used as features: {_list(label + dropped)}")
+    hint = _label_hint(table.columns, args)
+    if hint:
+        _note(args, f"{args.data}: training uses every column as a feature{hint}")
+    if table.labels is not None and table.labels.any():
+        _note(
+            args,
+            f"{int(table.labels.sum())} rows are labelled anomalous; "
+            "training is unsupervised and uses all rows",
+        )
+    detector = _detector_from_args(args)
+    t0 = time.perf_counter()
+    detector.fit(_features(table, args.data))
+    elapsed = time.perf_counter() - t0
+    h = detector.history_
+    _print_epochs(args, h)
+    detector.save(args.output)
+    _say(
+        f"trained on {table.values.shape[0]} rows x {table.values.shape[1]} features "
+        f"in {elapsed:.1f} s ({len(h['epoch'])} epochs)"
+    )
+    _say(
+        f"final nu={h['nu'][-1]:.4f}  R={h['radius'][-1]:.4f}  "
+        f"train loss={h['train_loss'][-1]:.4f}  val loss={h['val_loss'][-1]:.4f}"
+    )
+    _say(
+        f"threshold (train-quantile, contamination={detector.contamination}) "
+        f"= {detector.threshold_:.6g}"
+    )
+    _say(f"model written to {args.output}")
+    if args.history_plot:
+        plot_history(args.history_plot, h)
+        _say(f"training curves written to {args.history_plot}")
+    return 0
+
+
+def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The scores CSV and plot paths, checked before the model is even loaded."""
+    from madcluster.atomic import check_output_path
+
+    output = args.output or str(Path(args.data).with_suffix("")) + ".scores.csv"
+    inputs = [args.data, args.model]
+    check_output_path(output, what="scores file", not_same_as=inputs)
+    plot = args.plot or str(Path(output).with_suffix(".png"))
+    if plot == "none":
+        return output, None
+    if Path(plot).resolve() == Path(output).resolve():
+        from madcluster.exceptions import OutputPathError
+
+        raise OutputPathError(f"--plot {plot!r} is the scores file too: give another name")
+    check_output_path(plot, what="plot", not_same_as=inputs)
+    return output, plot
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    if Path(args.data).is_dir():  # a folder: one scores file per entity (madcluster.fleet)
+        from madcluster.fleet import score_fleet_command
+
+        return score_fleet_command(args)
+    import pandas as pd
+
+    from madcluster.atomic import atomic_path
+    from madcluster.detector import MADCluster
+    from madcluster.viz import plot_scores
+
+    output, plot = _score_outputs(args)
+    _apply_runtime(args)
+    detector = MADCluster.load(args.model, device=args.device)
+    table = _read_input(args.data, args)
+    _check_columns(table, args.data, detector, args)
+    scores = detector.decision_function(_features(table, args.data))
+    threshold = detector.threshold_ if args.threshold is None else args.threshold
+    predicted = (scores > threshold).astype(np.int64)
+    frame = pd.DataFrame({"score": scores, "is_anomaly": predicted})
+    if table.timestamp_column is not None:
+        name = table.timestamp_column if table.timestamp_column not in frame else "timestamp"
+        frame.insert(0, name, table.timestamps)
+    if table.labels is not None:
+        frame["label"] = table.labels
+    with atomic_path(output) as tmp:
+        frame.to_csv(tmp, index_label="row")
+    _say(
+        f"scored {len(scores)} rows: {int(predicted.sum())} above threshold {threshold:.6g} "
+        f"({predicted.mean():.2%})"
+    )
+    _say(f"scores written to {output}")
+    if table.labels is not None:
+        _print_metrics(scores, table.labels, threshold)
+    if plot is not None:
+        plot_scores(
+            plot,
+            scores,
+            threshold,
+            table.labels,
+            title=f"MADCluster scores: {Path(args.data).name}",
+        )
+        _say(f"plot written to {plot}")
+    return 0
+
+
+DEMO_FILES = ("demo_scores.png", "demo_training.png", "demo_model.mcz", "demo_metrics.json")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from madcluster.atomic import atomic_write_text, check_output_path
+    from madcluster.data.synthetic import make_demo_data
+    from madcluster.viz import plot_history, plot_scores
+
+    out = Path(args.output_dir)
+    if out.exists() and not out.is_dir():
+        from madcluster.exceptions import OutputPathError
+
+        raise OutputPathError(f"--output-dir {args.output_dir!r} is a file, not a folder")
+    for name in DEMO_FILES:
+        check_output_path(out / name, what="demo output")
+    _apply_runtime(args)
+    t0 = time.perf_counter()
+    data = make_demo_data()
+    _say(
+        f"demo data: train {data.train.shape}, test {data.test.shape}, "
+        f"{data.labels.mean():.1%} anomalous ({len(data.segments)} injected anomalies: "
+        "spikes, level shifts, frequency changes, broken correlations)"
+    )
+    detector = _detector_from_args(args)
+    detector.fit(data.train)
+    scores = detector.decision_function(data.test)
+    h = detector.history_
+    _print_epochs(args, h)
+    _say(
+        f"trained {len(h['epoch'])} epochs in {sum(h['seconds']):.1f} s: "
+        f"nu {h['nu'][0]:.4f} -> {h['nu'][-1]:.4f}, "
+        f"R {h['radius'][0]:.4f} -> {h['radius'][-1]:.4f}, "
+        f"loss {h['train_loss'][0]:.4f} -> {h['train_loss'][-1]:.4f}"
+    )
+    metrics = _print_metrics(scores, data.labels, detector.threshold_)
+    metrics["auc_roc_by_kind"] = _auc_by_kind(scores, data)
+    _say(
+        "ROC-AUC by anomaly kind: "
+        + ", ".join(f"{k} {v:.3f}" for k, v in metrics["auc_roc_by_kind"].items())
+    )
+    plot_scores(
+        out / "demo_scores.png",
+        scores,
+        detector.threshold_,
+        data.labels,
+        title="MADCluster on the demo series",
+    )
+    plot_history(out / "demo_training.png", h)
+    detector.save(out / "demo_model.mcz")
+    atomic_write_text(
+        out / "demo_metrics.json",
+        json.dumps({**metrics, "seconds": time.perf_counter() - t0}, indent=2),
+    )
+    _say(
+        f"ROC-AUC {metrics['auc_roc']:.4f}  VUS-ROC {metrics['vus_roc']:.4f}  "
+        f"VUS-PR {metrics['vus_pr']:.4f}"
+    )
+    _say(
+        f"plots: {out / 'demo_scores.png'}, {out / 'demo_training.png'}; "
+        f"model: {out / 'demo_model.mcz'}"
+    )
+    _say(f"total time {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+def _auc_by_kind(scores: np.ndarray, data) -> dict[str, float]:
+    """ROC-AUC of each anomaly kind against the normal points only."""
+    from madcluster.metrics import auc_roc
+
+    result = {}
+    for kind in sorted({seg.kind for seg in data.segments}):
+        positive = np.zeros(len(scores), dtype=bool)
+        for seg in data.segments:
+            if seg.kind == kind:
+                positive[seg.start : seg.end] = True
+        keep = positive | (data.labels == 0)
+        result[kind] = float(auc_roc(scores[keep], positive[keep].astype(np.uint8)))
+    return result
+
+
+def cmd_benchmark(args: argparse.Namespace) -> int:
+    from madcluster.evaluation.command_line import run_benchmark_command
+
+    return run_benchmark_command(args)

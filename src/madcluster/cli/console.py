@@ -1,0 +1,68 @@
+"""Writing to the terminal: messages, notes, epoch lines, metrics; a closed stdout is not an error."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def _say(*parts: object) -> None:
+    """Print a result line on stdout; if the reader has gone (``| head``) keep working silently."""
+    try:
+        print(*parts, flush=True)
+    except BrokenPipeError:
+        _stdout_gone()
+
+
+def _stdout_gone() -> None:
+    """Point stdout at /dev/null so later prints and the exit flush do not raise again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout replaced by something without a file descriptor
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
+    finally:
+        os.close(devnull)
+
+
+def _note(args: argparse.Namespace, message: str) -> None:
+    """Tell the user something on stderr, unless ``--quiet``."""
+    if not getattr(args, "quiet", False):
+        print(f"note: {message}", file=sys.stderr)
+
+
+def _list(names: Sequence[str], limit: int = 12, *, quote: bool = False) -> str:
+    """``a, b, c, ... (N more)``: column lists short enough for one line."""
+    names = [repr(str(n)) if quote else str(n) for n in names]
+    more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def _print_epochs(args: argparse.Namespace, history: dict) -> None:
+    """One line per epoch on stderr when progress bars were off because stderr is not a terminal."""
+    if args.quiet or sys.stderr.isatty():
+        return
+    shown = [("train_loss", "loss"), ("val_loss", "val"), ("nu", "nu"), ("radius", "R")]
+    for i, epoch in enumerate(history["epoch"]):
+        values = "  ".join(
+            f"{label} {history[key][i]:.4f}" for key, label in shown if key in history
+        )
+        seconds = f"  ({history['seconds'][i]:.2f} s)" if "seconds" in history else ""
+        print(f"epoch {int(epoch)}: {values}{seconds}", file=sys.stderr)
+
+
+def _print_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
+    from madcluster.metrics import evaluate
+
+    if labels.min() == labels.max():
+        _say("labels are all one class: metrics skipped")
+        return {}
+    metrics = evaluate(scores, labels, threshold=threshold)
+    _say("metrics (no point adjustment; range/VUS metrics on continuous scores, window 100):")
+    for key, value in metrics.items():
+        _say(f"  {key:<15} {value:.4f}")
+    return metrics
