@@ -160,3 +160,16 @@ def test_window_scores_to_points_matches_windows_to_points(stride):
     scores = rng.normal(size=len(starts))
     expected = windows_to_points(np.repeat(scores[:, None], window, axis=1), starts, n)
     np.testing.assert_allclose(window_scores_to_points(scores, starts, window, n), expected)
+
+
+def test_each_detector_reports_its_own_cost():
+    from series_helpers import make_series
+
+    from madcluster import KMeansDetector, PCADetector
+
+    x = make_series(400, 3)
+    pca = PCADetector(window_size=10).fit(x)
+    assert pca.cost()["macs_per_window"] == 30 * (pca.n_components_ + 1)
+    km = KMeansDetector(window_size=10, n_clusters=4).fit(x)
+    assert km.cost(20) == {"n_params": 4 * 60, "macs_per_window": 4 * 60,
+                           "macs_method": "analytic: window vector (L*D) times the k centroids"}

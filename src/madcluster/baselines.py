@@ -258,6 +258,17 @@ class PCADetector(_WindowDetector):
         self._mean_proj = self.mean_.astype(np.float64) @ self.components_.T.astype(np.float64)
         self._mean_sq = float(self.mean_.astype(np.float64) @ self.mean_.astype(np.float64))
 
+    def cost(self, window_size: int | None = None) -> dict[str, Any]:
+        """Parameters and MACs per window: the (L*D) window times k components and the mean."""
+        self._check_fitted()
+        dim = (window_size or self.window_size) * self.n_features_in_
+        k = int(self.n_components_)
+        return {
+            "n_params": int(k * dim + dim),
+            "macs_per_window": int(dim * (k + 1)),
+            "macs_method": "analytic: window vector (L*D) times the k components and the mean",
+        }
+
     def _score_windows(self, windows: np.ndarray, sq_norms: np.ndarray) -> np.ndarray:
         out = windows @ self._basis_and_mean
         proj = out[:, :-1].astype(np.float64) - self._mean_proj  # projections of x - mean
@@ -322,6 +333,17 @@ class KMeansDetector(_WindowDetector):
         self._center_sq = np.einsum(
             "ij,ij->i", self.cluster_centers_, self.cluster_centers_, dtype=np.float64
         )
+
+    def cost(self, window_size: int | None = None) -> dict[str, Any]:
+        """Parameters and MACs per window: the (L*D) window times the k centroids."""
+        self._check_fitted()
+        dim = (window_size or self.window_size) * self.n_features_in_
+        k = int(self.cluster_centers_.shape[0])
+        return {
+            "n_params": int(k * dim),
+            "macs_per_window": int(dim * k),
+            "macs_method": "analytic: window vector (L*D) times the k centroids",
+        }
 
     def _score_windows(self, windows: np.ndarray, sq_norms: np.ndarray) -> np.ndarray:
         # ||x - c||^2 = ||x||^2 - 2 x.c + ||c||^2, minimised over the centroids

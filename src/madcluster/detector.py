@@ -315,6 +315,13 @@ class MADCluster(BaseDetector):
             raise DataError("the model produced non-finite scores: the input may be far outside the training range")
         return np.asarray(scores, dtype=np.float64)
 
+    def cost(self, window_size: int | None = None) -> dict[str, Any]:
+        """Parameters and MACs of scoring one window (batch 1), as the paper's compute table."""
+        from madcluster.compute import torch_model_cost
+
+        self._check_fitted()
+        return torch_model_cost(self.net_, window_size or self.window_size, self.n_features_in_)
+
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted detector to ``path`` (zip of JSON config + npz weights), atomically."""

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -38,3 +39,21 @@ def test_registry_errors():
         build_embedder("drnn", 3, hidden=4)
     with pytest.raises(ValueError, match="unknown cell"):
         build_embedder("drnn", 3, cell="tcn")
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_macs_match_a_hand_count(bias):
+    """ptflops' count of the D-RNN (the paper's convention) equals the hand count per step and
+    layer: 3H(D_in + H) for the gate projections, 7H for the gate products and the interpolation,
+    and 6H for the two bias vectors; the MADCluster head adds element-wise work only."""
+    pytest.importorskip("ptflops")
+    from madcluster import MADCluster
+
+    x = np.random.default_rng(0).normal(size=(300, 5)).astype(np.float32)
+    model = MADCluster(window_size=20, epochs=1, random_state=0, validation_size=0.0,
+                       embedder_params={"hidden_size": 8, "n_layers": 3, "bias": bias}).fit(x)
+    cost = model.cost()
+    L, H = 20, 8
+    hand = sum(L * (3 * H * (d_in + H) + 7 * H + 6 * H * bias) for d_in in (5, H, H))
+    assert cost["macs_per_window"] == hand and "ptflops" in cost["macs_method"]
+    assert cost["n_params_head"] == H + 1  # the center c and theta

@@ -14,63 +14,12 @@ import sys
 import threading
 from typing import Any
 
+from madcluster.compute import torch_model_cost
+
 
 def model_cost(detector: Any, window_size: int) -> dict[str, Any]:
-    """Parameters and multiply-accumulates per window of ``window_size`` steps.
-
-    A detector that reports its own cost (a ``cost(window_size)`` method) is asked; otherwise
-    the fitted attributes of MADCluster, PCA and KMeans are read.
-    """
-    own = getattr(detector, "cost", None)
-    if callable(own):
-        return dict(own(window_size))
-    if hasattr(detector, "net_"):
-        return torch_model_cost(detector.net_, window_size, detector.n_features_in_)
-    dim = window_size * detector.n_features_in_
-    if hasattr(detector, "components_"):  # PCA: one (L*D) x (k + 1) product per window
-        k = int(detector.n_components_)
-        return {
-            "n_params": int(k * dim + dim),
-            "macs_per_window": int(dim * (k + 1)),
-            "macs_method": "analytic: window vector (L*D) times the k components and the mean",
-        }
-    k = int(detector.cluster_centers_.shape[0])  # KMeans: one (L*D) x k product per window
-    return {
-        "n_params": int(k * dim),
-        "macs_per_window": int(dim * k),
-        "macs_method": "analytic: window vector (L*D) times the k centroids",
-    }
-
-
-def torch_model_cost(net: Any, window_size: int, n_features: int) -> dict[str, Any]:
-    """Parameter count and MACs of one window through the embedder and the MADCluster score.
-
-    MACs = FLOPs / 2 from ``torch.utils.flop_counter.FlopCounterMode``, which counts the
-    matrix-multiply ops (the GRU's input and hidden projections, Linear layers); element-wise
-    work (gates, cosine, distances) is not counted.
-    """
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    device = next(net.parameters()).device
-    x = torch.zeros(1, window_size, n_features, device=device)
-    was_training = net.training
-    net.eval()
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        net.score(x)
-    net.train(was_training)
-    n_embedder = sum(p.numel() for p in net.embedder.parameters())
-    n_total = sum(p.numel() for p in net.parameters())
-    return {
-        "n_params": int(n_total),
-        "n_params_embedder": int(n_embedder),
-        "n_params_head": int(n_total - n_embedder),
-        "macs_per_window": int(counter.get_total_flops() // 2),
-        "macs_method": (
-            "torch.utils.flop_counter.FlopCounterMode FLOPs / 2 (matmul ops of GRU / Linear "
-            "layers), one window [1, L, D]"
-        ),
-    }
+    """Parameters and multiply-accumulates per window: each detector reports its own (``cost``)."""
+    return dict(detector.cost(window_size))
 
 
 def process_max_rss_mb() -> float:
