@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from madcluster.base import BaseDetector
-from madcluster.data.validation import check_device, check_series
+from madcluster.data.validation import check_device, check_positive_int, check_series
 from madcluster.data.windows import (
     gather_windows,
     window_starts,
@@ -176,9 +176,7 @@ class MADCluster(BaseDetector):
     def _validate_params(self) -> None:
         self.method_config()
         for name in ("window_size", "stride", "epochs", "batch_size", "patience"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            check_positive_int(name, getattr(self, name))
         if self.score_stride is not None and (not isinstance(self.score_stride, (int, np.integer)) or self.score_stride < 1):
             raise ValueError(f"score_stride must be a positive integer or None, got {self.score_stride!r}")
         if not isinstance(self.pretrain_epochs, (int, np.integer)) or not 0 <= self.pretrain_epochs < self.epochs:

@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 
+from madcluster.method.config import DISTANCE_LOSSES, MODES
+
 DEFAULT_EPILOG = "Run `madcluster COMMAND --help` for the options of each command."
 
 
@@ -125,15 +127,16 @@ def _add_training_options(
     group.add_argument(
         "--distance-loss",
         default="soft-boundary",
-        choices=["soft-boundary", "one-class"],
+        choices=DISTANCE_LOSSES,
         help="paper's soft boundary, or mean distance as the released script "
         "(default: soft-boundary)",
     )
     group.add_argument(
         "--mode",
         default="full",
-        choices=["full", "distance-only", "cluster-only"],
-        help="full MADCluster or one of the paper's two ablations (default: full)",
+        choices=MODES,
+        help="full MADCluster, the paper's two ablations, or base-only (a base model alone; "
+        "needs an embedder with its own loss) (default: full)",
     )
     group.add_argument(
         "--contamination",

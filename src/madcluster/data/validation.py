@@ -12,6 +12,12 @@ import numpy as np
 from madcluster.exceptions import DataError
 
 
+def check_positive_int(name: str, value: Any) -> None:
+    """Raise ``ValueError`` unless ``value`` is an int >= 1 (bools are refused)."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
 def check_series(
     X: Any,
     *,

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from madcluster.data.validation import check_positive_int
 from madcluster.evaluation.schema import BASELINE_MODE, BASELINES
 from madcluster.method.config import MODES
 
@@ -217,12 +218,6 @@ class BenchmarkConfig:
         if not self.verbose:
             args.append("--quiet")
         return shlex.join(args)
-
-
-def check_positive_int(name: str, value: Any) -> None:
-    """Raise ``ValueError`` unless ``value`` is an int >= 1 (bools are refused)."""
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
 def parse_key_value(text: str) -> tuple[str, Any]:
