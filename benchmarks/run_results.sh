@@ -15,6 +15,12 @@
 # labels: D-RNN 3 x GRU(64), window 100, 10 epochs max with early stopping (patience 3) on the last
 # 20 % of train, training stride 10 (MSL), 20 (SMAP), 50 (SMD); one torch thread per run (more
 # threads are much slower on a busy 2-core machine). Scoring always covers every test point once.
+#
+# These first-version rows (benchmarks/results/*.json) were produced at commit fff6b33, before the
+# library default changed (history scoring, standardised score terms: see README, "The method and
+# its options"). Check out that commit to reproduce them exactly; at today's HEAD the D-RNN rows
+# below run the new default. The default-vs-paper rows in benchmarks/results/core_quality/ and the
+# k sweep in benchmarks/results/k_sweep/ have their own commands in their README / JSON files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MC=${MADCLUSTER:-.venv/bin/madcluster}
