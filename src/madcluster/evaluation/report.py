@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from madcluster.atomic import atomic_write_text
-from madcluster.evaluation.schema import RESULT_SCHEMA
+from madcluster.evaluation.schema import BASELINE_MODE, RESULT_SCHEMA
 from madcluster.evaluation.store import json_safe
 
 # the paper's column names, in the paper's order
@@ -83,7 +83,10 @@ def load_results(folder: str | os.PathLike) -> list[dict[str, Any]]:
     return sorted(results, key=_sort_key)
 
 
-_MODE_ORDER = {"distance-only": 0, "cluster-only": 1, "full": 2, "baseline": 3}
+# table order: the paper's ablation rows, the full method, the base model alone, then baselines
+_MODE_ORDER = {
+    mode: i for i, mode in enumerate(("distance-only", "cluster-only", "full", "base-only", BASELINE_MODE))
+}
 _DATASET_ORDER = {"MSL": 0, "SMAP": 1, "SMD": 2, "PSM": 3}
 
 
@@ -117,6 +120,7 @@ def _row_label(r: dict[str, Any]) -> str:
         else {
             "distance-only": "distance-only (DeepSVDD row)",
             "cluster-only": "cluster-only (Clustering row)",
+            "base-only": f"{r['embedder']} alone",
         }.get(r["mode"], r["embedder"].upper())
     )
     if r["mode"] != "baseline":
