@@ -34,24 +34,24 @@ if [[ $ONLY == all || $ONLY == MSL ]]; then
   for mode in distance-only cluster-only full; do
     run --dataset MSL --embedder drnn --mode "$mode" --seeds 0 1 2 --epochs 10 --stride 10
   done
-  run --dataset MSL --embedder pca --seeds 0
-  run --dataset MSL --embedder kmeans --seeds 0 1 2
+  run --dataset MSL --detector pca --seeds 0
+  run --dataset MSL --detector kmeans --seeds 0 1 2
 fi
 
 if [[ $ONLY == all || $ONLY == SMAP ]]; then
   for mode in distance-only cluster-only full; do
     run --dataset SMAP --embedder drnn --mode "$mode" --seeds ${SMAP_SEEDS:-0} --epochs 10 --stride 20
   done
-  run --dataset SMAP --embedder pca --seeds 0
-  run --dataset SMAP --embedder kmeans --seeds ${SMAP_SEEDS:-0}
+  run --dataset SMAP --detector pca --seeds 0
+  run --dataset SMAP --detector kmeans --seeds ${SMAP_SEEDS:-0}
 fi
 
 if [[ $ONLY == all || $ONLY == SMD ]]; then
   for mode in distance-only cluster-only full; do
     run --dataset SMD --embedder drnn --mode "$mode" --seeds ${SMD_SEEDS:-0} --epochs 10 --stride 50
   done
-  run --dataset SMD --embedder pca --seeds 0
-  run --dataset SMD --embedder kmeans --seeds ${SMD_SEEDS:-0}
+  run --dataset SMD --detector pca --seeds 0
+  run --dataset SMD --detector kmeans --seeds ${SMD_SEEDS:-0}
 fi
 
 # ---- what was tried beyond the main rows (see README "Below the paper") ----------------------
@@ -67,8 +67,8 @@ if [[ $ONLY == all || $ONLY == MSL-per-entity ]]; then
   for mode in distance-only cluster-only full; do
     run --dataset MSL --embedder drnn --mode "$mode" --seeds 0 --epochs 10 --stride 10 --per-entity
   done
-  run --dataset MSL --embedder pca --seeds 0 --per-entity
-  run --dataset MSL --embedder kmeans --seeds 0 --per-entity
+  run --dataset MSL --detector pca --seeds 0 --per-entity
+  run --dataset MSL --detector kmeans --seeds 0 --per-entity
 fi
 # (1b) the SMD ablation rows without a validation split as well (SMD early-stopped at epoch 1-4 on
 #      held-out machines; see README), and 3 seeds for the full model

@@ -285,3 +285,23 @@ def test_default_results_folder_is_in_the_current_directory_not_the_repository()
 
     out = BenchmarkConfig(dataset="MSL").out
     assert out == "madcluster-results" and "benchmarks" not in out
+
+
+def test_detector_is_chosen_apart_from_the_embedder():
+    """--detector picks MADCluster or a baseline; the older --embedder pca means the same row."""
+    parser = argparse.ArgumentParser()
+    add_benchmark_arguments(parser)
+    args = parser.parse_args(
+        ["--dataset", "MSL", "--detector", "madcluster", "pca", "kmeans", "--embedder", "drnn",
+         "--mode", "full", "distance-only", "--quiet"]
+    )
+    names = [r.result_name() for r in configs_from_args(args)]
+    assert names == ["MSL_drnn_full", "MSL_drnn_distance-only", "MSL_pca_baseline", "MSL_kmeans_baseline"]
+    new = BenchmarkConfig(dataset="MSL", detector="pca")
+    old = BenchmarkConfig(dataset="MSL", embedder="pca")
+    assert new.is_baseline and old.detector == "pca"
+    assert new.result_name() == old.result_name() and new.fingerprint() == old.fingerprint()
+    assert "--detector pca" in new.command() and "--embedder" not in new.command()
+    assert isinstance(fit_score.build_detector(new, 0), type(fit_score.build_detector(old, 0)))
+    with pytest.raises(ValueError, match="unknown detector"):
+        BenchmarkConfig(dataset="MSL", detector="lof")

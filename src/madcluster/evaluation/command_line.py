@@ -15,7 +15,7 @@ from typing import Any
 from madcluster.evaluation.config import BenchmarkConfig, parse_key_values
 from madcluster.evaluation.executors import EXECUTORS
 from madcluster.evaluation.grid import expand_grid, load_grid_file
-from madcluster.evaluation.schema import BASELINES
+from madcluster.evaluation.schema import DETECTORS
 from madcluster.evaluation.thresholds import PROTOCOLS
 from madcluster.method.config import MODES
 
@@ -33,11 +33,21 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ),
     (
         "what",
+        "--detector",
+        {
+            **_LIST,
+            "choices": list(DETECTORS),
+            "help": "madcluster, or a window baseline pca / kmeans; several make a grid "
+            "(default: madcluster)",
+        },
+    ),
+    (
+        "what",
         "--embedder",
         {
             **_LIST,
-            "help": "{names}: drnn = MADCluster with the Dilated RNN; "
-            "pca / kmeans = window baselines; several make a grid (default: drnn)",
+            "help": "MADCluster's Base Embedder: {names}; several make a grid (default: drnn; "
+            "pca / kmeans here mean --detector pca / kmeans, the older spelling)",
         },
     ),
     (
@@ -239,7 +249,7 @@ def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
     ]
     parser.epilog = "\n".join(lines)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    names = ", ".join(sorted(EMBEDDERS) + list(BASELINES))
+    names = ", ".join(sorted(EMBEDDERS))
     groups = {k: parser.add_argument_group(title) for k, title in _GROUPS.items()}
     groups["what"].add_argument(
         "--grid",

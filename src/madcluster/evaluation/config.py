@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from madcluster.data.validation import check_positive_int
-from madcluster.evaluation.schema import BASELINE_MODE, BASELINES
+from madcluster.evaluation.schema import BASELINE_MODE, BASELINES, DETECTORS
 from madcluster.method.config import MODES
 
 _POSITIVE_INTS = (
@@ -49,8 +49,10 @@ class BenchmarkConfig:
     """Everything that defines one benchmark row. Defaults follow the paper where it says.
 
     dataset: ``MSL``, ``SMAP``, ``SMD``, ``PSM`` or a folder with train/test files.
-    embedder: ``drnn`` (MADCluster with the Dilated RNN; any registered Base Embedder name works),
-        ``pca`` or ``kmeans`` (baselines; ``mode`` is ignored for them).
+    detector: ``madcluster`` (default), or a window baseline ``pca`` / ``kmeans`` (``embedder``
+        and ``mode`` do not apply to them).
+    embedder: MADCluster's Base Embedder: ``drnn`` or any registered name. ``pca`` / ``kmeans``
+        here are the older spelling of ``detector`` and still accepted.
     mode: ``full``, ``distance-only`` (ablation row "DeepSVDD"), ``cluster-only`` ("Clustering").
     seeds: one run per seed; metrics are reported as mean and std over seeds.
     per_entity: train/score each entity (channel / machine) separately, report the mean.
@@ -69,6 +71,7 @@ class BenchmarkConfig:
 
     dataset: str
     embedder: str = "drnn"
+    detector: str = "madcluster"
     mode: str = "full"
     seeds: tuple[int, ...] = (0,)
     per_entity: bool = False
@@ -101,6 +104,13 @@ class BenchmarkConfig:
     def __post_init__(self) -> None:
         self.dataset = str(self.dataset)
         self.embedder = str(self.embedder).lower()
+        self.detector = str(self.detector).lower()
+        if self.embedder in BASELINES:  # the older spelling: --embedder pca
+            self.detector = self.embedder
+        if self.detector not in DETECTORS:
+            raise ValueError(f"unknown detector {self.detector!r}; choose one of {', '.join(DETECTORS)}")
+        if self.detector in BASELINES:
+            self.embedder = self.detector  # result names stay <dataset>_<pca|kmeans>_baseline
         self.seeds = tuple(
             int(s) for s in (self.seeds if is_sequence(self.seeds) else [self.seeds])
         )
@@ -146,7 +156,7 @@ class BenchmarkConfig:
 
     @property
     def is_baseline(self) -> bool:
-        return self.embedder in BASELINES
+        return self.detector in BASELINES
 
     def dataset_label(self) -> str:
         """The dataset's short name: the benchmark name or the folder's last component."""
@@ -184,12 +194,16 @@ class BenchmarkConfig:
 
     def command(self) -> str:
         """The ``madcluster benchmark`` command line that reproduces this configuration."""
-        args = ["madcluster", "benchmark", "--dataset", self.dataset, "--embedder", self.embedder]
+        args = ["madcluster", "benchmark", "--dataset", self.dataset]
+        args += ["--detector", self.detector] if self.is_baseline else ["--embedder", self.embedder]
         if not self.is_baseline:
             args += ["--mode", self.mode]
         args += ["--seeds", *map(str, self.seeds)]
         defaults = BenchmarkConfig(dataset="x")
-        skip = {"dataset", "embedder", "mode", "seeds", "argv", "verbose", "per_entity", "entities"}
+        skip = {
+            "dataset", "embedder", "detector", "mode", "seeds", "argv", "verbose", "per_entity",
+            "entities",
+        }
         if self.is_baseline:
             skip |= set(_NEURAL_ONLY)
         if self.embedder != "pca":

@@ -34,12 +34,12 @@ def build_detector(config: BenchmarkConfig, seed: int, *, verbose: bool = False)
     gains later need no change here.
     """
     extra = dict(config.detector_params or {})
-    if config.embedder in ("pca", "kmeans"):
+    if config.is_baseline:
         from madcluster.baselines import KMeansDetector, PCADetector
 
         cls, size = (
             (PCADetector, {"n_components": config.n_components})
-            if config.embedder == "pca"
+            if config.detector == "pca"
             else (KMeansDetector, {"n_clusters": config.n_clusters})
         )
         params = dict(

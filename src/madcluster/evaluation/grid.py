@@ -12,7 +12,7 @@ same way over the top-level settings::
 
     {"dataset": ["MSL", "SMAP"], "embedder": "drnn", "mode": ["full", "distance-only"],
      "seeds": [0, 1, 2], "epochs": 10, "stride": 10,
-     "rows": [{"embedder": ["pca", "kmeans"], "seeds": [0]}]}
+     "rows": [{"detector": ["pca", "kmeans"], "seeds": [0]}]}
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 from madcluster.evaluation.config import BenchmarkConfig
 
-AXES = ("dataset", "embedder", "mode", "per_entity", "tag")
+AXES = ("dataset", "detector", "embedder", "mode", "per_entity", "tag")
 _FIELDS = {f.name for f in fields(BenchmarkConfig)}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from madcluster.metrics._evaluate import METRIC_KEYS
 
 BASELINES = ("pca", "kmeans")
+DETECTORS = ("madcluster", *BASELINES)  # what --detector chooses; --embedder is MADCluster's
 BASELINE_MODE = "baseline"  # the "mode" of a PCA / KMeans row (file names, tables)
 # metrics that depend on the threshold (computed per protocol) and those that do not (computed once)
 THRESHOLD_METRICS = ("f1", "precision", "recall", "aff_precision", "aff_recall")
@@ -27,6 +28,7 @@ __all__ = [
     "BASELINES",
     "BASELINE_MODE",
     "CONTINUOUS_METRICS",
+    "DETECTORS",
     "METRICS",
     "RESULT_SCHEMA",
     "TASK_SCHEMA",
