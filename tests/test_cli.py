@@ -54,3 +54,15 @@ def test_help_lists_commands():
     text = build_parser().format_help()
     for command in ("demo", "fit", "score", "benchmark"):
         assert command in text
+
+
+@pytest.mark.parametrize(("preset", "scaling"), [("default", "standardized"), ("paper", "raw")])
+def test_fit_preset_selects_the_configuration(csv_files, preset, scaling):
+    from madcluster import MADCluster
+
+    model = csv_files / f"{preset}.mcz"
+    assert main(["fit", str(csv_files / "train.csv"), "-o", str(model), "--preset", preset, *FAST]) == 0
+    loaded = MADCluster.load(model)
+    assert loaded.score_scaling == scaling
+    assert (loaded.score_stride == 20) == (preset == "paper")
+    assert loaded.embedder_params["hidden_size"] == 16  # the CLI's own flags still apply

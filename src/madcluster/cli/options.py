@@ -132,6 +132,14 @@ def _add_training_options(
         "(default: soft-boundary)",
     )
     group.add_argument(
+        "--preset",
+        default="default",
+        choices=["default", "paper"],
+        help="default = the library default (what was measured to detect); paper = the paper's "
+        "formulation exactly (raw Eq. 7 sum, non-overlapping scoring windows); see the README's "
+        "method table (default: default)",
+    )
+    group.add_argument(
         "--mode",
         default="full",
         choices=MODES,
@@ -195,7 +203,8 @@ def _detector_from_args(args: argparse.Namespace):
     from madcluster.detector import MADCluster
 
     _apply_runtime(args)
-    return MADCluster(
+    return MADCluster.from_preset(
+        getattr(args, "preset", "default"),
         embedder=args.embedder,
         embedder_params=_embedder_params(args),
         window_size=args.window_size,
