@@ -65,7 +65,7 @@ class MADCluster(BaseDetector):
         test data); 0 disables early stopping.
     patience : epochs without validation improvement before stopping.
     mode, rho, tau, center_init, nu_param, distance_loss, cluster_target, cluster_kl,
-    loss_combination, score_type, score_scaling, center_warmup : see
+    loss_combination, score_type, score_scaling, distance_scaling, center_warmup : see
         :class:`~madcluster.method.MethodConfig`.
     early_stopping : ``loss`` (the total validation loss), ``base-loss`` (the base model's own
         validation loss) or ``relative-distance`` (mean max(0, d / R^2 - 1) on validation steps);
@@ -106,6 +106,7 @@ class MADCluster(BaseDetector):
         loss_combination: str = "sum",
         score_type: str = "point",
         score_scaling: str = "standardized",
+        distance_scaling: str = "none",
         center_warmup: int = 0,
         early_stopping: str = "loss",
         pretrain_epochs: int = 0,
@@ -138,6 +139,7 @@ class MADCluster(BaseDetector):
         self.loss_combination = loss_combination
         self.score_type = score_type
         self.score_scaling = score_scaling
+        self.distance_scaling = distance_scaling
         self.center_warmup = center_warmup
         self.early_stopping = early_stopping
         self.pretrain_epochs = pretrain_epochs
@@ -248,7 +250,13 @@ class MADCluster(BaseDetector):
                 lr=self.lr, weight_decay=self.weight_decay, patience=self.patience,
                 early_stopping=self.early_stopping, pretrain_epochs=self.pretrain_epochs, progress=bool(self.verbose),
             )
-            self.history_ = train_network(self.net_, train_part, val_part, settings, generator)
+            path: list[np.ndarray] = []
+            self.history_ = train_network(
+                self.net_, train_part, val_part, settings, generator,
+                on_epoch_end=lambda epoch, net: path.extend(_head_centers(net.head)),
+            )
+        # c after epoch pretrain_epochs + i (row 0: its initial value); None for base-only
+        self.center_path_ = np.stack(path) if path else None
 
         terms = self._score_terms(scaled)
         self.score_stats_ = {name: _mean_std(values) for name, values in terms.items()}
@@ -264,6 +272,29 @@ class MADCluster(BaseDetector):
         X = self._align_feature_names(X)
         data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
         return self._combine(self._score_terms(self._scale(data)))
+
+    def embed(self, X: Any) -> np.ndarray:
+        """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
+
+        Windows and the window-to-point mapping are exactly those of :meth:`decision_function`, so
+        ``embed(X)[t]`` is the h behind the score of step t (the paper's figures plot these).
+        """
+        self._check_fitted()
+        X = self._align_feature_names(X)
+        data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
+        net = self.net_.eval()
+        device = next(net.parameters()).device
+        series = torch.from_numpy(self._scale(data)).to(device)
+        starts = window_starts(len(series), self.window_size, self._effective_score_stride())
+        chunks = []
+        with torch.no_grad():
+            for i in range(0, len(starts), 4 * self.batch_size):
+                x = gather_windows(series, starts[i : i + 4 * self.batch_size], self.window_size)
+                chunks.append(net(x).h.float().cpu().numpy())
+        h = np.concatenate(chunks)
+        if net.embedder.causal:
+            return windows_to_points_with_history(h, starts, len(series))
+        return np.stack([windows_to_points(h[..., j], starts, len(series)) for j in range(h.shape[-1])], axis=1)
 
     def _scale(self, data: np.ndarray) -> np.ndarray:
         return ((data - self.scaler_mean_) / self.scaler_scale_).astype(np.float32)
@@ -340,6 +371,8 @@ class MADCluster(BaseDetector):
         }
         arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in self.net_.state_dict().items()}
         arrays.update(scaler_mean=self.scaler_mean_, scaler_scale=self.scaler_scale_, decision_scores=self.decision_scores_)
+        if getattr(self, "center_path_", None) is not None:
+            arrays["center_path"] = self.center_path_
         write_model_file(path, config, arrays)
 
     @classmethod
@@ -363,6 +396,7 @@ class MADCluster(BaseDetector):
             model.scaler_scale_ = arrays["scaler_scale"]
             model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
             model.history_ = fitted["history_"]
+            model.center_path_ = arrays.get("center_path")  # absent in older model files
             base = model._build_embedder(model.n_features_in_)
             head = build_head(int(fitted["n_hidden"]), model.method_config())
             net = MADClusterNet(base, head)
@@ -378,6 +412,12 @@ class MADCluster(BaseDetector):
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise ModelFileError(f"{os.fspath(path)!r} does not match this madcluster version or its embedder: {exc}") from None
         return model
+
+
+def _head_centers(head: nn.Module) -> list[np.ndarray]:
+    """The head's current center(s) as a copy, ``[f]`` (k = 1) or ``[k, f]``; none without a head."""
+    center = getattr(head, "center", getattr(head, "centers", None))
+    return [] if center is None else [center.detach().cpu().numpy().astype(np.float64).copy()]
 
 
 def _standardize(values: np.ndarray, stats: tuple[float, float]) -> np.ndarray:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -133,6 +133,7 @@ def train_network(
     val: torch.Tensor | None,
     settings: TrainSettings,
     generator: torch.Generator,
+    on_epoch_end: Callable[[int, MADClusterNet], None] | None = None,
 ) -> dict[str, list[float]]:
     """Train ``net`` on windows of ``train [T, D]``; early-stop on ``val`` (end of the training series).
 
@@ -140,6 +141,9 @@ def train_network(
     trains on its own loss alone (DeepSVDD's pretraining: the center is then taken from informative
     features); then the head initialises from an eval pass. After each epoch the head updates (R) from the training series and reports
     its diagnostics. The best state by validation loss is restored at the end.
+
+    ``on_epoch_end(epoch, net)``, if given, sees the net once the head has started (epoch =
+    ``pretrain_epochs``) and after every later epoch: read-only observers such as the center's path.
     """
     if settings.early_stopping not in EARLY_STOPPING:
         raise ValueError(f"unknown early_stopping {settings.early_stopping!r}; choose one of {', '.join(EARLY_STOPPING)}")
@@ -149,6 +153,8 @@ def train_network(
     features = feature_source(net, train, settings)
     if settings.pretrain_epochs == 0:
         net.head.start(features)
+        if on_epoch_end is not None:
+            on_epoch_end(0, net)
     optimizers = net.embedder.configure_optimizers(net.head.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     starts = torch.as_tensor(window_starts(len(train), settings.window_size, settings.stride))
     n_batches = (len(starts) + settings.batch_size - 1) // settings.batch_size
@@ -160,6 +166,8 @@ def train_network(
         pretraining = epoch <= settings.pretrain_epochs
         if epoch == settings.pretrain_epochs + 1 and epoch > 1:
             net.head.start(features)  # the center and R from the pretrained features
+            if on_epoch_end is not None:
+                on_epoch_end(epoch - 1, net)
         net.head.begin_epoch(epoch)
         net.train()
         meter = _EpochMeter()
@@ -186,6 +194,8 @@ def train_network(
 
         head_record = {} if pretraining else net.head.end_epoch(features)
         head_record = {k: head_record.get(k, float("nan")) for k in net.head.history_keys}
+        if on_epoch_end is not None and not pretraining:
+            on_epoch_end(epoch, net)
         val_loss = float("nan")
         if val is not None and not pretraining:
             val_loss = validation_loss(net, val, settings)
@@ -204,5 +214,6 @@ def train_network(
                     break
     if best_state is not None:
         net.load_state_dict(best_state)
+    net.head.end_training(features)
     net.eval()
     return history

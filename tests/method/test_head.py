@@ -104,3 +104,41 @@ def test_outside_fraction_is_invariant_to_shrinking_the_sphere():
     head.radius.mul_(0.1)
     assert torch.allclose(head.outside_fraction(0.1 * h), before, rtol=1e-5)
     assert before > 0
+
+
+def test_per_feature_distance_scaling_divides_by_training_std() -> None:
+    """distance_scaling="per-feature": a step off along a feature that barely varies in training
+    scores higher than the same absolute step along a feature that varies a lot; the loss is not
+    affected."""
+    from madcluster.method.config import MethodConfig
+    from madcluster.method.head import MADClusterHead
+
+    gen = torch.Generator().manual_seed(0)
+    scales = torch.tensor([1.0, 0.01, 0.1])
+    train = torch.randn(8, 50, 3, generator=gen) * scales
+    head = MADClusterHead(3, MethodConfig(distance_scaling="per-feature"))
+    plain = MADClusterHead(3, MethodConfig())
+    for h in (head, plain):
+        h.start(lambda: iter([train]))
+        h.end_training(lambda: iter([train]))
+    assert torch.allclose(head.feature_scale, train.reshape(-1, 3).std(0, unbiased=False), rtol=1e-4)
+    assert torch.all(plain.feature_scale == 1)  # the paper's distance is untouched
+    probe = head.center.detach().repeat(2, 1).reshape(1, 2, 3).clone()
+    probe[0, 0, 0] += 0.5  # along the wide feature
+    probe[0, 1, 1] += 0.5  # along the narrow one
+    scaled = head.score_terms(probe)["distance"][0]
+    raw = plain.score_terms(probe)["distance"][0]
+    assert scaled[1] > 100 * scaled[0] + 1
+    assert torch.isclose(raw[0], raw[1])
+    d = head.scaled_distances(train).flatten().sqrt()
+    assert abs(float((d <= head.scaled_radius).float().mean()) - 0.99) < 0.01
+    assert torch.equal(head.loss(train).total, plain.loss(train).total)
+
+
+def test_distance_scaling_is_validated() -> None:
+    from madcluster.method.config import MethodConfig
+
+    with pytest.raises(ValueError, match="distance_scaling"):
+        MethodConfig(distance_scaling="mahalanobis")
+    with pytest.raises(ValueError, match="single-cluster"):
+        MethodConfig(distance_scaling="per-feature", n_clusters=3)
