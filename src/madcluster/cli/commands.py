@@ -64,7 +64,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     )
     _say(f"model written to {args.output}")
     if args.history_plot:
-        plot_history(args.history_plot, h)
+        plot_history(h, path=args.history_plot)
         _say(f"training curves written to {args.history_plot}")
     return 0
 
@@ -123,11 +123,13 @@ def cmd_score(args: argparse.Namespace) -> int:
         _print_metrics(scores, table.labels, threshold)
     if plot is not None:
         plot_scores(
-            plot,
             scores,
             threshold,
             table.labels,
+            X=_features(table, args.data),
+            timestamps=table.timestamps,
             title=f"MADCluster scores: {Path(args.data).name}",
+            path=plot,
         )
         _say(f"plot written to {plot}")
     return 0
@@ -174,13 +176,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         + ", ".join(f"{k} {v:.3f}" for k, v in metrics["auc_roc_by_kind"].items())
     )
     plot_scores(
-        out / "demo_scores.png",
         scores,
         detector.threshold_,
         data.labels,
+        X=data.test,
         title="MADCluster on the demo series",
+        path=out / "demo_scores.png",
     )
-    plot_history(out / "demo_training.png", h)
+    plot_history(h, path=out / "demo_training.png")
     detector.save(out / "demo_model.mcz")
     atomic_write_text(
         out / "demo_metrics.json",

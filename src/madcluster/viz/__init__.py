@@ -1,5 +1,27 @@
-"""Plots people would rather look at than read: scores over time, training curves."""
+"""The paper's figures for any trained model: scores with the input channels, training curves,
+the center's path over the epochs in a 2-D projection of h, and sigma bands of ||h - c||.
 
-from madcluster.viz.plots import plot_history, plot_scores
+Each function returns a matplotlib Figure and writes a PNG when given ``path=``.
+"""
 
-__all__ = ["plot_history", "plot_scores"]
+from madcluster.viz.plots import (
+    distance_to_center,
+    plot_distance_bands,
+    plot_embedding,
+    plot_history,
+    plot_scores,
+    project_2d,
+    save_figure,
+    top_deviating_channels,
+)
+
+__all__ = [
+    "distance_to_center",
+    "plot_distance_bands",
+    "plot_embedding",
+    "plot_history",
+    "plot_scores",
+    "project_2d",
+    "save_figure",
+    "top_deviating_channels",
+]

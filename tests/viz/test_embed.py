@@ -1,0 +1,52 @@
+"""MADCluster.embed and center_path_: what the paper's figures are drawn from."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from madcluster import MADCluster
+
+
+def test_embed_gives_one_feature_vector_per_step(full_model, data, params):
+    h = full_model.embed(data[1])
+    assert h.shape == (len(data[1]), params["embedder_params"]["hidden_size"])
+    assert np.isfinite(h).all() and h.std(axis=0).max() > 0
+
+
+def test_embed_is_what_the_score_is_computed_from(data, params):
+    # distance-only with the raw Eq. 7 sum and no base score: the score is exactly ||h - c||^2 - R^2
+    params = {**params, "embedder_params": {"hidden_size": 8, "n_layers": 2}}
+    model = MADCluster(mode="distance-only", score_scaling="raw", **params).fit(data[0])
+    h = model.embed(data[1])
+    head = model.net_.head
+    c, r = head.center.detach().numpy(), float(head.radius)
+    expected = ((h - c) ** 2).sum(axis=1) - r**2
+    np.testing.assert_allclose(model.decision_function(data[1]), expected, rtol=1e-4, atol=1e-5)
+    # distance-only keeps c fixed: every recorded epoch has the same center
+    assert model.center_path_.shape == (params["epochs"] + 1, 8)
+    np.testing.assert_array_equal(model.center_path_, np.broadcast_to(model.center_path_[0], model.center_path_.shape))
+
+
+def test_center_path_records_every_epoch_and_moves(full_model, params):
+    path = full_model.center_path_
+    assert path.shape == (params["epochs"] + 1, 8)  # the initial c, then after each epoch
+    # no validation split, so no checkpoint is restored: the last row is the final center
+    np.testing.assert_allclose(path[-1], full_model.net_.head.center.detach().numpy())
+    assert np.linalg.norm(path[-1] - path[0]) > 0  # the full method learns c
+
+
+def test_base_only_has_no_center_path(base_model):
+    assert base_model.center_path_ is None
+
+
+def test_center_path_survives_save_and_load(full_model, data, tmp_path):
+    full_model.save(tmp_path / "m.mcz")
+    loaded = MADCluster.load(tmp_path / "m.mcz")
+    np.testing.assert_array_equal(loaded.center_path_, full_model.center_path_)
+    np.testing.assert_allclose(loaded.embed(data[1]), full_model.embed(data[1]), rtol=1e-5, atol=1e-6)
+
+
+def test_embed_checks_its_input(full_model):
+    with pytest.raises(ValueError):
+        full_model.embed(np.zeros((50, 2), dtype=np.float32))  # wrong number of features
