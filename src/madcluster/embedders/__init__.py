@@ -10,8 +10,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from madcluster.embedders.anomaly_transformer import AnomalyTransformer
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, ModuleEmbedder
 from madcluster.embedders.beatgan import BeatGAN
+from madcluster.embedders.dcdetector import DCdetector
 from madcluster.embedders.deepsvdd import DeepSVDD
 from madcluster.embedders.drnn import DilatedRNN
 from madcluster.embedders.omnianomaly import OmniAnomaly
@@ -23,6 +25,8 @@ EMBEDDERS: dict[str, Callable[..., BaseEmbedder]] = {
     "usad": USAD,
     "beatgan": BeatGAN,
     "omnianomaly": OmniAnomaly,
+    "anomaly_transformer": AnomalyTransformer,
+    "dcdetector": DCdetector,
 }
 
 
@@ -48,6 +52,7 @@ def build_embedder(
 
 
 __all__ = [
-    "EMBEDDERS", "USAD", "BaseEmbedder", "BeatGAN", "DeepSVDD", "DilatedRNN", "EmbedderOutput",
+    "EMBEDDERS", "USAD", "AnomalyTransformer", "BaseEmbedder", "BeatGAN", "DCdetector",
+    "DeepSVDD", "DilatedRNN", "EmbedderOutput",
     "ModuleEmbedder", "OmniAnomaly", "build_embedder",
 ]

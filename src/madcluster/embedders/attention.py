@@ -1,0 +1,101 @@
+"""Blocks shared by the two association-discrepancy models, Anomaly Transformer and DCdetector.
+
+Both embed a sequence with the same DataEmbedding, compare two row-stochastic attention maps
+(Anomaly Transformer: learned "series" attention vs. a Gaussian "prior"; DCdetector: patch-wise vs.
+in-patch attention) with a symmetric KL, train on that discrepancy with a stop-gradient on one side
+of each term, and score a step by a softmax over the window of minus its discrepancy. Nothing here
+knows a device: tensors are made on the input's device.
+
+Maps are ``[B, H, L, L]`` with rows that sum to 1; a "per-step" value is ``[B, L]``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+KL_EPS = 1e-4  # both official codes add 1e-4 inside the logs: a zero entry must not give -inf
+SCORE_TEMPERATURE = 50.0  # both official codes' temperature in the per-step score
+
+
+def sinusoidal_positions(
+    length: int, d_model: int, *, device: torch.device | None = None, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """The Transformer's sinusoidal position encoding ``[length, d_model]`` (sin on even, cos on odd
+    dimensions). Made per call on the caller's device: it is cheap and needs no buffer or max length."""
+    pos = torch.arange(length, device=device, dtype=torch.float32)[:, None]
+    rate = torch.exp(
+        torch.arange(0, d_model, 2, device=device, dtype=torch.float32) * (-math.log(10000.0) / d_model)
+    )
+    pe = torch.zeros(length, d_model, device=device, dtype=torch.float32)
+    pe[:, 0::2] = torch.sin(pos * rate)
+    pe[:, 1::2] = torch.cos(pos * rate)[:, : d_model // 2]
+    return pe.to(dtype)
+
+
+class DataEmbedding(nn.Module):
+    """Token embedding (bias-free circular Conv1d, kernel 3, over the sequence axis) plus the
+    sinusoidal position encoding: ``[B, T, c_in] -> [B, T, d_model]`` (both authors' DataEmbedding,
+    dropout 0 as in their defaults). Circular padding treats the window as a loop, so the first
+    and last steps see a full kernel."""
+
+    def __init__(self, c_in: int, d_model: int) -> None:
+        super().__init__()
+        if c_in < 1 or d_model < 2:
+            raise ValueError(f"DataEmbedding needs c_in >= 1 and d_model >= 2 (got {c_in}, {d_model})")
+        self.conv = nn.Conv1d(c_in, d_model, 3, padding=1, padding_mode="circular", bias=False)
+        nn.init.kaiming_normal_(self.conv.weight, mode="fan_in", nonlinearity="leaky_relu")
+        self.d_model = d_model
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        tokens = self.conv(x.transpose(1, 2)).transpose(1, 2)
+        return tokens + sinusoidal_positions(x.shape[1], self.d_model, device=x.device, dtype=tokens.dtype)
+
+
+def kl_rows(p: torch.Tensor, q: torch.Tensor, eps: float = KL_EPS) -> torch.Tensor:
+    """KL(p || q) of each row of two maps ``[B, H, L, L]``, averaged over heads: ``[B, L]``.
+
+    ``eps`` inside the logs as in both official codes, so a zero attention weight stays finite."""
+    return (p * (torch.log(p + eps) - torch.log(q + eps))).sum(dim=-1).mean(dim=1)
+
+
+def symmetric_kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """The association discrepancy of each step: ``KL(p || q) + KL(q || p)``, ``[B, L]``."""
+    return kl_rows(p, q) + kl_rows(q, p)
+
+
+def discrepancy_losses(
+    series: Sequence[torch.Tensor], prior: Sequence[torch.Tensor]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The two stop-gradient halves of the minimax / contrastive objective, each averaged over
+    layers (or patch scales) and over ``B, L``:
+
+    - ``series_loss`` = mean symKL(series, prior.detach()): its gradient reaches the series side only;
+    - ``prior_loss`` = mean symKL(prior, series.detach()): its gradient reaches the prior side only.
+
+    Both have the same value; only where their gradients go differs (Anomaly Transformer Eq. 5-6,
+    DCdetector Eq. 7-9).
+    """
+    if len(series) != len(prior) or not series:
+        raise ValueError("need the same positive number of series and prior maps")
+    series_loss = sum(symmetric_kl(s, p.detach()).mean() for s, p in zip(series, prior))
+    prior_loss = sum(symmetric_kl(p, s.detach()).mean() for s, p in zip(series, prior))
+    return series_loss / len(series), prior_loss / len(series)
+
+
+def step_discrepancy(series: Sequence[torch.Tensor], prior: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Each step's discrepancy summed over layers / scales, ``[B, L]`` (the official scoring sums,
+    where training averages)."""
+    return sum(symmetric_kl(s, p) for s, p in zip(series, prior))
+
+
+def discrepancy_score(discrepancy: torch.Tensor, temperature: float = SCORE_TEMPERATURE) -> torch.Tensor:
+    """``softmax_L(-discrepancy * temperature)`` per step, ``[B, L]``: anomalies attend mostly to
+    their neighbours, so their discrepancy is the smallest in the window and their score the largest.
+    The softmax is over the window's steps and is kept per step (averaging it over L gives the
+    constant 1/L of the released MADCluster code)."""
+    return torch.softmax(-discrepancy * temperature, dim=-1)
+

@@ -1,0 +1,158 @@
+"""DCdetector (Yang et al., KDD 2023): dual attention contrastive representation learning.
+
+Each window is normalised per instance (RevIN without its affine) and each channel is handled on
+its own (channel independence: the batch becomes ``B * D`` univariate series). For each patch size
+p (which must divide L; N = L / p patches) the series is viewed as ``[N, p]`` with step
+t = n * p + j at patch n, position j:
+
+- *patch-wise* branch: N tokens (one per patch, its p values) -> DataEmbedding -> attention among
+  patches ``[N, N]``;
+- *in-patch* branch: p tokens (one per in-patch position, its N values) -> DataEmbedding ->
+  attention among positions ``[p, p]``.
+
+Attention keeps only ``softmax(QK^T / sqrt(E))`` (no values: nothing is reconstructed); each of
+the ``n_layers`` layers has its own Q and K projections, shared by both branches and all patch sizes,
+and, as in the official code, every layer reads the same embedded tokens (they are not stacked).
+Both maps are brought to ``[L, L]``: patch-wise ``A[t, s] = A_pw[t // p, s // p] / p`` and in-patch
+``A[t, s] = A_ip[t % p, s % p] / N``, so both rows sum to 1 (the official upsampling leaves the
+patch-wise rows summing to p and tiles in-patch maps inconsistently with its own reshape).
+Channels are averaged **before** upsampling (the same result as after, both are linear), so the
+large ``[B * D, H, L, L]`` maps are never built: the maps are ``[B, H, L, L]``.
+
+Objective (Eq. 7-9): ``prior_loss - series_loss`` with series = patch-wise, prior = in-patch and a
+stop-gradient on the other side in each (``attention.discrepancy_losses``). Its value is 0 by
+construction (the two halves are the same number; only their gradients differ), so ``train_loss``
+and ``val_loss`` in base-only mode carry nothing and early stopping on them ends after
+``patience`` epochs. Per-step score: ``softmax_L(-(sum over layers and patch sizes of symKL) * 50)``,
+kept per step (the released MADCluster code averages it over the window: the constant 1/L).
+
+**h is the input DataEmbedding of the normalised window, ``[B, L, d_model]``**, as the MADCluster
+authors attach: it feeds no attention map, so only MADCluster's loss trains it (the official
+``x_ori`` embedding only reaches an unused value projection). Not causal.
+
+Memory: batch 128 at D = 55, L = 100 with the defaults peaks at about {PEAK_NOTE} of process
+memory on CPU in one training step (max RSS, measured with ``resource.getrusage``); the default
+``MADCluster(batch_size=128)`` is fine. Size at D = 55: 511,488 parameters (the unused value / output
+projections, norms and reconstruction head of the official code are left out; paper: 912.2K).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+import torch
+from torch import nn
+
+from madcluster.embedders.attention import (
+    SCORE_TEMPERATURE,
+    DataEmbedding,
+    discrepancy_losses,
+    discrepancy_score,
+    step_discrepancy,
+)
+from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
+
+
+def instance_normalise(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """Each window's channels to mean 0 and unit variance over the window (RevIN's 'norm'; the
+    official code re-creates RevIN at every call, so its affine stays the identity). A constant
+    channel becomes 0, not NaN."""
+    centred = x - x.mean(dim=1, keepdim=True)
+    return centred / torch.sqrt(centred.pow(2).mean(dim=1, keepdim=True) + eps)
+
+
+def check_patch_sizes(patch_sizes: Sequence[int], window_size: int) -> tuple[int, ...]:
+    """Patch sizes as a tuple, each dividing the window (the views ``[N, p]`` need it) with at
+    least 2 patches and 2 positions per patch (one token has no attention to learn)."""
+    sizes = tuple(int(p) for p in patch_sizes)
+    bad = [p for p in sizes if p < 2 or p >= window_size or window_size % p]
+    if not sizes or bad:
+        fits = [p for p in range(2, window_size) if window_size % p == 0]
+        raise ValueError(
+            f"DCdetector patch sizes must divide window_size={window_size} and lie in "
+            f"[2, {window_size // 2}]; "
+            f"{bad or 'none'} do not (divisors of {window_size}: {fits})"
+        )
+    return sizes
+
+
+class DualAttentionLayer(nn.Module):
+    """Q and K projections of one layer; ``attend`` gives ``softmax(QK^T / sqrt(E))`` per head."""
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        self.n_heads = n_heads
+        self.query = nn.Linear(d_model, d_model)
+        self.key = nn.Linear(d_model, d_model)
+
+    def attend(self, tokens: torch.Tensor) -> torch.Tensor:
+        """``[S, T, d_model] -> [S, H, T, T]``."""
+        s, t, d = tokens.shape
+        q = self.query(tokens).view(s, t, self.n_heads, -1)
+        k = self.key(tokens).view(s, t, self.n_heads, -1)
+        scores = torch.einsum("bthe,bshe->bhts", q, k) / math.sqrt(d // self.n_heads)
+        return torch.softmax(scores, dim=-1)
+
+
+class DCdetector(BaseEmbedder):
+    """DCdetector as a Base Embedder (see the module docstring); h is ``[B, L, d_model]``."""
+
+    causal = False
+    test_params: ClassVar[dict] = {"d_model": 8, "n_layers": 2, "patch_sizes": (2, 4)}
+
+    def __init__(
+        self,
+        n_features: int,
+        window_size: int = 100,
+        d_model: int = 256,
+        n_heads: int = 1,
+        n_layers: int = 3,
+        patch_sizes: Sequence[int] = (2, 5, 10),
+        temperature: float = SCORE_TEMPERATURE,
+    ) -> None:
+        super().__init__()
+        if min(n_features, d_model, n_heads, n_layers) < 1:
+            raise ValueError("DCdetector needs positive n_features, d_model, n_heads and n_layers")
+        self.patch_sizes = check_patch_sizes(patch_sizes, window_size)
+        self.window_size, self.temperature = window_size, float(temperature)
+        self.embedding = DataEmbedding(n_features, d_model)  # h
+        self.patch_wise_embedding = nn.ModuleList(DataEmbedding(p, d_model) for p in self.patch_sizes)
+        self.in_patch_embedding = nn.ModuleList(
+            DataEmbedding(window_size // p, d_model) for p in self.patch_sizes
+        )
+        self.layers = nn.ModuleList(DualAttentionLayer(d_model, n_heads) for _ in range(n_layers))
+        self.out_features = d_model
+
+    def associations(self, x: torch.Tensor) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """Patch-wise ("series") and in-patch ("prior") maps ``[B, H, L, L]``, one pair per layer and
+        patch size, averaged over channels."""
+        b, length, d = x.shape
+        if length != self.window_size:
+            raise ValueError(f"DCdetector was built for windows of {self.window_size} steps, got {length}")
+        univariate = x.transpose(1, 2).reshape(b * d, length)  # channel independence
+        series, prior = [], []
+        for p, embed_pw, embed_ip in zip(
+            self.patch_sizes, self.patch_wise_embedding, self.in_patch_embedding
+        ):
+            n = length // p
+            patches = univariate.view(b * d, n, p)  # [n, j] = step n * p + j
+            tokens_pw = embed_pw(patches)  # N tokens of p values
+            tokens_ip = embed_ip(patches.transpose(1, 2))  # p tokens of N values
+            for layer in self.layers:
+                pw = layer.attend(tokens_pw).view(b, d, -1, n, n).mean(dim=1)
+                ip = layer.attend(tokens_ip).view(b, d, -1, p, p).mean(dim=1)
+                series.append(pw.repeat_interleave(p, dim=-1).repeat_interleave(p, dim=-2) / p)
+                prior.append(ip.repeat(1, 1, n, n) / n)
+        return series, prior
+
+    def forward(self, x: torch.Tensor) -> EmbedderOutput:
+        x = instance_normalise(x)
+        series, prior = self.associations(x)
+        series_loss, prior_loss = discrepancy_losses(series, prior)
+        with torch.no_grad():
+            score = discrepancy_score(step_discrepancy(series, prior), self.temperature)
+        return EmbedderOutput(h=self.embedding(x), loss=prior_loss - series_loss, score=score)
