@@ -17,6 +17,7 @@ from madcluster.embedders.dcdetector import DCdetector
 from madcluster.embedders.deepsvdd import DeepSVDD
 from madcluster.embedders.drnn import DilatedRNN
 from madcluster.embedders.omnianomaly import OmniAnomaly
+from madcluster.embedders.thoc import THOC
 from madcluster.embedders.usad import USAD
 
 EMBEDDERS: dict[str, Callable[..., BaseEmbedder]] = {
@@ -27,6 +28,7 @@ EMBEDDERS: dict[str, Callable[..., BaseEmbedder]] = {
     "omnianomaly": OmniAnomaly,
     "anomaly_transformer": AnomalyTransformer,
     "dcdetector": DCdetector,
+    "thoc": THOC,
 }
 
 
@@ -52,7 +54,7 @@ def build_embedder(
 
 
 __all__ = [
-    "EMBEDDERS", "USAD", "AnomalyTransformer", "BaseEmbedder", "BeatGAN", "DCdetector",
+    "EMBEDDERS", "THOC", "USAD", "AnomalyTransformer", "BaseEmbedder", "BeatGAN", "DCdetector",
     "DeepSVDD", "DilatedRNN", "EmbedderOutput",
     "ModuleEmbedder", "OmniAnomaly", "build_embedder",
 ]

@@ -81,12 +81,19 @@ class DilatedRNN(BaseEmbedder):
         self.dropout = nn.Dropout(dropout)
         self.out_features = hidden_size
 
-    def forward(self, x: torch.Tensor) -> EmbedderOutput:
+    def layer_outputs(self, x: torch.Tensor) -> list[torch.Tensor]:
+        """Every layer's output ``[B, L, H]``, bottom first (THOC clusters each one)."""
+        outputs: list[torch.Tensor] = []
         h = x
         for i, (rnn, dilation) in enumerate(zip(self.layers, self.dilations)):
             if i:
                 h = self.dropout(h)
             h = dilate(rnn, h, dilation)
+            outputs.append(h)
+        return outputs
+
+    def forward(self, x: torch.Tensor) -> EmbedderOutput:
+        h = self.layer_outputs(x)[-1]
         if self.predictor is None:
             return EmbedderOutput(h=h)
         return EmbedderOutput(h=h, **next_step_error(self.predictor(h), x))
