@@ -4,6 +4,7 @@
     madcluster fit DATA -o model.mcz      train on a CSV / Parquet / .npy file
     madcluster score model.mcz DATA       scores CSV (+ PNG plot)
     madcluster benchmark --dataset MSL    paper metrics on a benchmark dataset
+    madcluster report RESULTS_DIR -o report.html   one HTML page (or .md) from result JSONs
 
 Errors in the input end with a one-line message and exit status 2, never a traceback; output
 paths, ``--device`` and ``--threshold`` are checked before any training or writing starts.
@@ -17,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from madcluster import __version__
-from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_score
+from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
 from madcluster.cli.console import _stdout_gone
 from madcluster.cli.options import (
     DEFAULT_EPILOG,
@@ -135,7 +136,49 @@ def build_parser() -> argparse.ArgumentParser:
     if add_benchmark_arguments is not None:
         add_benchmark_arguments(bench)
     bench.set_defaults(func=cmd_benchmark)
+    _add_report_parser(sub)
     return parser
+
+
+def _add_report_parser(sub) -> None:
+    report = sub.add_parser(
+        "report",
+        help="one self-contained HTML page (or Markdown) from benchmark result JSONs",
+        description="Build a report from the `madcluster benchmark` result JSONs in RESULTS_DIR: per "
+        "dataset a figure and Table 1 (each model alone and + MADCluster, mean ± std over seeds, the "
+        "paper's row beside it) under every threshold protocol, the evaluation decomposition "
+        "(decomposition.json) and compute table (compute_table.md / .json) when present, and the "
+        "command and commit of every number. Oracle protocols (best-f1) and test-data leaks are "
+        "marked in red / amber. HTML embeds its figures; Markdown writes them to <OUTPUT>_figures/.",
+    )
+    report.add_argument("results_dir", metavar="RESULTS_DIR", help="folder of result JSON files")
+    report.add_argument(
+        "-o", "--output", default=None,
+        help="report file (default: RESULTS_DIR/report.html); a .md suffix writes Markdown",
+    )
+    report.add_argument(
+        "--format", choices=["html", "md"], default=None,
+        help="html or md (default: from the --output suffix, else html)",
+    )
+    report.add_argument(
+        "--protocol", default="test-ratio",
+        help="threshold protocol of the main Table 1 and the F1 bars (default: test-ratio, the "
+        "paper's text); every other protocol is shown too, oracles marked",
+    )
+    report.add_argument(
+        "--decomposition", default=None,
+        help="decomposition JSON (default: RESULTS_DIR/decomposition.json, skipped if absent)",
+    )
+    report.add_argument(
+        "--compute-table", default=None,
+        help="compute table .md or .json (default: RESULTS_DIR/compute_table.{json,md} if present)",
+    )
+    report.add_argument(
+        "--recursive", action="store_true",
+        help="also read result JSONs in the folders below RESULTS_DIR",
+    )
+    report.add_argument("--title", default=None, help="page title (default: from RESULTS_DIR)")
+    report.set_defaults(func=cmd_report)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

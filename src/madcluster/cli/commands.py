@@ -1,4 +1,4 @@
-"""The commands: fit, score, demo, benchmark. Each returns the exit status."""
+"""The commands: fit, score, demo, benchmark, report. Each returns the exit status."""
 
 from __future__ import annotations
 
@@ -220,3 +220,24 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     from madcluster.evaluation.command_line import run_benchmark_command
 
     return run_benchmark_command(args)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from madcluster.atomic import check_output_path
+    from madcluster.reporting import report_format, write_report
+
+    output = args.output or str(Path(args.results_dir) / "report.html")
+    if not Path(args.results_dir).is_dir():
+        raise FileNotFoundError(2, "results folder not found", args.results_dir)
+    check_output_path(output, what="report")
+    kind = report_format(output, args.format)
+    content = write_report(
+        args.results_dir, output, fmt=kind, protocol=args.protocol,
+        decomposition=args.decomposition, compute_table=args.compute_table,
+        recursive=args.recursive, title=args.title,
+    )
+    n_tables = len(content.tables)
+    _say(f"{kind} report of {len(content.results)} result files ({n_tables} tables) written to {output}")
+    for note in content.notes:
+        _say(f"note: {note}")
+    return 0

@@ -1,0 +1,75 @@
+"""Per-dataset figures of the report: each model's rows side by side, with the paper's values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from madcluster.reporting.paper import paper_value
+from madcluster.reporting.tables import ReportContent, _model_key, _model_label
+
+_ROW_COLORS = {"base-only": "#9ecae1", "full": "#3182bd", "distance-only": "#a1d99b",
+               "cluster-only": "#fdae6b", "baseline": "#bdbdbd"}
+_ROW_NAMES = {"base-only": "alone", "full": "+ MADCluster"}
+
+
+def dataset_figure(content: ReportContent, dataset: str, protocol: str) -> Figure | None:
+    """Bars of V_PR (protocol-free) and F1 (under ``protocol``) per model and row, mean ± std over
+    seeds, with the paper's Table 1 value as a black tick where it has one."""
+    results = [r for r in content.results if r["dataset"] == dataset and protocol in r["protocols"]]
+    if not results:
+        return None
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        groups.setdefault(_model_label(_model_key(r), r.get("_folder", "")), []).append(r)
+    modes = [m for m in _ROW_COLORS if any(r["mode"] == m for r in results)]
+    modes += sorted({r["mode"] for r in results} - set(modes))
+    fig = Figure(figsize=(max(7.0, 1.3 * len(groups) + 3), 6.4), dpi=100)
+    axes = fig.subplots(2, 1, sharex=True)
+    width = 0.8 / max(len(modes), 1)
+    oracle = any(r["protocols"][protocol].get("oracle") for r in results)
+    paper_labelled = False
+    for ax, metric, label in ((axes[0], "vus_pr", "V_PR (protocol-free)"),
+                              (axes[1], "f1", f"F1 ({protocol}{', ORACLE' if oracle else ''})")):
+        for j, mode in enumerate(modes):
+            xs, means, stds, paper_x, paper_y = [], [], [], [], []
+            for i, members in enumerate(groups.values()):
+                r = next((m for m in members if m["mode"] == mode), None)
+                if r is None:
+                    continue
+                stat = r["protocols"][protocol]["metrics"].get(metric) or {}
+                if stat.get("mean") is None:
+                    continue
+                x = i - 0.4 + width * (j + 0.5)
+                xs.append(x)
+                means.append(stat["mean"])
+                stds.append(stat.get("std") or 0.0 if len(r.get("seeds") or []) > 1 else 0.0)
+                if mode in ("base-only", "full") and not r.get("per_entity"):
+                    value = paper_value(dataset, r["embedder"], mode == "full", metric)
+                    if value is not None:
+                        paper_x.append(x)
+                        paper_y.append(value)
+            ax.bar(xs, means, width * 0.9, yerr=stds, capsize=2, color=_ROW_COLORS.get(mode, "#dddddd"),
+                   edgecolor="#d62728" if (oracle and metric == "f1") else "none",
+                   label=_ROW_NAMES.get(mode, mode))
+            if paper_x:
+                ax.scatter(paper_x, paper_y, marker="_", s=220, color="black", zorder=4,
+                           label=None if paper_labelled else "paper (Table 1)")
+                paper_labelled = True
+        ax.set_ylabel(label)
+        ax.set_ylim(0, 1.0 if metric == "f1" else max(0.5, ax.get_ylim()[1]))
+        ax.grid(axis="y", alpha=0.3)
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    axes[0].legend(handles, labels, fontsize=8, ncol=min(len(labels), 4), loc="upper right")
+    axes[1].set_xticks(np.arange(len(groups)))
+    axes[1].set_xticklabels(list(groups), rotation=20, ha="right", fontsize=8)
+    fig.suptitle(f"{dataset}: each model alone and + MADCluster", fontsize=11)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,389 @@
+"""The report's content as plain tables, before any HTML or Markdown: result files in, cells out.
+
+Every measured number carries where it came from (the command and commit of its result file), and
+anything computed with test labels (an oracle threshold) or with test data in training (a leak) is
+flagged, so both renderers can mark it the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from madcluster.evaluation.report import load_results
+from madcluster.reporting.paper import paper_value
+
+# Table 1's columns, in the paper's order
+TABLE1_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("f1", "F1"),
+    ("aff_precision", "Aff-P"),
+    ("aff_recall", "Aff-R"),
+    ("range_auc_roc", "R_A_R"),
+    ("range_auc_pr", "R_A_P"),
+    ("vus_roc", "V_ROC"),
+    ("vus_pr", "V_PR"),
+)
+THRESHOLD_FREE = {"range_auc_roc", "range_auc_pr", "vus_roc", "vus_pr"}
+PROTOCOL_ORDER = ("test-ratio", "train-quantile", "combined", "best-f1")
+DECOMPOSITION_STEPS: tuple[tuple[str, str, str | None], ...] = (
+    ("honest", "honest", None),
+    ("a", "+ (a) per entity, MinMax", None),
+    ("b", "+ (b) window labels", None),
+    ("c", "+ (c) best-F1 threshold", "oracle"),
+    ("d", "+ (d) range metrics on 0/1", None),
+    ("e", "+ (e) test set as validation", "leak"),
+)
+_MODE_ROW = {"base-only": "alone", "full": "+ MADCluster", "distance-only": "distance-only (DeepSVDD row)",
+             "cluster-only": "cluster-only (Clustering row)", "baseline": "baseline"}
+_MODE_ORDER = ("base-only", "full", "distance-only", "cluster-only", "baseline")
+
+
+@dataclass
+class Cell:
+    """One table cell: its text, a tooltip (where the number came from), and a flag such as
+    ``oracle``, ``leak``, ``paper`` or ``partial`` that the renderers mark."""
+
+    text: str
+    tooltip: str | None = None
+    flag: str | None = None
+    link: str | None = None  # anchor of the source entry this cell points to
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]]
+    note: str = ""
+    flag: str | None = None  # the whole table is an oracle / leak measurement
+    anchor: str = ""
+
+
+@dataclass
+class Source:
+    """One result file's provenance: what the reader needs to rerun a number."""
+
+    key: str
+    name: str
+    command: str
+    commit: str
+    started: str = ""
+
+    @property
+    def tooltip(self) -> str:
+        return f"{self.name}: {self.command} (commit {self.commit})"
+
+
+@dataclass
+class ReportContent:
+    title: str
+    folder: str
+    protocol: str
+    results: list[dict[str, Any]]
+    sources: dict[str, Source] = field(default_factory=dict)
+    tables: list[Table] = field(default_factory=list)
+    datasets: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------- loading
+def load_folder_results(folder: str | os.PathLike, *, recursive: bool = False) -> list[dict[str, Any]]:
+    """Benchmark result JSONs of ``folder`` (and, if ``recursive``, of every folder below it)."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise FileNotFoundError(f"results folder {os.fspath(folder)!r} does not exist")
+    folders = [root]
+    if recursive:
+        folders += sorted(p for p in root.rglob("*") if p.is_dir() and p.name != "tasks" and "tasks" not in p.parts)
+    results = []
+    for sub in folders:
+        for r in load_results(sub):
+            r = dict(r)
+            r["_folder"] = os.path.relpath(sub, root) if sub != root else ""
+            results.append(r)
+    return results
+
+
+def source_of(result: dict[str, Any]) -> Source:
+    prov = result.get("provenance") or {}
+    git = prov.get("git") or {}
+    commit = (git.get("commit") or "unknown")[:10] + ("+dirty" if git.get("dirty") else "")
+    name = result.get("name", "?")
+    key = (result.get("_folder", "") + "/" + name).strip("/")
+    return Source(key=key, name=key, command=result.get("command") or prov.get("command") or "?",
+                  commit=commit, started=str(prov.get("started", "")))
+
+
+def result_flags(result: dict[str, Any]) -> set[str]:
+    """``leak`` / ``oracle`` / ``partial`` marks of a whole result (beyond per-protocol oracles):
+    any setting whose name or value says leak or oracle, and unfinished task sets."""
+    flags: set[str] = set()
+
+    def scan(value: Any, key: str = "") -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                scan(v, str(k))
+            return
+        if isinstance(value, (list, tuple)):
+            for v in value:
+                scan(v, key)
+            return
+        text = f"{key}={value}".lower() if value not in (None, False, "", 0) else ""
+        for word in ("leak", "oracle"):
+            if word in text:
+                flags.add(word)
+
+    scan(result.get("settings") or {})
+    if any(isinstance(p, dict) and p.get("leak") for p in (result.get("protocols") or {}).values()):
+        flags.add("leak")
+    scan((result.get("settings") or {}).get("tag") or "", "tag")
+    tasks = result.get("tasks") or {}
+    if tasks and not tasks.get("complete", True):
+        flags.add("partial")
+    return flags
+
+
+def _fmt(stat: dict[str, Any] | None, seeds: int) -> str:
+    if not stat or stat.get("mean") is None:
+        return "-"
+    text = f"{stat['mean']:.3f}"
+    if seeds > 1 and stat.get("std") is not None:
+        text += f" ± {stat['std']:.3f}"
+    return text
+
+
+# -------------------------------------------------------------------------------------- Table 1
+def _model_key(r: dict[str, Any]) -> tuple[str, bool, str]:
+    return (r["embedder"], bool(r.get("per_entity")), str((r.get("settings") or {}).get("tag") or ""))
+
+
+def _model_label(key: tuple[str, bool, str], folder: str) -> str:
+    model, per_entity, tag = key
+    parts = [model] + (["per entity"] if per_entity else []) + ([tag] if tag else []) + ([folder] if folder else [])
+    return parts[0] + (f" ({', '.join(parts[1:])})" if len(parts) > 1 else "")
+
+
+def table1(content: ReportContent, dataset: str, protocol: str) -> Table | None:
+    """Table 1's shape for one dataset: per model, the row alone and + MADCluster (and any
+    ablation / baseline rows), the seven metrics as mean ± std over seeds, and the paper's row."""
+    rows: list[list[Cell]] = []
+    results = [r for r in content.results if r["dataset"] == dataset and protocol in r["protocols"]]
+    if not results:
+        return None
+    oracle = any(r["protocols"][protocol].get("oracle") for r in results)
+    groups: dict[tuple[tuple[str, bool, str], str], list[dict[str, Any]]] = {}
+    for r in results:
+        groups.setdefault((_model_key(r), r.get("_folder", "")), []).append(r)
+    for (key, folder), members in groups.items():
+        members.sort(key=lambda r: _MODE_ORDER.index(r["mode"]) if r["mode"] in _MODE_ORDER else 99)
+        for r in members:
+            src = content.sources[source_of(r).key]
+            flags = result_flags(r)
+            flag = "leak" if "leak" in flags else ("oracle" if oracle or "oracle" in flags else ("partial" if "partial" in flags else None))
+            metrics = r["protocols"][protocol]["metrics"]
+            seeds = len(r.get("seeds") or [])
+            cells = [Cell(_model_label(key, folder)), Cell(_MODE_ROW.get(r["mode"], r["mode"]))]
+            for metric, _ in TABLE1_COLUMNS:
+                metric_flag = None if metric in THRESHOLD_FREE and flag == "oracle" else flag
+                cells.append(Cell(_fmt(metrics.get(metric), seeds), tooltip=src.tooltip, flag=metric_flag))
+            cells += [Cell(str(seeds)), Cell(f"[{src.key}]", tooltip=src.tooltip, link=_anchor(src.key))]
+            rows.append(cells)
+            if r["mode"] in ("base-only", "full") and not key[1]:
+                paper = [paper_value(dataset, key[0], r["mode"] == "full", m) for m, _ in TABLE1_COLUMNS]
+                if any(v is not None for v in paper):
+                    rows.append([Cell(""), Cell(f"{_MODE_ROW[r['mode']]} (paper)", flag="paper")]
+                                + [Cell("-" if v is None else f"{v:.2f}", flag="paper") for v in paper]
+                                + [Cell(""), Cell("paper, Table 1", flag="paper")])
+    label = results[0]["protocols"][protocol].get("label", protocol)
+    description = results[0]["protocols"][protocol].get("description", "")
+    note = (f"Threshold protocol `{label}`: {description}. F1 / Aff-P / Aff-R depend on it; R_A_R, R_A_P, "
+            "V_ROC, V_PR use the continuous scores (the same under every protocol). Mean ± std over seeds. "
+            "Hover a number (or follow its source) for the command and commit that produced it.")
+    return Table(title=f"{dataset}: Table 1 — protocol {label}",
+                 columns=["model", "row", *(name for _, name in TABLE1_COLUMNS), "seeds", "source"],
+                 rows=rows, note=note, flag="oracle" if oracle else None,
+                 anchor=f"table1-{dataset}-{protocol}")
+
+
+def _anchor(key: str) -> str:
+    return "src-" + re.sub(r"[^A-Za-z0-9_-]+", "-", key)
+
+
+# --------------------------------------------------------------------------------- compute table
+def results_cost_table(content: ReportContent) -> Table | None:
+    """Parameters, MACs and time per result, read from the result files themselves."""
+    rows = []
+    for r in content.results:
+        c = r.get("cost") or {}
+        if not c:
+            continue
+        src = content.sources[source_of(r).key]
+        seconds = c.get("train_seconds") or {}
+        score = c.get("score_seconds") or {}
+        rows.append([
+            Cell(r["dataset"]), Cell(_model_label(_model_key(r), r.get("_folder", ""))),
+            Cell(_MODE_ROW.get(r["mode"], r["mode"])),
+            Cell(f"{c.get('n_params', 0):,}", tooltip=src.tooltip),
+            Cell(_si(c.get("macs_per_window")), tooltip=c.get("macs_method") or src.tooltip),
+            Cell("-" if seconds.get("mean") is None else f"{seconds['mean']:.1f}", tooltip=src.tooltip),
+            Cell("-" if score.get("mean") is None else f"{score['mean']:.2f}", tooltip=src.tooltip),
+            Cell(f"[{src.key}]", tooltip=src.tooltip, link=_anchor(src.key)),
+        ])
+    if not rows:
+        return None
+    return Table(title="Compute, from the result files", anchor="compute-results",
+                 columns=["dataset", "model", "row", "params", "MACs / window", "train s / seed", "score s / seed", "source"],
+                 rows=rows, note="Params and MACs of one window of L steps; seconds per seed on the machine that ran it.")
+
+
+def _si(n: float | None) -> str:
+    if n is None:
+        return "-"
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f}{unit}"
+    return f"{n:g}"
+
+
+def compute_table_file(path: Path) -> Table | None:
+    """A compute table from ``compute_table.md`` (its first Markdown table and its ``Command:``
+    line) or ``compute_table.json`` (``{"rows": [{column: value}], "command": ...}`` or a list)."""
+    if not path.exists():
+        return None
+    if path.suffix == ".json":
+        data = json.loads(path.read_text())
+        records = data.get("rows", []) if isinstance(data, dict) else data
+        command = data.get("command", "") if isinstance(data, dict) else ""
+        if not records:
+            return None
+        columns = list(dict.fromkeys(k for rec in records for k in rec))
+        rows = [[Cell(_plain(rec.get(c, ""))) for c in columns] for rec in records]
+    else:
+        lines = path.read_text().splitlines()
+        block = _first_markdown_table(lines)
+        if not block:
+            return None
+        columns, rows = block[0], [[Cell(_strip_md(v)) for v in row] for row in block[1:]]
+        command = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("Command:")), "")
+    note = f"From `{path.name}`." + (f" Command: {command}" if command else "")
+    return Table(title=f"Compute table ({path.name})", columns=columns, rows=rows, note=note, anchor="compute-file")
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _strip_md(text: str) -> str:
+    return text.strip().replace("`", "").replace("**", "")
+
+
+def _first_markdown_table(lines: list[str]) -> list[list[str]]:
+    """Header and body rows of the first pipe table in ``lines`` (the separator row dropped)."""
+    block: list[list[str]] = []
+    for line in lines:
+        if line.strip().startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+                continue
+            block.append(cells)
+        elif block:
+            break
+    width = len(block[0]) if block else 0
+    return [row + [""] * (width - len(row)) for row in block]
+
+
+# ---------------------------------------------------------------------------- decomposition table
+def decomposition_table(path: Path) -> tuple[Table | None, list[Source]]:
+    """The evaluation decomposition (issue 10, part 1): honest, then the released protocol's steps
+    (a)..(e) added cumulatively, then the paper; (c) is an oracle and (e) a leak, marked as such."""
+    if not path.exists():
+        return None, []
+    data = json.loads(path.read_text())
+    records = data.get("rows", []) if isinstance(data, dict) else []
+    rows, sources = [], []
+    for i, rec in enumerate(records):
+        values = rec.get("values") or {}
+        commit = str(rec.get("commit") or "unknown")[:10]
+        key = f"decomposition/{rec.get('dataset', '?')}/{rec.get('model', '?')}/{rec.get('config', '')}/{rec.get('metric', '')}/{i}"
+        src = Source(key=key, name=key, command=str(rec.get("command") or "?"), commit=commit)
+        sources.append(src)
+        cells = [Cell(str(rec.get(k, ""))) for k in ("dataset", "model", "config", "metric")]
+        for step, _, flag in DECOMPOSITION_STEPS:
+            value = values.get(step)
+            cells.append(Cell("-" if value is None else f"{float(value):.3f}", tooltip=src.tooltip, flag=flag))
+        paper = rec.get("paper")
+        cells.append(Cell("-" if paper is None else f"{float(paper):.2f}", flag="paper"))
+        cells.append(Cell(f"[{key}]", tooltip=src.tooltip, link=_anchor(key)))
+        rows.append(cells)
+    if not rows:
+        return None, []
+    note = ("Each column adds one step of the released code's evaluation to the previous one, so the "
+            "difference between neighbouring columns is what that step adds. (c) picks the threshold on "
+            "the test labels (ORACLE); (e) uses the test set as the validation set (test data LEAKS into "
+            "training): both are run only to measure the inflation.")
+    return Table(title="Evaluation decomposition: honest -> the released protocol -> the paper",
+                 columns=["dataset", "model", "config", "metric", *(label for _, label, _ in DECOMPOSITION_STEPS), "paper", "source"],
+                 rows=rows, note=note, anchor="decomposition"), sources
+
+
+# ---------------------------------------------------------------------------------------- build
+def build_content(
+    folder: str | os.PathLike,
+    *,
+    protocol: str = "test-ratio",
+    decomposition: str | os.PathLike | None = None,
+    compute_table: str | os.PathLike | None = None,
+    recursive: bool = False,
+    title: str | None = None,
+) -> ReportContent:
+    """Everything the report shows, from a folder of ``madcluster benchmark`` result JSONs.
+
+    ``decomposition`` / ``compute_table`` default to ``decomposition.json`` and
+    ``compute_table.{json,md}`` in the folder; each section is left out (with a note) when absent.
+    """
+    root = Path(folder)
+    results = load_folder_results(root, recursive=recursive)
+    content = ReportContent(title=title or f"MADCluster benchmark report: {root.resolve().name}",
+                            folder=os.fspath(folder), protocol=protocol, results=results)
+    if not results:
+        content.notes.append(f"No benchmark result JSON (schema madcluster-benchmark/*) in {os.fspath(folder)!r}.")
+    for r in results:
+        src = source_of(r)
+        content.sources[src.key] = src
+    content.datasets = list(dict.fromkeys(r["dataset"] for r in results))
+    protocols_present = {p for r in results for p in r["protocols"]}
+    if results and protocol not in protocols_present:
+        raise ValueError(f"protocol {protocol!r} is in none of the results; present: {', '.join(sorted(protocols_present))}")
+    for dataset in content.datasets:
+        for p in [protocol, *(q for q in PROTOCOL_ORDER if q != protocol)]:
+            table = table1(content, dataset, p)
+            if table is not None:
+                content.tables.append(table)
+
+    dec_path = Path(decomposition) if decomposition else root / "decomposition.json"
+    dec_table, dec_sources = decomposition_table(dec_path)
+    if dec_table is not None:
+        content.tables.append(dec_table)
+        for s in dec_sources:
+            content.sources[s.key] = s
+    else:
+        content.notes.append(f"No evaluation decomposition: {dec_path} not found "
+                             "(written by the decomposition benchmark of issue 10).")
+
+    cost = results_cost_table(content)
+    if cost is not None:
+        content.tables.append(cost)
+    candidates = [Path(compute_table)] if compute_table else [root / "compute_table.json", root / "compute_table.md"]
+    file_table = next((t for t in (compute_table_file(p) for p in candidates) if t is not None), None)
+    if file_table is not None:
+        content.tables.append(file_table)
+    else:
+        content.notes.append("No compute table file (compute_table.md / .json) in the folder; "
+                             "the compute numbers above come from the result files.")
+    return content
