@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
@@ -95,15 +97,13 @@ def test_plot_embedding_shows_the_center_path_for_each_model(full_model, base_mo
     _png_ok(tmp_path / "e.png")
 
 
-def test_plot_embedding_auto_says_which_projection_it_used(full_model, data):
+def test_plot_embedding_falls_back_to_pca_and_says_so(full_model, data, monkeypatch):
     _, test, labels = data
+    monkeypatch.setitem(sys.modules, "umap", None)  # as if umap-learn were not installed
     title = plot_embedding(full_model, test, labels, max_points=100)._suptitle.get_text()
-    try:
-        import umap  # noqa: F401
-    except ImportError:
-        assert "PCA" in title and "umap-learn not installed" in title
-    else:
-        assert "UMAP" in title
+    assert "PCA" in title and "umap-learn not installed" in title
+    with pytest.raises(ImportError, match="viz"):
+        plot_embedding(full_model, test, labels, method="umap")
 
 
 def test_plot_distance_bands_draws_sigma_bands_and_spans(full_model, base_model, data, tmp_path):

@@ -30,8 +30,8 @@ body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px a
 h1{font-size:1.6em;margin-bottom:4px}h2{border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:36px}
 h3{font-size:1.05em;margin:22px 0 6px}.meta{color:#666;font-size:.9em}
 table{border-collapse:collapse;font-size:.82em;margin:6px 0 4px;width:100%}
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;white-space:nowrap}
-th{background:#f0f3f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#f0f3f7}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 tr.paper td{color:#555;font-style:italic;background:#fafafa}
 td.flag-oracle{background:#fde0dc;color:#8b1a10;font-weight:600}
 td.flag-leak{background:#fff1c2;color:#7a5200;font-weight:600}

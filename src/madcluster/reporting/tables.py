@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from madcluster.evaluation.report import load_results
-from madcluster.reporting.paper import paper_value
+from madcluster.reporting.paper import PAPER_TABLE1, paper_value
 
 # Table 1's columns, in the paper's order
 TABLE1_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -178,7 +178,7 @@ def table1(content: ReportContent, dataset: str, protocol: str) -> Table | None:
     groups: dict[tuple[tuple[str, bool, str], str], list[dict[str, Any]]] = {}
     for r in results:
         groups.setdefault((_model_key(r), r.get("_folder", "")), []).append(r)
-    for (key, folder), members in groups.items():
+    for (key, folder), members in sorted(groups.items(), key=lambda item: _paper_order(item[0][0][0])):
         members.sort(key=lambda r: _MODE_ORDER.index(r["mode"]) if r["mode"] in _MODE_ORDER else 99)
         for r in members:
             src = content.sources[source_of(r).key]
@@ -207,6 +207,12 @@ def table1(content: ReportContent, dataset: str, protocol: str) -> Table | None:
                  columns=["model", "row", *(name for _, name in TABLE1_COLUMNS), "seeds", "source"],
                  rows=rows, note=note, flag="oracle" if oracle else None,
                  anchor=f"table1-{dataset}-{protocol}")
+
+
+def _paper_order(model: str) -> int:
+    """Models in the paper's Table 1 order first (DeepSVDD, USAD, ...), then any others."""
+    order = list(next(iter(PAPER_TABLE1.values())))
+    return order.index(model) if model in order else len(order)
 
 
 def _anchor(key: str) -> str:
