@@ -92,10 +92,17 @@ def step_discrepancy(series: Sequence[torch.Tensor], prior: Sequence[torch.Tenso
     return sum(symmetric_kl(s, p) for s, p in zip(series, prior))
 
 
-def discrepancy_score(discrepancy: torch.Tensor, temperature: float = SCORE_TEMPERATURE) -> torch.Tensor:
-    """``softmax_L(-discrepancy * temperature)`` per step, ``[B, L]``: anomalies attend mostly to
-    their neighbours, so their discrepancy is the smallest in the window and their score the largest.
-    The softmax is over the window's steps and is kept per step (averaging it over L gives the
-    constant 1/L of the released MADCluster code)."""
-    return torch.softmax(-discrepancy * temperature, dim=-1)
+def discrepancy_score(
+    discrepancy: torch.Tensor,
+    temperature: float = SCORE_TEMPERATURE,
+    *,
+    larger_is_anomalous: bool = False,
+) -> torch.Tensor:
+    """``softmax_L(-discrepancy * temperature)`` per step, ``[B, L]`` (both official codes): in the
+    Anomaly Transformer, anomalies attend mostly to their neighbours, so their discrepancy is the
+    smallest in the window and their score the largest. ``larger_is_anomalous`` flips the sign
+    (``softmax_L(+discrepancy * temperature)``). The softmax is over the window's steps and is kept
+    per step (averaging it over L gives the constant 1/L of the released MADCluster code)."""
+    sign = 1.0 if larger_is_anomalous else -1.0
+    return torch.softmax(sign * temperature * discrepancy, dim=-1)
 
