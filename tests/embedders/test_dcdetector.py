@@ -120,15 +120,13 @@ def test_score_is_a_per_step_softmax_of_the_discrepancy_not_its_window_mean():
         out = model.eval()(x)
         disc = step_discrepancy(*model.associations(instance_normalise(x)))
     assert out.score.shape == (4, 16)
-    torch.testing.assert_close(out.score, torch.softmax(50.0 * disc, dim=-1))
+    torch.testing.assert_close(out.score, torch.softmax(-50.0 * disc, dim=-1))
     torch.testing.assert_close(out.score.sum(-1), torch.ones(4))
     assert float(out.score.std(-1).min()) > 1e-3  # varies across steps: not the constant 1/L
-    official = DCdetector(3, window_size=16, score="official", **SMALL)
-    official.load_state_dict(model.state_dict())
+    flipped = DCdetector(3, window_size=16, score="discrepancy", **SMALL)
+    flipped.load_state_dict(model.state_dict())
     with torch.no_grad():
-        torch.testing.assert_close(
-            official.eval()(x).score, torch.softmax(-50.0 * disc, dim=-1)
-        )
+        torch.testing.assert_close(flipped.eval()(x).score, torch.softmax(50.0 * disc, dim=-1))
     # the discrepancy sums symKL over layers and patch sizes
     series, prior = model.associations(instance_normalise(x))
     torch.testing.assert_close(disc, sum(symmetric_kl(s, p) for s, p in zip(series, prior)))
@@ -160,14 +158,32 @@ def spiked_scores(score: str, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor
         return model.eval()(test).score, where
 
 
-def test_score_gives_an_injected_spike_more_than_a_normal_step_after_brief_training():
-    """Each window's scores sum to 1; the spike's mean share is well above a normal step's. (Ranks
-    within a window are weak: the per-window AUC is 0.5-0.66 over seeds; see the module docstring.)"""
-    score, where = spiked_scores("discrepancy")
-    at = score[torch.arange(50), where]
-    normal_mean = (1.0 - at) / (score.shape[1] - 1)
-    assert float(score.std(-1).min()) > 0  # varies across steps
-    assert float(at.mean()) > 1.5 * float(normal_mean.mean())
+def rank_auc(score: torch.Tensor, where: torch.Tensor) -> float:
+    """Per window, the fraction of normal steps scored below the anomalous one (ties half), averaged."""
+    n, length = score.shape
+    at = score[torch.arange(n), where][:, None]
+    normal = torch.ones_like(score, dtype=torch.bool)
+    normal[torch.arange(n), where] = False
+    others = score[normal].view(n, length - 1)
+    return float(((others < at).float() + 0.5 * (others == at).float()).mean())
+
+
+def test_rank_auc_by_hand():
+    score = torch.tensor([[0.1, 0.5, 0.1, 0.3], [0.2, 0.2, 0.2, 0.4]])
+    # window 0: 0.5 beats all three; window 1: 0.2 ties two, beats none -> (1 + 1/3) / 2
+    assert rank_auc(score, torch.tensor([1, 0])) == pytest.approx((1 + 1 / 3) / 2)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limitation, measured: after brief training on a sine, DCdetector's per-step "
+    "score ranks an injected spike at chance (per-window AUC 0.43-0.53 over 5 seeds, either sign); "
+    "the temperature-50 softmax puts nearly all of a window's mass on one step",
+)
+def test_score_ranks_an_injected_spike_above_normal_steps_after_brief_training():
+    score, where = spiked_scores("official")
+    assert float(score.std(-1).min()) > 0  # it does vary across steps (not the constant 1/L)
+    assert rank_auc(score, where) > 0.6
 
 
 # ---------------------------------------------------------------------------- estimator
