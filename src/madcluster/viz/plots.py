@@ -328,7 +328,7 @@ def plot_embedding(
                            label="initial c" if j == 0 else None)
         final = ext[trail.shape[0] * k :]
         ax.scatter(final[:, 0], final[:, 1], marker="*", s=180, color="gold", edgecolor="black", zorder=6,
-                   label=f"final {center_kind}")
+                   label="final c" if center_kind == "learned c" else center_kind)
         ax.set_title(f"{name}" + (f"  ({len(trail_2d) - 1} epochs of c)" if len(trail_2d) > 1 else ""), fontsize=9)
         ax.set_xlabel(f"{used_method} 1")
         ax.set_ylabel(f"{used_method} 2")
