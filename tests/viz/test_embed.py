@@ -50,3 +50,19 @@ def test_center_path_survives_save_and_load(full_model, data, tmp_path):
 def test_embed_checks_its_input(full_model):
     with pytest.raises(ValueError):
         full_model.embed(np.zeros((50, 2), dtype=np.float32))  # wrong number of features
+
+
+def test_embed_maps_non_causal_windows_back_to_their_points(data):
+    # a point-wise module: h_t = W x_t whatever window it sits in, so every step must come back as
+    # exactly W x_t, the overlap of the end-aligned last window included (a shifted mapping fails)
+    torch = pytest.importorskip("torch")
+    module = torch.nn.Linear(3, 4)
+    model = MADCluster(embedder=module, mode="distance-only", window_size=20, stride=4, epochs=1,
+                       validation_size=0.0, random_state=0, device="cpu").fit(data[0])
+    test = data[1][:95]  # 95 = 4 windows of 20 + an end-aligned fifth overlapping the fourth
+    h = model.embed(test)
+    linear = model.net_.embedder.module  # the fitted copy of the module
+    assert not model.net_.embedder.causal
+    with torch.no_grad():
+        expected = linear(torch.from_numpy(model._scale(test))).numpy()
+    np.testing.assert_allclose(h, expected, rtol=1e-5, atol=1e-6)
