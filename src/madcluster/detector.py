@@ -44,6 +44,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 SCORE_COMBINATIONS = ("standardized", "raw")
+SCALINGS = ("standard", "minmax")
 
 
 class MADCluster(BaseDetector):
@@ -80,6 +81,9 @@ class MADCluster(BaseDetector):
     random_state : seed for weights and shuffling; the same seed gives the same scores.
     device : ``"auto"`` (CUDA if available), ``"cpu"``, ``"cuda"``...
     verbose : show progress bars.
+    scaling : per-feature input scaling fitted on the training series: ``standard`` (z-score) or
+        ``minmax`` (training range to [0, 1], as the released code per entity; test values may
+        fall outside it).
     """
 
     def __init__(
@@ -116,6 +120,7 @@ class MADCluster(BaseDetector):
         random_state: int | None = None,
         device: str = "auto",
         verbose: bool = False,
+        scaling: str = "standard",
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -149,6 +154,7 @@ class MADCluster(BaseDetector):
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
+        self.scaling = scaling
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:
@@ -189,6 +195,8 @@ class MADCluster(BaseDetector):
             raise ValueError("lr must be > 0 and weight_decay >= 0")
         if self.base_score_combination not in SCORE_COMBINATIONS:
             raise ValueError(f"unknown base_score_combination {self.base_score_combination!r}; choose one of {', '.join(SCORE_COMBINATIONS)}")
+        if self.scaling not in SCALINGS:
+            raise ValueError(f"unknown scaling {self.scaling!r}; choose one of {', '.join(SCALINGS)}")
 
     def _resolve_device(self) -> torch.device:
         return check_device(self.device)  # one-line DeviceError for e.g. cuda on CPU-only torch
@@ -218,18 +226,36 @@ class MADCluster(BaseDetector):
         return int(h.shape[-1])
 
     # ------------------------------------------------------------------ fit / score
-    def fit(self, X: Any, y: Any = None) -> MADCluster:
-        """Train on ``X`` (T, D), mostly normal data; ``y`` is ignored (unsupervised)."""
+    def fit(self, X: Any, y: Any = None, *, validation_data: Any = None, pool_radius: bool = False) -> MADCluster:
+        """Train on ``X`` (T, D), mostly normal data; ``y`` is ignored (unsupervised).
+
+        ``validation_data`` (T', D) replaces the end-of-train split for early stopping and the best
+        checkpoint (all of ``X`` is then trained on); ``pool_radius=True`` also takes R from the
+        training and validation windows pooled. Both exist only to reproduce the released code,
+        which passes the TEST set here (a leak); the default never sees anything but ``X``.
+        """
         self._validate_params()
         data = check_series(X, min_length=self.window_size, name="X")
         self.n_features_in_ = data.shape[1]
         self._record_feature_names(X)
-        self.scaler_mean_ = data.mean(axis=0, dtype=np.float64)
-        scale = data.std(axis=0, dtype=np.float64)
+        if pool_radius and validation_data is None:
+            raise ValueError("pool_radius=True needs validation_data")
+        if self.scaling == "minmax":
+            self.scaler_mean_ = data.min(axis=0).astype(np.float64)
+            scale = data.max(axis=0).astype(np.float64) - self.scaler_mean_
+        else:
+            self.scaler_mean_ = data.mean(axis=0, dtype=np.float64)
+            scale = data.std(axis=0, dtype=np.float64)
         self.scaler_scale_ = np.where(scale > 1e-8, scale, 1.0)
         scaled = self._scale(data)
+        extra_val = None
+        if validation_data is not None:
+            extra_val = self._scale(check_series(
+                self._align_feature_names(validation_data), min_length=self.window_size,
+                n_features=self.n_features_in_, name="validation_data",
+            ))
 
-        n_val = int(len(scaled) * self.validation_size)
+        n_val = 0 if extra_val is not None else int(len(scaled) * self.validation_size)
         if n_val and (n_val < self.window_size or len(scaled) - n_val < self.window_size):
             logger.warning("series too short for a %s validation split of windows of %d; early stopping disabled", self.validation_size, self.window_size)
             n_val = 0
@@ -245,6 +271,8 @@ class MADCluster(BaseDetector):
             series = torch.from_numpy(scaled).to(device)
             train_part = series[: len(series) - n_val]
             val_part = series[len(series) - n_val :] if n_val else None
+            if extra_val is not None:
+                val_part = torch.from_numpy(extra_val).to(device)
             settings = TrainSettings(
                 window_size=self.window_size, stride=self.stride, epochs=self.epochs, batch_size=self.batch_size,
                 lr=self.lr, weight_decay=self.weight_decay, patience=self.patience,
@@ -254,6 +282,7 @@ class MADCluster(BaseDetector):
             self.history_ = train_network(
                 self.net_, train_part, val_part, settings, generator,
                 on_epoch_end=lambda epoch, net: path.extend(_head_centers(net.head)),
+                radius_extra=val_part if pool_radius else None,
             )
         # c after epoch pretrain_epochs + i (row 0: its initial value); None for base-only
         self.center_path_ = np.stack(path) if path else None

@@ -93,14 +93,16 @@ def _tiles(series: torch.Tensor, settings: TrainSettings) -> Iterator[torch.Tens
         yield gather_windows(series, starts[i : i + settings.batch_size], settings.window_size)
 
 
-def feature_source(net: MADClusterNet, series: torch.Tensor, settings: TrainSettings):
-    """A callable yielding eval-mode features h over ``series``: what heads initialise from."""
+def feature_source(net: MADClusterNet, series: torch.Tensor, settings: TrainSettings, *more: torch.Tensor):
+    """A callable yielding eval-mode features h over ``series`` (then each of ``more``, tiled
+    apart so that no window spans two series): what heads initialise from."""
 
     def features() -> Iterator[torch.Tensor]:
         net.eval()
         with torch.no_grad():
-            for x in _tiles(series, settings):
-                yield net(x).h
+            for part in (series, *more):
+                for x in _tiles(part, settings):
+                    yield net(x).h
 
     return features
 
@@ -134,6 +136,7 @@ def train_network(
     settings: TrainSettings,
     generator: torch.Generator,
     on_epoch_end: Callable[[int, MADClusterNet], None] | None = None,
+    radius_extra: torch.Tensor | None = None,
 ) -> dict[str, list[float]]:
     """Train ``net`` on windows of ``train [T, D]``; early-stop on ``val`` (end of the training series).
 
@@ -141,6 +144,9 @@ def train_network(
     trains on its own loss alone (DeepSVDD's pretraining: the center is then taken from informative
     features); then the head initialises from an eval pass. After each epoch the head updates (R) from the training series and reports
     its diagnostics. The best state by validation loss is restored at the end.
+
+    ``radius_extra``, if given, joins the training series in the head's per-epoch update (R pooled
+    over both): the released code's leak when it is the test set; off by default.
 
     ``on_epoch_end(epoch, net)``, if given, sees the net once the head has started (epoch =
     ``pretrain_epochs``) and after every later epoch: read-only observers such as the center's path.
@@ -151,6 +157,7 @@ def train_network(
     history: dict[str, list[float]] = {k: [] for k in keys}
     net.embedder.init_from_data(lambda: _tiles(train, settings))
     features = feature_source(net, train, settings)
+    epoch_features = features if radius_extra is None else feature_source(net, train, settings, radius_extra)
     if settings.pretrain_epochs == 0:
         net.head.start(features)
         if on_epoch_end is not None:
@@ -192,7 +199,7 @@ def train_network(
             net.embedder.training_step(x, objective, optimizers, epoch=epoch)
         net.embedder.on_epoch_end(epoch)
 
-        head_record = {} if pretraining else net.head.end_epoch(features)
+        head_record = {} if pretraining else net.head.end_epoch(epoch_features)
         head_record = {k: head_record.get(k, float("nan")) for k in net.head.history_keys}
         if on_epoch_end is not None and not pretraining:
             on_epoch_end(epoch, net)
