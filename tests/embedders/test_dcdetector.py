@@ -7,11 +7,16 @@ import numpy as np
 import pytest
 import torch
 from series_helpers import make_series
+from torch import nn
 
 from madcluster import MADCluster
 from madcluster.embedders import DCdetector, build_embedder
 from madcluster.embedders.attention import discrepancy_losses, step_discrepancy, symmetric_kl
-from madcluster.embedders.dcdetector import check_patch_sizes, instance_normalise
+from madcluster.embedders.dcdetector import (
+    DualAttentionLayer,
+    check_patch_sizes,
+    instance_normalise,
+)
 
 SMALL = {"d_model": 8, "n_layers": 2, "patch_sizes": (2, 4)}
 
@@ -52,6 +57,22 @@ def test_maps_are_row_stochastic_blocky_and_periodic():
         blocks = s.unflatten(-1, (-1, patch)).unflatten(-3, (-1, patch))
         torch.testing.assert_close(blocks, blocks[..., :1, :, :1].expand_as(blocks))
         torch.testing.assert_close(p, torch.roll(p, shifts=(patch, patch), dims=(-2, -1)))
+
+
+def test_one_head_attention_equals_softmax_of_q_dot_k():
+    """The one-head shortcut drops only terms constant along a row: the map is unchanged."""
+    torch.manual_seed(0)
+    layer = DualAttentionLayer(6, 1)
+    nn.init.normal_(layer.query.bias)
+    nn.init.normal_(layer.key.bias)
+    tokens = torch.randn(3, 5, 6)
+    q, k = layer.query(tokens), layer.key(tokens)
+    expected = torch.softmax(q @ k.transpose(1, 2) / 6**0.5, dim=-1).unsqueeze(1)
+    torch.testing.assert_close(layer.attend(tokens), expected)
+    two = DualAttentionLayer(6, 2)
+    q, k = two.query(tokens).view(3, 5, 2, 3), two.key(tokens).view(3, 5, 2, 3)
+    expected = torch.softmax(torch.einsum("bthe,bshe->bhts", q, k) / 3**0.5, dim=-1)
+    torch.testing.assert_close(two.attend(tokens), expected)
 
 
 def test_channels_are_attended_independently_then_averaged():
