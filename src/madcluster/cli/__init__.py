@@ -113,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--plot", default=None, help="PNG plot path (default: next to the CSV; 'none' to skip)"
     )
     score.add_argument(
+        "--figures", default=None, metavar="DIR",
+        help="also write the paper's figures for this model to DIR: embedding.png (h of the "
+        "scored steps and the center's path over the epochs, UMAP if installed else PCA) and "
+        "distance_bands.png (||h - c|| with mean ± 1/2/3 sigma bands; labelled spans shaded)",
+    )
+    score.add_argument(
         "--threshold",
         type=_finite_float,
         default=None,

@@ -99,6 +99,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from madcluster.viz import plot_scores
 
     output, plot = _score_outputs(args)
+    figures = _figure_paths(args.figures)
     _apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
     table = _read_input(args.data, args)
@@ -132,7 +133,32 @@ def cmd_score(args: argparse.Namespace) -> int:
             path=plot,
         )
         _say(f"plot written to {plot}")
+    if figures:
+        _model_figures(detector, _features(table, args.data), table, figures)
     return 0
+
+
+def _figure_paths(folder: str | None) -> tuple[Path, Path] | None:
+    """``--figures DIR``'s two PNG paths, checked before any work (None without the option)."""
+    if not folder:
+        return None
+    from madcluster.atomic import check_output_path
+
+    paths = (Path(folder) / "embedding.png", Path(folder) / "distance_bands.png")
+    for path in paths:
+        check_output_path(path, what="figure")
+    return paths
+
+
+def _model_figures(detector, features, table, paths: tuple[Path, Path]) -> None:
+    """The paper's embedding and sigma-band figures of a loaded model on the scored data."""
+    from madcluster.viz import plot_distance_bands, plot_embedding
+
+    embedding, bands = paths
+    embedding.parent.mkdir(parents=True, exist_ok=True)
+    plot_embedding(detector, features, table.labels, path=embedding)
+    plot_distance_bands(detector, features, table.labels, timestamps=table.timestamps, path=bands)
+    _say(f"figures written to {embedding} and {bands}")
 
 
 DEMO_FILES = ("demo_scores.png", "demo_training.png", "demo_model.mcz", "demo_metrics.json")
