@@ -62,17 +62,18 @@ def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
     The smooth denominator keeps the gradient bounded (~1/eps) where a vector vanishes, e.g. a
     ReLU output that is all 0; F.normalize's clamp would give 1/1e-12 there."""
-    dots = a @ b.transpose(0, 1)
-    norm_a = (a.pow(2).sum(-1, keepdim=True) + COS_EPS**2).sqrt()
-    norm_b = (b.pow(2).sum(-1) + COS_EPS**2).sqrt()
-    return dots / (norm_a * norm_b)
+    return (a @ b.transpose(0, 1)) / (smooth_norm(a, keepdim=True) * smooth_norm(b))
+
+
+def smooth_norm(a: torch.Tensor, keepdim: bool = False) -> torch.Tensor:
+    """``sqrt(|a|^2 + eps^2)`` over the last dimension (vector_norm: one fused pass over a)."""
+    return (torch.linalg.vector_norm(a, dim=-1, keepdim=keepdim).square() + COS_EPS**2).sqrt()
 
 
 def thoc_score(fbar: torch.Tensor, centers: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
     """``sum_k R_tk (1 - cos(fbar_tk, c_k)) / 2`` for ``fbar [..., K, H]``, ``r [..., K]`` -> ``[...]``."""
-    dots = (fbar * centers).sum(-1)
-    norms = ((fbar.pow(2).sum(-1) + COS_EPS**2) * (centers.pow(2).sum(-1) + COS_EPS**2)).sqrt()
-    return (r * 0.5 * (1.0 - dots / norms)).sum(-1)
+    cos = (fbar * centers).sum(-1) / (smooth_norm(fbar) * smooth_norm(centers))
+    return (r * 0.5 * (1.0 - cos)).sum(-1)
 
 
 def orthogonality_loss(centers: Iterable[torch.Tensor]) -> torch.Tensor:
