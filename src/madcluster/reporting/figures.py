@@ -27,7 +27,7 @@ def dataset_figure(content: ReportContent, dataset: str, protocol: str) -> Figur
     groups = dict(sorted(groups.items(), key=lambda item: _paper_order(item[1][0]["embedder"])))
     modes = [m for m in _ROW_COLORS if any(r["mode"] == m for r in results)]
     modes += sorted({r["mode"] for r in results} - set(modes))
-    fig = Figure(figsize=(max(7.0, 1.3 * len(groups) + 3), 6.4), dpi=100)
+    fig = Figure(figsize=(min(16.0, max(7.0, 1.3 * len(groups) + 3)), 6.4), dpi=100)  # readable on a page
     axes = fig.subplots(2, 1, sharex=True)
     width = 0.8 / max(len(modes), 1)
     oracle = any(r["protocols"][protocol].get("oracle") for r in results)
