@@ -281,7 +281,7 @@ class MADCluster(BaseDetector):
             path: list[np.ndarray] = []
             self.history_ = train_network(
                 self.net_, train_part, val_part, settings, generator,
-                on_epoch_end=lambda epoch, net: path.extend(_head_centers(net.head)),
+                observe_epoch=lambda epoch, net: path.extend(_head_centers(net.head)),
                 radius_extra=val_part if pool_radius else None,
             )
         # c after epoch pretrain_epochs + i (row 0: its initial value); None for base-only

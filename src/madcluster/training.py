@@ -135,7 +135,7 @@ def train_network(
     val: torch.Tensor | None,
     settings: TrainSettings,
     generator: torch.Generator,
-    on_epoch_end: Callable[[int, MADClusterNet], None] | None = None,
+    observe_epoch: Callable[[int, MADClusterNet], None] | None = None,
     radius_extra: torch.Tensor | None = None,
 ) -> dict[str, list[float]]:
     """Train ``net`` on windows of ``train [T, D]``; early-stop on ``val`` (end of the training series).
@@ -148,7 +148,7 @@ def train_network(
     ``radius_extra``, if given, joins the training series in the head's per-epoch update (R pooled
     over both): the released code's leak when it is the test set; off by default.
 
-    ``on_epoch_end(epoch, net)``, if given, sees the net once the head has started (epoch =
+    ``observe_epoch(epoch, net)``, if given, sees the net once the head has started (epoch =
     ``pretrain_epochs``) and after every later epoch: read-only observers such as the center's path.
     """
     if settings.early_stopping not in EARLY_STOPPING:
@@ -160,8 +160,8 @@ def train_network(
     epoch_features = features if radius_extra is None else feature_source(net, train, settings, radius_extra)
     if settings.pretrain_epochs == 0:
         net.head.start(features)
-        if on_epoch_end is not None:
-            on_epoch_end(0, net)
+        if observe_epoch is not None:
+            observe_epoch(0, net)
     optimizers = net.embedder.configure_optimizers(net.head.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     starts = torch.as_tensor(window_starts(len(train), settings.window_size, settings.stride))
     n_batches = (len(starts) + settings.batch_size - 1) // settings.batch_size
@@ -173,8 +173,8 @@ def train_network(
         pretraining = epoch <= settings.pretrain_epochs
         if epoch == settings.pretrain_epochs + 1 and epoch > 1:
             net.head.start(features)  # the center and R from the pretrained features
-            if on_epoch_end is not None:
-                on_epoch_end(epoch - 1, net)
+            if observe_epoch is not None:
+                observe_epoch(epoch - 1, net)
         net.head.begin_epoch(epoch)
         net.train()
         meter = _EpochMeter()
@@ -201,8 +201,8 @@ def train_network(
 
         head_record = {} if pretraining else net.head.end_epoch(epoch_features)
         head_record = {k: head_record.get(k, float("nan")) for k in net.head.history_keys}
-        if on_epoch_end is not None and not pretraining:
-            on_epoch_end(epoch, net)
+        if observe_epoch is not None and not pretraining:
+            observe_epoch(epoch, net)
         val_loss = float("nan")
         if val is not None and not pretraining:
             val_loss = validation_loss(net, val, settings)
