@@ -66,3 +66,10 @@ def test_embed_maps_non_causal_windows_back_to_their_points(data):
     with torch.no_grad():
         expected = linear(torch.from_numpy(model._scale(test))).numpy()
     np.testing.assert_allclose(h, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_center_path_starts_when_the_head_starts_after_pretraining(data, params):
+    model = MADCluster(pretrain_epochs=1, **params).fit(data[0])
+    # c is initialised after the one pretraining epoch: that value, then one row per later epoch
+    assert model.center_path_.shape == (params["epochs"] - 1 + 1, 8)
+    assert np.linalg.norm(model.center_path_[0]) > 0  # the initialised c, not the zero placeholder
