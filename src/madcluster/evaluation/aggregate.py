@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from madcluster.evaluation.released_protocol import describe_steps, headline_protocol, is_leak
 from madcluster.evaluation.schema import (
     ANOMALY_RATIO_NOTE,
     CONTINUOUS_METRICS,
@@ -62,7 +63,15 @@ class BenchmarkResult:
             "command": self.provenance["command"],
             "anomaly_ratio_note": ANOMALY_RATIO_NOTE,
             "protocols": self.summary,
-            "threshold_independent_metrics": list(CONTINUOUS_METRICS),
+            "headline_protocol": headline_protocol(self.config.released_steps),
+            "released_protocol": (
+                describe_steps(self.config.released_steps) if self.config.released_steps else None
+            ),
+            "threshold_independent_metrics": (
+                ["auc_roc", "auc_pr"]  # step d: range / VUS come from each threshold's predictions
+                if "d" in self.config.released_steps
+                else list(CONTINUOUS_METRICS)
+            ),
             "cost": self.cost,
             "data": self.data,
             "settings": self.config.settings(),
@@ -98,10 +107,15 @@ def build_result(
             {k: f.get(k) for k in ("key", "name", "seed", "entity", "error")} for f in failures
         ],
     }
+    summary = summarise(runs)
+    if is_leak(row.config.released_steps):  # every protocol's numbers come from a leaky model
+        for entry in summary.values():
+            entry["leak"] = True
+            entry["label"] += " (LEAK: test set as validation)"
     return BenchmarkResult(
         row.name,
         row.config,
-        summarise(runs),
+        summary,
         runs,
         dict(row.data),
         cost_summary(runs, records),

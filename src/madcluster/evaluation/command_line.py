@@ -15,6 +15,7 @@ from typing import Any
 from madcluster.evaluation.config import BenchmarkConfig, parse_key_values
 from madcluster.evaluation.executors import EXECUTORS
 from madcluster.evaluation.grid import expand_grid, load_grid_file
+from madcluster.evaluation.released_protocol import STEP_ORDER, STEPS
 from madcluster.evaluation.schema import DETECTORS
 from madcluster.evaluation.thresholds import PROTOCOLS
 from madcluster.method.config import MODES
@@ -187,11 +188,30 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         },
     ),
     ("metrics", "--metric-window", {"type": int, "help": "Range-AUC / VUS window (default: 100)"}),
+    (
+        "released",
+        "--released-steps",
+        {
+            **_LIST,
+            "choices": [*STEP_ORDER, "none"],
+            "metavar": "STEP",
+            "help": "apply these steps of the released code's evaluation (a b c d e, any subset; "
+            "'none' = honest, the default), to measure how much each inflates the numbers: "
+            "a = one model per entity with MinMax scaling (implies --per-entity); "
+            "b = stride-1 window scores, a window anomalous if any point in it is; "
+            "c = best-F1 threshold on the TEST LABELS as the headline (ORACLE); "
+            "d = range / VUS on the 0/1 predictions; "
+            "e = the TEST SET as validation set: early stopping, best checkpoint, R over "
+            "train + test (LEAKS test data into training). The row's name and every table "
+            "carry released-<steps>[-oracle][-leak]",
+        },
+    ),
 )
 _GROUPS = {
     "what": "what to run",
     "model": "model and training",
     "metrics": "thresholds and metrics",
+    "released": "the released code's evaluation, step by step (to measure its inflation only)",
 }
 
 
@@ -240,7 +260,14 @@ def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
         "test-ratio and combined use alpha = the dataset's known test anomaly ratio unless",
         "--anomaly-ratio is given (as the paper does): a number taken from the test labels.",
         "best-f1 reads the test labels to pick the threshold: an ORACLE, never a deployable result.",
-        "Continuous-score metrics (R_A_R, R_A_P, V_ROC, V_PR, AUC) do not depend on the threshold.",
+        "Continuous-score metrics (R_A_R, R_A_P, V_ROC, V_PR, AUC) do not depend on the threshold",
+        "(except under released step d).",
+        "",
+        "Released-protocol steps (--released-steps; each adds one difference between the paper's",
+        "text and its released code; rows are named released-<steps>[-oracle][-leak]):",
+        *[f"  {st.label:<10} {st.description}" for st in STEPS.values()],
+        "Steps c (ORACLE) and e (LEAK) are never results of a method: they exist to measure how much",
+        "the paper's numbers owe to them (benchmarks/decomposition.py adds a..e cumulatively).",
         "",
         "Lists (--dataset MSL SMAP, --embedder, --mode, --seeds) or --grid FILE make a grid: one",
         "task per (row, seed[, entity]), each written to <out>/tasks/ as soon as it finishes; a",
@@ -299,7 +326,7 @@ def configs_from_args(args: argparse.Namespace) -> list[BenchmarkConfig]:
             continue
         if dest in ("embedder_param", "detector_param"):
             spec[dest + "s"] = {**(spec.get(dest + "s") or {}), **parse_key_values(value)}
-        elif dest in ("entities", "seeds"):
+        elif dest in ("entities", "seeds", "released_steps"):
             spec[dest] = list(value)
         else:
             spec[dest] = value

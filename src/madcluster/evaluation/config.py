@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from madcluster.data.validation import check_positive_int
+from madcluster.evaluation.released_protocol import check_steps, steps_suffix
 from madcluster.evaluation.schema import BASELINE_MODE, BASELINES, DETECTORS
 from madcluster.method.config import MODES
 
@@ -67,6 +68,11 @@ class BenchmarkConfig:
         ratio (uses the test labels' mean, as the paper).
     out: results folder (JSON per row + ``results.md`` + ``tasks/``); ``None`` writes nothing.
     threads: ``torch.set_num_threads`` per task (``None`` leaves torch's default; one under Ray).
+    released_steps: steps of the released code's evaluation to apply (subset of ``a``..``e``, see
+        :mod:`madcluster.evaluation.released_protocol`): ``a`` per entity with MinMax scaling
+        (implies ``per_entity``), ``b`` stride-1 window scores and labels, ``c`` best-F1 headline
+        (ORACLE), ``d`` range / VUS on the 0/1 predictions, ``e`` test set as validation (LEAK).
+        Empty (default) = the honest protocol. The row's name carries ``released-<steps>``.
     """
 
     dataset: str
@@ -99,6 +105,7 @@ class BenchmarkConfig:
     device: str = "cpu"
     threads: int | None = None
     verbose: bool = True
+    released_steps: tuple[str, ...] = ()
     argv: list[str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -116,6 +123,9 @@ class BenchmarkConfig:
         )
         if self.entities is not None:
             self.entities = tuple(str(e) for e in self.entities)
+        self.released_steps = check_steps(self.released_steps)
+        if "a" in self.released_steps:
+            self.per_entity = True  # step a is one model per entity
         if not self.seeds:
             raise ValueError("seeds must name at least one seed")
         if len(set(self.seeds)) != len(self.seeds):
@@ -167,6 +177,8 @@ class BenchmarkConfig:
         parts = [dataset_name or self.dataset_label(), self.embedder, self.mode]
         if self.per_entity:
             parts.append("per-entity")
+        if self.released_steps:
+            parts.append(steps_suffix(self.released_steps))
         if self.tag:
             parts.append(self.tag)
         return "_".join(parts)
@@ -184,11 +196,14 @@ class BenchmarkConfig:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "argv"}
         out["seeds"] = list(self.seeds)
         out["entities"] = list(self.entities) if self.entities is not None else None
+        out["released_steps"] = list(self.released_steps)
         return out
 
     def fingerprint(self) -> str:
         """Short hash of every setting that can change a task's result (resume key)."""
         kept = {k: v for k, v in self.settings().items() if k not in _NOT_IN_FINGERPRINT}
+        if not kept["released_steps"]:  # honest rows keep the fingerprint they had before steps
+            del kept["released_steps"]
         text = json.dumps(kept, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
@@ -202,7 +217,7 @@ class BenchmarkConfig:
         defaults = BenchmarkConfig(dataset="x")
         skip = {
             "dataset", "embedder", "detector", "mode", "seeds", "argv", "verbose", "per_entity",
-            "entities",
+            "entities", "released_steps",
         }
         if self.is_baseline:
             skip |= set(_NEURAL_ONLY)
@@ -214,6 +229,8 @@ class BenchmarkConfig:
             args.append("--per-entity")
         if self.entities:
             args += ["--entities", *self.entities]
+        if self.released_steps:
+            args += ["--released-steps", *self.released_steps]
         for f in fields(self):
             if f.name in skip:
                 continue

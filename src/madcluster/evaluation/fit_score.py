@@ -17,6 +17,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from madcluster.evaluation.cost import PeakRSS, model_cost, process_max_rss_mb
+from madcluster.evaluation.released_protocol import (
+    describe_steps,
+    detector_overrides,
+    fit_arguments,
+    not_applied,
+    window_labels,
+    window_scores,
+)
 from madcluster.evaluation.schema import CONTINUOUS_METRICS, METRICS, TASK_SCHEMA
 from madcluster.evaluation.thresholds import compute_thresholds
 
@@ -31,7 +39,8 @@ def build_detector(config: BenchmarkConfig, seed: int, *, verbose: bool = False)
     """The detector of ``config`` for one seed (MADCluster or a baseline).
 
     ``config.detector_params`` is passed to the constructor as it is, so options the detector
-    gains later need no change here.
+    gains later need no change here. Released-protocol step ``a`` adds ``scaling="minmax"`` where
+    the detector has that option (explicit ``detector_params`` still win).
     """
     extra = dict(config.detector_params or {})
     if config.is_baseline:
@@ -69,7 +78,8 @@ def build_detector(config: BenchmarkConfig, seed: int, *, verbose: bool = False)
         "device": config.device,
         "verbose": verbose,
     }
-    return MADCluster(**{**params, **extra})
+    overrides = detector_overrides(config.released_steps, MADCluster().get_params())
+    return MADCluster(**{**params, **overrides, **extra})
 
 
 def run_task(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
@@ -106,15 +116,28 @@ def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
     if len(train) < config.window_size or len(test) < config.window_size:
         record["skipped"] = f"shorter than one window ({config.window_size})"
         return record
+    steps = config.released_steps
     detector = build_detector(config, task.seed, verbose=task.show_epochs)
+    if steps:
+        record["released_protocol"] = {
+            **describe_steps(steps),
+            "not_applied": not_applied(steps, detector),
+        }
     with PeakRSS() as memory:
         t0 = time.perf_counter()
-        detector.fit(train)
+        detector.fit(train, **fit_arguments(steps, detector, test))
         t1 = time.perf_counter()
-        scores = detector.decision_function(test)
+        if "b" in steps:  # stride-1 windows, scored and labelled as whole windows
+            scores, how = window_scores(detector, test, config.window_size)
+            train_scores, _ = window_scores(detector, train, config.window_size)
+            labels = window_labels(labels, config.window_size)
+            record["released_protocol"]["window_scoring"] = how
+        else:
+            scores = detector.decision_function(test)
+            train_scores = detector.decision_scores_
         t2 = time.perf_counter()
-    if scores.shape != (len(test),):
-        raise RuntimeError(f"{task.part_name}: {scores.shape} scores for {len(test)} test points")
+    if scores.shape != (len(labels),):
+        raise RuntimeError(f"{task.part_name}: {scores.shape} scores for {len(labels)} labels")
     if not np.isfinite(scores).all():
         raise FloatingPointError(f"{task.part_name}: non-finite anomaly scores")
     record.update(
@@ -131,7 +154,7 @@ def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
         record["skipped"] = "test labels are all one class: metrics undefined"
         return record
     thresholds = compute_thresholds(
-        detector.decision_scores_,
+        train_scores,
         scores,
         labels,
         contamination=config.contamination,
@@ -139,21 +162,42 @@ def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
     )
     record["thresholds"] = {k: v.value for k, v in thresholds.items()}
     record["metrics"] = evaluate_protocols(
-        scores, labels, record["thresholds"], window=config.metric_window
+        scores,
+        labels,
+        record["thresholds"],
+        window=config.metric_window,
+        range_on="predictions" if "d" in steps else "scores",
     )
     return record
 
 
 def evaluate_protocols(
-    scores: np.ndarray, labels: np.ndarray, thresholds: dict[str, float], *, window: int = 100
+    scores: np.ndarray,
+    labels: np.ndarray,
+    thresholds: dict[str, float],
+    *,
+    window: int = 100,
+    range_on: str = "scores",
 ) -> dict[str, dict[str, float]]:
-    """Every metric for each protocol's threshold; the continuous-score ones are computed once."""
+    """Every metric for each protocol's threshold; the continuous-score ones are computed once.
+
+    ``range_on="predictions"`` (released-protocol step d) computes Range-AUC / VUS on each
+    protocol's 0/1 predictions, so they are computed per protocol; AUC-ROC / AUC-PR stay on the
+    scores.
+    """
     from madcluster.metrics import evaluate
     from madcluster.metrics.affiliation import affiliation_precision_recall
     from madcluster.metrics.pointwise import precision_recall_f1
 
     out: dict[str, dict[str, float]] = {}
     shared: dict[str, float] | None = None
+    if range_on == "predictions":
+        for protocol, threshold in thresholds.items():
+            full = evaluate(scores, labels, threshold=threshold, window=window, range_on=range_on)
+            out[protocol] = {k: float(full[k]) for k in METRICS}
+        return out
+    if range_on != "scores":
+        raise ValueError(f"range_on must be 'scores' or 'predictions', got {range_on!r}")
     for protocol, threshold in thresholds.items():
         if shared is None:
             full = evaluate(scores, labels, threshold=threshold, window=window)

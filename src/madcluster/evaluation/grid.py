@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from madcluster.evaluation.config import BenchmarkConfig
+from madcluster.evaluation.released_protocol import window_label_ratio
 
 AXES = ("dataset", "detector", "embedder", "mode", "per_entity", "tag")
 _FIELDS = {f.name for f in fields(BenchmarkConfig)}
@@ -145,17 +146,26 @@ def plan_rows(
     for config in configs:
         key = dataset_key(config)
         dataset = datasets[key]
+        parts = _parts(dataset, config)
         anomaly_ratio = (
             config.anomaly_ratio if config.anomaly_ratio is not None else dataset.anomaly_ratio
         )
+        if "b" in config.released_steps and config.anomaly_ratio is None:
+            # step b evaluates window labels: their known ratio, as the paper uses the points'
+            anomaly_ratio = window_label_ratio(
+                dataset.labels, [p[3] for p in parts], config.window_size
+            )
         if not 0.0 < anomaly_ratio < 0.5:
             raise ValueError(
                 f"{dataset.name}: test anomaly ratio {anomaly_ratio:.4f} is outside (0, 0.5); "
                 "pass anomaly_ratio explicitly"
             )
-        parts = _parts(dataset, config)
         row = Row(config, config.result_name(dataset.name), _data_facts(dataset, config, parts))
         row.data["anomaly_ratio_used"] = float(anomaly_ratio)
+        if "b" in config.released_steps and config.anomaly_ratio is None:
+            row.data["anomaly_ratio_source"] = (
+                "test window labels (step b: a window is anomalous if any point in it is)"
+            )
         fingerprint = config.fingerprint()
         for seed in config.seeds:
             for entity, part_name, train_slice, test_slice in parts:

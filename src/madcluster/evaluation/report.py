@@ -33,6 +33,14 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (("auc_roc", "AUC-ROC"), ("auc_pr", "AUC-PR"))
 PROTOCOL_ORDER = ("train-quantile", "test-ratio", "combined", "best-f1")
 MARKDOWN_NAME = "results.md"
+RELEASED_NOTE = (
+    "These rows apply steps of the released code's evaluation (`madcluster benchmark "
+    "--released-steps`; `madcluster.evaluation.released_protocol`) to measure how much each "
+    "inflates the numbers: a = one model per entity with MinMax scaling, b = stride-1 window "
+    "scores with a window anomalous if any point in it is, c = best-F1 threshold on the test "
+    "labels (**ORACLE**), d = range / VUS on the 0/1 predictions, e = the test set as the "
+    "validation set (**LEAK** of test data into training). They are not results of the method."
+)
 
 
 # ----------------------------------------------------------------------------------------- JSON
@@ -132,6 +140,9 @@ def _row_label(r: dict[str, Any]) -> str:
     tag = r.get("settings", {}).get("tag")
     if tag:
         label += f", {tag}"
+    released = r.get("released_protocol")
+    if released:
+        label += f", **{released['label']}**"
     tasks = r.get("tasks") or {}
     if tasks and not tasks.get("complete", True):
         label += f" (partial: {tasks['done']}/{tasks['expected']} tasks)"
@@ -211,6 +222,17 @@ def markdown_from_folder(folder: str | os.PathLike) -> str:
             protocol_table(present, p, extra=True),
             "",
         ]
+    released = [r for r in results if r.get("released_protocol")]
+    if released:
+        parts += ["## Rows with steps of the released code's evaluation", "", RELEASED_NOTE, ""]
+        for r in released:
+            info = r["released_protocol"]
+            flags = [w for w, on in (("ORACLE", info["oracle"]), ("LEAK", info["leak"])) if on]
+            parts.append(
+                f"- `{r['name']}`: {info['label']}; headline protocol `{info['headline_protocol']}`"
+                + (f" — **{' and '.join(flags)}**" if flags else "")
+            )
+        parts.append("")
     costs_note = (
         "Params and MACs per window of L steps (method in each JSON: `cost.macs_method`); times are "
         "per seed (sum over entities when per entity), on this machine."
@@ -270,5 +292,12 @@ def format_summary(result: dict[str, Any] | Any) -> str:
     lines.append(
         "test-ratio / combined use the known test anomaly ratio; best-f1 is an ORACLE (test labels)"
     )
+    released = d.get("released_protocol")
+    if released:
+        flags = [w for w, on in (("ORACLE", released["oracle"]), ("LEAK", released["leak"])) if on]
+        lines.append(
+            f"{released['label']} (headline: {released['headline_protocol']})"
+            + (f": {' and '.join(flags)}, not a result of the method" if flags else "")
+        )
     lines.append(f"reproduce: {d['command']}")
     return "\n".join(lines)
