@@ -1,0 +1,239 @@
+"""The evaluation decomposition (issue 10): from the honest number to the released code's, step by step.
+
+For one model, configuration and dataset, runs ``madcluster benchmark`` (through the API) with the
+released-protocol steps added cumulatively and writes, beside the paper's number, one row per metric
+(F1, Aff-P, Aff-R, V_PR)::
+
+    column  run (--released-steps)  protocol read                what it adds
+    honest  (none)                  test-ratio                   the paper's text, honestly
+    a       a                       test-ratio                   one model per entity, MinMax
+    b       a b c                   test-ratio                   stride-1 window scores and labels
+    c       a b c                   best-f1 (ORACLE)             threshold on the test labels
+    d       a b c d                 best-f1 (ORACLE)             range / VUS on 0/1 predictions
+    e       a b c d e               best-f1 (ORACLE, LEAK)       test set as validation set
+
+Columns b and c come from one run: step c changes only which threshold is the headline, not the
+model or the scores, so b is that run's test-ratio protocol and c its best-f1 protocol.
+
+    MADCLUSTER_DATA_DIR=../shared/datasets nice python benchmarks/decomposition.py \\
+        --dataset MSL --preset default --epochs 2 --stride 20 --threads 1 --seeds 0
+
+Each run's JSON (with its exact ``madcluster benchmark`` command, commit, settings) goes to
+``benchmarks/results/decomposition_runs/``; finished tasks are resumed. The rows are merged into
+``benchmarks/results/decomposition.json`` (``{"rows": [{"dataset", "model", "config", "metric",
+"values": {"honest", "a", ..., "e"}, "paper", "command", "commit"}]}``, read by ``madcluster
+report``) and ``decomposition.md`` is regenerated from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from madcluster.atomic import atomic_write_text
+from madcluster.detector import MADCluster
+from madcluster.evaluation.config import BenchmarkConfig
+from madcluster.evaluation.released_protocol import STEPS
+from madcluster.evaluation.runner import run_grid
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+sys.path.insert(0, str(HERE))
+from base_models_summary import PAPER
+
+COLUMNS: dict[str, tuple[tuple[str, ...], str]] = {
+    "honest": ((), "test-ratio"),
+    "a": (("a",), "test-ratio"),
+    "b": (("a", "b", "c"), "test-ratio"),
+    "c": (("a", "b", "c"), "best-f1"),
+    "d": (("a", "b", "c", "d"), "best-f1"),
+    "e": (("a", "b", "c", "d", "e"), "best-f1"),
+}
+METRICS = {"f1": "F1", "aff_precision": "Aff-P", "aff_recall": "Aff-R", "vus_pr": "V_PR"}
+# index of each metric in base_models_summary.PAPER's tuples (F1, Aff-P, Aff-R, R_A_R, R_A_P, V_ROC, V_PR)
+_PAPER_INDEX = {"f1": 0, "aff_precision": 1, "aff_recall": 2, "vus_pr": 6}
+# The paper's D-RNN MADCluster is its Table 1 row "DeepSVDD + MADCluster" (DeepSVDD there is the
+# distance-only D-RNN; the appendix ablation's MADCluster row has the same F1 / Aff-P / Aff-R).
+_PAPER_ROW = {"drnn": "deepsvdd"}
+PRESETS = ("default", "paper")
+
+
+def preset_params(preset: str, embedder: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """``(embedder_params, detector_params)`` that turn the library default into ``preset``."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    chosen = MADCluster.from_preset(preset, embedder=embedder).get_params()
+    default = MADCluster(embedder=embedder).get_params()
+    changed = {k: v for k, v in chosen.items() if v != default[k]}
+    embedder_params = changed.pop("embedder_params", None)
+    return embedder_params, changed or None
+
+
+def paper_value(dataset: str, model: str, metric: str) -> float | None:
+    """The paper's number for this model (+ MADCluster) on ``dataset``, or ``None`` if it has none."""
+    row = PAPER.get(dataset, {}).get(_PAPER_ROW.get(model, model))
+    return None if row is None else float(row[1][_PAPER_INDEX[metric]])
+
+
+def run_column_configs(args: argparse.Namespace, out: Path) -> dict[tuple[str, ...], BenchmarkConfig]:
+    """One benchmark row per distinct step set of :data:`COLUMNS`."""
+    embedder_params, detector_params = preset_params(args.preset, args.embedder)
+    configs = {}
+    for steps, _ in COLUMNS.values():
+        if steps in configs:
+            continue
+        configs[steps] = BenchmarkConfig(
+            dataset=args.dataset,
+            embedder=args.embedder,
+            seeds=tuple(args.seeds),
+            epochs=args.epochs,
+            stride=args.stride,
+            threads=args.threads,
+            embedder_params=embedder_params,
+            detector_params=detector_params,
+            released_steps=steps,
+            tag=f"{args.preset}-e{args.epochs}-s{args.stride}",
+            out=str(out),
+            verbose=False,
+            argv=list(sys.argv),
+        )
+    return configs
+
+
+def decompose(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Run (or resume) every step set and return the decomposition rows of this dataset / preset."""
+    out = Path(args.runs)
+    configs = run_column_configs(args, out)
+    results = {}
+    for steps, config in configs.items():
+        print(f"[decomposition] {config.result_name()}: {config.command()}", flush=True)
+        grid = run_grid([config], executor="sequential", progress=False)
+        if not grid.ok or not grid.results:
+            raise RuntimeError(f"{config.result_name()} failed: {grid.failures or grid.row_errors}")
+        results[steps] = grid.results[0].to_dict()
+    command = "MADCLUSTER_DATA_DIR=<datasets> python " + shlex.join(
+        [str(Path(sys.argv[0]).resolve().relative_to(HERE.parent)), *sys.argv[1:]]
+    )
+    commits = {_commit(r) for r in results.values()}
+    rows = []
+    for metric in METRICS:
+        values = {
+            column: float(results[steps]["protocols"][protocol]["metrics"][metric]["mean"])
+            for column, (steps, protocol) in COLUMNS.items()
+        }
+        rows.append(
+            {
+                "dataset": results[()]["dataset"],
+                "model": args.embedder,
+                "config": args.preset,
+                "metric": metric,
+                "values": values,
+                "paper": paper_value(results[()]["dataset"], args.embedder, metric),
+                "command": command,
+                "commit": " ".join(sorted(commits)),
+            }
+        )
+    return rows
+
+
+def _commit(result: dict[str, Any]) -> str:
+    git = result.get("provenance", {}).get("git", {})
+    return (git.get("commit") or "unknown")[:12] + ("+dirty" if git.get("dirty") else "")
+
+
+def merge_rows(path: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Existing rows of ``path`` with those of the same dataset / model / config / metric replaced."""
+    old = json.loads(path.read_text())["rows"] if path.exists() else []
+    key = lambda r: (r["dataset"], r["model"], r["config"], r["metric"])
+    new = {key(r): r for r in rows}
+    merged = [new.pop(key(r), r) for r in old]
+    return merged + list(new.values())
+
+
+def markdown(rows: list[dict[str, Any]], runs: Path) -> str:
+    """``decomposition.md``: one table per dataset, the step deltas, and every run's command."""
+    head = ["honest", "+a", "+b", "+c ORACLE", "+d", "+e LEAK"]
+    lines = [
+        "# Evaluation decomposition: honest -> the released code's protocol -> the paper",
+        "",
+        ("Generated by `benchmarks/decomposition.py` from `decomposition.json` (do not edit). Each "
+        "column adds one step of the released code's evaluation to the previous ones "
+        "(`madcluster benchmark --released-steps`), so the difference between neighbouring columns "
+        "is what that step adds:"),
+        "",
+        *[f"- **{k}** {s.description}" for k, s in STEPS.items()],
+        "",
+        ("honest, a and b use the `test-ratio` threshold (the paper's text: the (100 - alpha) "
+        "percentile of the test scores, alpha = the known anomaly ratio of the evaluated labels); "
+        "c, d and e the `best-f1` threshold chosen on the test labels (**ORACLE**). Column e "
+        "trains with the test set as validation set (**LEAK**). Columns b and c come from one run "
+        "(step c changes only the headline threshold). F1 and Aff-P/R do not change from c to d "
+        "(d changes range / VUS only). Values are means over entities from column a on. "
+        "`paper` = the paper's Table 1 (D-RNN: its 'DeepSVDD + MADCluster' row). "
+        "'gap' = paper - honest; 'steps' = e - honest (what the five steps explain)."),
+        "",
+    ]
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["dataset"], r["model"], r["config"]), []).append(r)
+    for (dataset, model, config), group in groups.items():
+        lines += [
+            f"## {dataset}, {model}, {config} configuration",
+            "",
+            "| metric | " + " | ".join(head) + " | paper | gap | steps |",
+            "|---|" + "---|" * (len(head) + 3),
+        ]
+        for r in group:
+            v = r["values"]
+            cells = [f"{v[c]:.3f}" for c in COLUMNS]
+            paper = r["paper"]
+            gap = "-" if paper is None else f"{paper - v['honest']:+.3f}"
+            lines.append(
+                f"| {METRICS.get(r['metric'], r['metric'])} | " + " | ".join(cells)
+                + f" | {'-' if paper is None else f'{paper:.2f}'} | {gap} | {v['e'] - v['honest']:+.3f} |"
+            )
+        lines += ["", "Step deltas (each column minus the one before it):", ""]
+        lines += ["| metric | a | b | c | d | e |", "|---|---|---|---|---|---|"]
+        for r in group:
+            v = [r["values"][c] for c in COLUMNS]
+            deltas = " | ".join(f"{v[i] - v[i - 1]:+.3f}" for i in range(1, len(v)))
+            lines.append(f"| {METRICS.get(r['metric'], r['metric'])} | {deltas} |")
+        lines += ["", f"Produced by `{group[0]['command']}` at commit {group[0]['commit']}.", ""]
+    lines += ["## The benchmark runs behind the columns", ""]
+    for path in sorted(runs.glob("*.json")):
+        data = json.loads(path.read_text())
+        if "released_protocol" not in data:
+            continue
+        label = (data["released_protocol"] or {}).get("label", "honest")
+        lines.append(f"- `{data['name']}` ({label}; commit {_commit(data)}): `{data['command']}`")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", required=True, help="MSL, SMAP, SMD, PSM or a folder")
+    parser.add_argument("--embedder", default="drnn", help="MADCluster's Base Embedder (default: drnn)")
+    parser.add_argument("--preset", default="default", choices=PRESETS, help="MADCluster.from_preset name")
+    parser.add_argument("--epochs", type=int, default=2, help="maximum epochs (default: 2, a CPU budget)")
+    parser.add_argument("--stride", type=int, default=20, help="training window stride (default: 20)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds (default: 0)")
+    parser.add_argument("--runs", default=str(RESULTS / "decomposition_runs"), help="run JSON folder")
+    parser.add_argument("--out", default=str(RESULTS / "decomposition.json"), help="decomposition JSON")
+    parser.add_argument("--markdown-only", action="store_true", help="only regenerate the .md from the JSON")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    rows = json.loads(out.read_text())["rows"] if args.markdown_only else merge_rows(out, decompose(args))
+    if not args.markdown_only:
+        atomic_write_text(out, json.dumps({"rows": rows}, indent=1) + "\n")
+    atomic_write_text(out.with_suffix(".md"), markdown(rows, Path(args.runs)))
+    print(out.with_suffix(".md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
