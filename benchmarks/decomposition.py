@@ -73,10 +73,21 @@ def preset_params(preset: str, embedder: str) -> tuple[dict[str, Any] | None, di
     return embedder_params, changed or None
 
 
-def paper_value(dataset: str, model: str, metric: str) -> float | None:
-    """The paper's number for this model (+ MADCluster) on ``dataset``, or ``None`` if it has none."""
-    row = PAPER.get(dataset, {}).get(_PAPER_ROW.get(model, model))
-    return None if row is None else float(row[1][_PAPER_INDEX[metric]])
+def paper_value(dataset: str, embedder: str, mode: str, metric: str) -> float | None:
+    """The paper's number for this embedder + MADCluster (``mode="full"``) or alone
+    (``"base-only"``) on ``dataset``; ``None`` where the paper has none (e.g. the ablation modes)."""
+    row = PAPER.get(dataset, {}).get(_PAPER_ROW.get(embedder, embedder))
+    column = {"full": 1, "base-only": 0}.get(mode)
+    if row is None or column is None or (embedder == "drnn" and mode != "full"):
+        return None
+    return float(row[column][_PAPER_INDEX[metric]])
+
+
+def model_name(embedder: str, mode: str) -> str:
+    """The ``model`` field: ``drnn`` (MADCluster on the D-RNN), ``usad + MADCluster``, ``usad``."""
+    if embedder == "drnn" and mode == "full":
+        return "drnn"
+    return {"full": f"{embedder} + MADCluster", "base-only": embedder}.get(mode, f"{embedder} ({mode})")
 
 
 def run_column_configs(args: argparse.Namespace, out: Path) -> dict[tuple[str, ...], BenchmarkConfig]:
@@ -89,6 +100,7 @@ def run_column_configs(args: argparse.Namespace, out: Path) -> dict[tuple[str, .
         configs[steps] = BenchmarkConfig(
             dataset=args.dataset,
             embedder=args.embedder,
+            mode=args.mode,
             seeds=tuple(args.seeds),
             epochs=args.epochs,
             stride=args.stride,
@@ -128,11 +140,11 @@ def decompose(args: argparse.Namespace) -> list[dict[str, Any]]:
         rows.append(
             {
                 "dataset": results[()]["dataset"],
-                "model": args.embedder,
+                "model": model_name(args.embedder, args.mode),
                 "config": args.preset,
                 "metric": metric,
                 "values": values,
-                "paper": paper_value(results[()]["dataset"], args.embedder, metric),
+                "paper": paper_value(results[()]["dataset"], args.embedder, args.mode, metric),
                 "command": command,
                 "commit": " ".join(sorted(commits)),
             }
@@ -217,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", required=True, help="MSL, SMAP, SMD, PSM or a folder")
     parser.add_argument("--embedder", default="drnn", help="MADCluster's Base Embedder (default: drnn)")
+    parser.add_argument(
+        "--mode", default="full", help="full (+ MADCluster), base-only (the base model alone), ..."
+    )
     parser.add_argument("--preset", default="default", choices=PRESETS, help="MADCluster.from_preset name")
     parser.add_argument("--epochs", type=int, default=2, help="maximum epochs (default: 2, a CPU budget)")
     parser.add_argument("--stride", type=int, default=20, help="training window stride (default: 20)")

@@ -1,7 +1,17 @@
-"""Evaluation protocols: how scores become predictions (thresholds) and results."""
+"""Evaluation protocols: how scores become predictions (thresholds) and results.
+
+``BenchmarkConfig(released_steps="abcde")`` (or ``madcluster benchmark --released-steps``) applies
+the released code's evaluation step by step (:mod:`.released_protocol`; c is an ORACLE, e a LEAK).
+"""
 
 from madcluster.evaluation.aggregate import BenchmarkResult
 from madcluster.evaluation.config import BenchmarkConfig
+from madcluster.evaluation.released_protocol import (
+    STEPS,
+    check_steps,
+    window_labels,
+    window_scores,
+)
 from madcluster.evaluation.runner import GridResult, run_benchmark, run_grid
 from madcluster.evaluation.thresholds import (
     PROTOCOLS,
@@ -17,12 +27,14 @@ from madcluster.evaluation.thresholds import (
 
 __all__ = [
     "PROTOCOLS",
+    "STEPS",
     "BenchmarkConfig",
     "BenchmarkResult",
     "GridResult",
     "ThresholdProtocol",
     "ThresholdResult",
     "best_f1_threshold",
+    "check_steps",
     "combined_threshold",
     "compute_thresholds",
     "get_protocol",
@@ -30,4 +42,6 @@ __all__ = [
     "run_grid",
     "test_ratio_threshold",
     "train_quantile_threshold",
+    "window_labels",
+    "window_scores",
 ]
