@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -237,8 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stride", type=int, default=20, help="training window stride (default: 20)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds (default: 0)")
-    parser.add_argument("--runs", default=str(RESULTS / "decomposition_runs"), help="run JSON folder")
-    parser.add_argument("--out", default=str(RESULTS / "decomposition.json"), help="decomposition JSON")
+    # relative to the working directory, so that the recorded commands hold no machine's paths
+    parser.add_argument(
+        "--runs", default=os.path.relpath(RESULTS / "decomposition_runs"), help="run JSON folder"
+    )
+    parser.add_argument(
+        "--out", default=os.path.relpath(RESULTS / "decomposition.json"), help="decomposition JSON"
+    )
     parser.add_argument("--markdown-only", action="store_true", help="only regenerate the .md from the JSON")
     args = parser.parse_args(argv)
     out = Path(args.out)
