@@ -132,6 +132,7 @@ def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
             train_scores, _ = window_scores(detector, train, config.window_size)
             labels = window_labels(labels, config.window_size)
             record["released_protocol"]["window_scoring"] = how
+            record["released_protocol"]["window_anomaly_ratio"] = float(labels.mean())
         else:
             scores = detector.decision_function(test)
             train_scores = detector.decision_scores_
