@@ -40,11 +40,10 @@ from madcluster.detector import MADCluster
 from madcluster.evaluation.config import BenchmarkConfig
 from madcluster.evaluation.released_protocol import STEPS
 from madcluster.evaluation.runner import run_grid
+from madcluster.reporting.paper import PAPER_METRICS, PAPER_TABLE1
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-sys.path.insert(0, str(HERE))
-from base_models_summary import PAPER
 
 COLUMNS: dict[str, tuple[tuple[str, ...], str]] = {
     "honest": ((), "test-ratio"),
@@ -55,8 +54,6 @@ COLUMNS: dict[str, tuple[tuple[str, ...], str]] = {
     "e": (("a", "b", "c", "d", "e"), "best-f1"),
 }
 METRICS = {"f1": "F1", "aff_precision": "Aff-P", "aff_recall": "Aff-R", "vus_pr": "V_PR"}
-# index of each metric in base_models_summary.PAPER's tuples (F1, Aff-P, Aff-R, R_A_R, R_A_P, V_ROC, V_PR)
-_PAPER_INDEX = {"f1": 0, "aff_precision": 1, "aff_recall": 2, "vus_pr": 6}
 # The paper's D-RNN MADCluster is its Table 1 row "DeepSVDD + MADCluster" (DeepSVDD there is the
 # distance-only D-RNN; the appendix ablation's MADCluster row has the same F1 / Aff-P / Aff-R).
 _PAPER_ROW = {"drnn": "deepsvdd"}
@@ -77,11 +74,11 @@ def preset_params(preset: str, embedder: str) -> tuple[dict[str, Any] | None, di
 def paper_value(dataset: str, embedder: str, mode: str, metric: str) -> float | None:
     """The paper's number for this embedder + MADCluster (``mode="full"``) or alone
     (``"base-only"``) on ``dataset``; ``None`` where the paper has none (e.g. the ablation modes)."""
-    row = PAPER.get(dataset, {}).get(_PAPER_ROW.get(embedder, embedder))
+    row = PAPER_TABLE1.get(dataset, {}).get(_PAPER_ROW.get(embedder, embedder))
     column = {"full": 1, "base-only": 0}.get(mode)
     if row is None or column is None or (embedder == "drnn" and mode != "full"):
         return None
-    return float(row[column][_PAPER_INDEX[metric]])
+    return float(row[column][PAPER_METRICS.index(metric)])
 
 
 def model_name(embedder: str, mode: str) -> str:
@@ -187,7 +184,11 @@ def markdown(rows: list[dict[str, Any]], runs: Path) -> str:
         "(step c changes only the headline threshold). F1 and Aff-P/R do not change from c to d "
         "(d changes range / VUS only). Values are means over entities from column a on. "
         "`paper` = the paper's Table 1 (D-RNN: its 'DeepSVDD + MADCluster' row). "
-        "'gap' = paper - honest; 'steps' = e - honest (what the five steps explain)."),
+        "'gap' = paper - honest; 'steps' = e - honest (what the five steps explain). "
+        "These are small CPU-budget runs (epochs, training stride, threads and seeds are in each "
+        "command): the models are not trained to convergence, so the absolute numbers are below "
+        "what a full run gives; what they measure is how much each evaluation step adds to the "
+        "same model's number."),
         "",
     ]
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
