@@ -66,7 +66,7 @@ class MADCluster(BaseDetector):
         test data); 0 disables early stopping.
     patience : epochs without validation improvement before stopping.
     mode, rho, tau, center_init, nu_param, distance_loss, cluster_target, cluster_kl,
-    loss_combination, score_type, score_scaling, distance_scaling, center_warmup : see
+    loss_combination, score_type, score_scaling, center_warmup : see
         :class:`~madcluster.method.MethodConfig`.
     early_stopping : ``loss`` (the total validation loss), ``base-loss`` (the base model's own
         validation loss) or ``relative-distance`` (mean max(0, d / R^2 - 1) on validation steps);
@@ -110,7 +110,6 @@ class MADCluster(BaseDetector):
         loss_combination: str = "sum",
         score_type: str = "point",
         score_scaling: str = "standardized",
-        distance_scaling: str = "none",
         center_warmup: int = 0,
         early_stopping: str = "loss",
         pretrain_epochs: int = 0,
@@ -144,7 +143,6 @@ class MADCluster(BaseDetector):
         self.loss_combination = loss_combination
         self.score_type = score_type
         self.score_scaling = score_scaling
-        self.distance_scaling = distance_scaling
         self.center_warmup = center_warmup
         self.early_stopping = early_stopping
         self.pretrain_epochs = pretrain_epochs

@@ -221,6 +221,5 @@ def train_network(
                     break
     if best_state is not None:
         net.load_state_dict(best_state)
-    net.head.end_training(features)
     net.eval()
     return history

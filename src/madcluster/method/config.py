@@ -16,7 +16,6 @@ CLUSTER_TARGETS = ("threshold", "dec")
 LOSS_COMBINATIONS = ("sum", "log-mean")
 SCORE_TYPES = ("point", "window")
 SCORE_SCALINGS = ("raw", "standardized")
-DISTANCE_SCALINGS = ("none", "per-feature")
 
 
 @dataclass(frozen=True)
@@ -44,11 +43,6 @@ class MethodConfig:
     score_scaling: ``raw`` sums the cluster term and d - R^2 as Eq. 7 writes them (the paper);
         ``standardized`` z-scores each term on the training scores before summing, so the term
         with the larger spread (usually the distance) does not drown the other.
-    distance_scaling: ``none`` scores ||h - c||^2 (the paper); ``per-feature`` divides each feature
-        of h - c by that feature's standard deviation over the training series, measured once after
-        training, before squaring (a diagonal Mahalanobis distance): a sphere that has shrunk in
-        scale then still separates steps that move along the few directions h still varies in.
-        Scoring only; the training loss is unchanged. k = 1 only.
     center_warmup: epochs during which c stays fixed at its initial value before it becomes
         learnable (0 = learnable from the start, the paper).
     n_clusters: k. 1 is the paper's method; k > 1 is the appendix's multi-cluster variant
@@ -68,7 +62,6 @@ class MethodConfig:
     loss_combination: str = "sum"
     score_type: str = "point"
     score_scaling: str = "raw"
-    distance_scaling: str = "none"
     center_warmup: int = 0
     n_clusters: int = 1
     eps: float = 1e-6
@@ -83,7 +76,6 @@ class MethodConfig:
             "loss_combination": LOSS_COMBINATIONS,
             "score_type": SCORE_TYPES,
             "score_scaling": SCORE_SCALINGS,
-            "distance_scaling": DISTANCE_SCALINGS,
         }
         for name, allowed in choices.items():
             value = getattr(self, name)
@@ -97,8 +89,6 @@ class MethodConfig:
             raise ValueError(f"center_warmup must be a non-negative integer, got {self.center_warmup!r}")
         if not isinstance(self.n_clusters, int) or self.n_clusters < 1:
             raise ValueError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
-        if self.n_clusters > 1 and self.distance_scaling != "none":
-            raise ValueError("distance_scaling applies to the single-cluster head (n_clusters=1) only")
         if self.n_clusters > 1 and self.mode == "base-only":
             raise ValueError("n_clusters > 1 needs a MADCluster head; mode='base-only' has none")
         if not 0.0 < self.eps < 0.1:

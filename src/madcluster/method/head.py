@@ -10,8 +10,6 @@ head, or the base model alone:
 - ``loss(h, base_loss)``: the training loss of a batch, as :class:`LossParts`.
 - ``end_epoch(features)``: after each epoch (R update) and the per-epoch diagnostics it returns,
   which go into ``history_`` under the names in ``history_keys``.
-- ``end_training(features)``: once, after the best state is restored; e.g. statistics of h on the
-  training series that scoring uses.
 - ``score_terms(h)``: named per-step score terms ``[B, L]``; the detector combines them.
 """
 
@@ -78,9 +76,6 @@ class Head(nn.Module):
         """Update after an epoch; return the per-epoch diagnostics named in ``history_keys``."""
         return {}
 
-    def end_training(self, features: FeatureSource) -> None:
-        """Called once after training (best state restored), before any scoring."""
-
     def loss(self, h: torch.Tensor, base_loss: torch.Tensor | None = None) -> LossParts:
         raise NotImplementedError
 
@@ -133,9 +128,6 @@ class MADClusterHead(Head):
         else:
             self.nu_param = nn.Parameter(torch.full((), 0.5))
         self.register_buffer("radius", torch.zeros(()))
-        # per-feature scale of h - c and the radius in those units (distance_scaling="per-feature")
-        self.register_buffer("feature_scale", torch.ones(n_hidden))
-        self.register_buffer("scaled_radius", torch.zeros(()))
 
     @property
     def nu(self) -> torch.Tensor:
@@ -198,31 +190,6 @@ class MADClusterHead(Head):
             "distance_term_std": float(d.std()),
         }
 
-    @torch.no_grad()
-    def end_training(self, features: FeatureSource) -> None:
-        """With ``distance_scaling="per-feature"``: each feature's std over the training series, and
-        R in those units ((1 - rho) quantile, as R itself)."""
-        if self.config.distance_scaling == "none":
-            return
-        total = total_sq = None
-        count = 0
-        for h in features():
-            flat = h.reshape(-1, h.shape[-1]).double()
-            total = flat.sum(0) if total is None else total + flat.sum(0)
-            total_sq = flat.pow(2).sum(0) if total_sq is None else total_sq + flat.pow(2).sum(0)
-            count += flat.shape[0]
-        std = (total_sq / count - (total / count).pow(2)).clamp_min(0).sqrt()
-        # a feature that never varies on training data must not divide by ~0: floor it at 1e-3 of
-        # the typical feature's std (and an absolute 1e-8)
-        floor = max(float(std.median()) * 1e-3, 1e-8)
-        self.feature_scale.copy_(std.clamp_min(floor).to(self.feature_scale))
-        d = torch.cat([self.scaled_distances(h).flatten().double().cpu() for h in features()])
-        self.scaled_radius.fill_(float(torch.quantile(d.clamp_min(0).sqrt(), 1.0 - self.config.rho)))
-
-    def scaled_distances(self, h: torch.Tensor) -> torch.Tensor:
-        """||(h - c) / s||^2 with s the per-feature training std (``feature_scale``)."""
-        return ((h - self.center) / self.feature_scale).pow(2).sum(-1)
-
     def loss(self, h: torch.Tensor, base_loss: torch.Tensor | None = None) -> LossParts:
         """Training loss of features ``h [B, L, f]`` (Eq. 6), plus the base model's own loss if any."""
         cfg = self.config
@@ -254,10 +221,7 @@ class MADClusterHead(Head):
         if cfg.uses_cluster:
             out["cluster"] = self._cluster_terms(h, smoothed=False)
         if cfg.uses_distance:
-            if cfg.distance_scaling == "per-feature":
-                out["distance"] = self.scaled_distances(h) - self.scaled_radius.pow(2)
-            else:
-                out["distance"] = self.distances(h) - self.radius.pow(2)
+            out["distance"] = self.distances(h) - self.radius.pow(2)
         return out
 
     def outside_fraction(self, h: torch.Tensor) -> torch.Tensor:
