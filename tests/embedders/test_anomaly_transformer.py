@@ -6,11 +6,14 @@ from __future__ import annotations
 import copy
 import math
 
+import numpy as np
 import pytest
 import torch
 from ptflops import get_model_complexity_info
+from series_helpers import make_series
 from torch import nn
 
+from madcluster import MADCluster
 from madcluster.embedders import AnomalyTransformer, build_embedder
 from madcluster.embedders.anomaly_transformer import gaussian_prior, learned_sigma
 from madcluster.embedders.attention import (
@@ -242,3 +245,15 @@ def test_paper_size_within_one_percent():
     )
     assert params == pytest.approx(4.86e6, rel=0.01)
     assert macs == pytest.approx(485.2e6, rel=0.01)
+
+
+@pytest.mark.parametrize("mode", ["base-only", "full"])
+def test_huge_values_stay_finite_through_the_estimator(mode):
+    x = make_series(300, 3) * 1e8 + 1e9
+    x[150] *= 1e4  # a test-time outlier far outside the training range
+    model = MADCluster(
+        embedder="anomaly_transformer", embedder_params=SMALL, window_size=16, stride=4,
+        epochs=2, batch_size=32, random_state=0, mode=mode,
+    ).fit(x[:140])
+    scores = model.decision_function(x)
+    assert np.isfinite(scores).all() and np.isfinite(model.history_["train_loss"]).all()

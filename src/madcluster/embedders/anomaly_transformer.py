@@ -5,7 +5,7 @@ DataEmbedding (bias-free circular Conv1d k3 + sinusoidal position) -> ``n_layers
 + LayerNorm) -> LayerNorm -> linear projection back to the D channels. Defaults are the paper's:
 d_model 512, 8 heads, 3 layers, d_ff 512, k = 3, Adam at 1e-4 halved after every epoch.
 
-AnomalyAttention keeps two maps per head (Eq. 2): the learned *series* association
+AnomalyAttention keeps two maps per head: the learned *series* association
 ``softmax(QK^T / sqrt(E))`` and the *prior* association, a Gaussian over the distance |i - j| with a
 learned, per-step scale ``sigma = 3^(sigmoid(5 s) + 1e-5) - 1`` (s = a linear map of the layer's
 input to one value per head; the official transform, sigma in (0, 2)). The Gaussian rows are
@@ -16,7 +16,7 @@ device at each call (the official code builds it once with ``.cuda()``).
 **h is the encoder output after its final LayerNorm, ``[B, L, d_model]``** (the projection's input).
 Attention spans the window, so the model is not causal.
 
-Training (minimax, Eq. 5-6) with ``series_loss`` = symKL(series, prior.detach()) and ``prior_loss``
+Training (the minimax strategy) with ``series_loss`` = symKL(series, prior.detach()) and ``prior_loss``
 = symKL(prior, series.detach()) (averaged over heads, steps and layers):
 ``loss1 = rec - k * series_loss`` (pushes the series association away from the prior: the phase
 that trains the layers producing h, so MADCluster's loss goes into it) and ``loss2 = rec + k *
@@ -28,7 +28,7 @@ Adam step (twice the cost). The head trains at the detector's learning rate and 
 Per-step score (the official test code): ``softmax_L(-(sum over layers of symKL) * 50) x`` the
 per-step reconstruction MSE (mean over channels). The loss ``forward`` reports (validation, early
 stopping) is the reconstruction MSE: the minimax terms can grow without bound and say nothing about
-fit. Size at D = 55: 4,859,983 parameters (ptflops: 485.3M MACs per window of L = 100; the
+fit. Size at D = 55: 4,859,983 parameters (ptflops: 485.8M MACs per window of L = 100; the
 paper's table: 4.86M / 485.2M); the official code also holds an unused LayerNorm per layer (+3,072).
 """
 
@@ -63,7 +63,7 @@ def learned_sigma(raw: torch.Tensor) -> torch.Tensor:
 
 def gaussian_prior(sigma: torch.Tensor) -> torch.Tensor:
     """Row-normalised Gaussian prior ``[B, H, L, L]`` from per-step scales ``sigma [B, H, L]``:
-    row i is N(j; i, sigma_i^2) over j = 0..L-1, divided by its sum (Eq. 2's Rescale)."""
+    row i is N(j; i, sigma_i^2) over j = 0..L-1, divided by its sum (the paper's Rescale)."""
     length = sigma.shape[-1]
     steps = torch.arange(length, device=sigma.device, dtype=sigma.dtype)
     distance_sq = (steps[:, None] - steps[None, :]).pow(2)  # [L, L]

@@ -76,8 +76,8 @@ def discrepancy_losses(
     - ``series_loss`` = mean symKL(series, prior.detach()): its gradient reaches the series side only;
     - ``prior_loss`` = mean symKL(prior, series.detach()): its gradient reaches the prior side only.
 
-    Both have the same value; only where their gradients go differs (Anomaly Transformer Eq. 5-6,
-    DCdetector Eq. 7-9).
+    Both have the same value; only where their gradients go differs (the Anomaly Transformer's
+    minimax strategy, DCdetector's contrastive loss).
     """
     if len(series) != len(prior) or not series:
         raise ValueError("need the same positive number of series and prior maps")

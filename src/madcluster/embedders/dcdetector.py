@@ -19,7 +19,7 @@ patch-wise rows summing to p and tiles in-patch maps inconsistently with its own
 Channels are averaged **before** upsampling (the same result as after, both are linear), so the
 large ``[B * D, H, L, L]`` maps are never built: the maps are ``[B, H, L, L]``.
 
-Objective (Eq. 7-9): ``prior_loss - series_loss`` with series = patch-wise, prior = in-patch and a
+Objective: ``prior_loss - series_loss`` with series = patch-wise, prior = in-patch and a
 stop-gradient on the other side in each (``attention.discrepancy_losses``). Its value is 0 by
 construction (the two halves are the same number; only their gradients differ), so ``train_loss``
 and ``val_loss`` in base-only mode carry nothing and early stopping on them ends after
@@ -44,10 +44,15 @@ nearly all of a window's mass on one step.
 authors attach: it feeds no attention map, so only MADCluster's loss trains it (the official
 ``x_ori`` embedding only reaches an unused value projection). Not causal.
 
-Memory: batch 128 at D = 55, L = 100 with the defaults peaks at about {PEAK_NOTE} of process
-memory on CPU in one training step (max RSS, measured with ``resource.getrusage``); the default
-``MADCluster(batch_size=128)`` is fine. Size at D = 55: 511,488 parameters (the unused value / output
-projections, norms and reconstruction head of the official code are left out; paper: 912.2K).
+Memory and time (measured at D = 55, L = 100, defaults, CPU, one thread, torch 2.13, two training
+steps of DCdetector + the MADCluster head, then a scoring pass): batch 128 peaks at 6.5 GB of
+process memory (max RSS by ``resource.getrusage``; 10.0 GB before the one-head shortcut in
+:class:`DualAttentionLayer`), so the detector's default ``batch_size=128`` stays under 8 GB; use
+``MADCluster(batch_size=64)`` where memory is tighter (peak roughly halves: the token tensors
+``[B * D, N + p, d_model]`` dominate). Cost is that of the channel-independent tokens: about 1.2G
+MACs per window, ~60 s per training step of 128 windows on a loaded 2-core machine. Size at
+D = 55: 511,488 parameters (the unused value / output projections, norms and reconstruction head
+of the official code are left out; paper: 912.2K).
 """
 
 from __future__ import annotations
@@ -112,19 +117,26 @@ class DualAttentionLayer(nn.Module):
         self.query = nn.Linear(d_model, d_model)
         self.key = nn.Linear(d_model, d_model)
 
-    def attend(self, tokens: torch.Tensor) -> torch.Tensor:
-        """``[S, T, d_model] -> [S, H, T, T]``."""
-        s, t, d = tokens.shape
+    def attend(self, tokens: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """Each ``[S, T, d_model]`` token set to its map ``[S, H, T, T]`` (all sets share the
+        projections, so the one-head product ``Wq^T Wk`` is formed once for all of them)."""
+        d = tokens[0].shape[-1]
         scale = 1.0 / math.sqrt(d // self.n_heads)
+        maps = []
         if self.n_heads == 1:
             w_q, w_k = self.query.weight, self.key.weight  # nn.Linear: q = x W_q^T + b_q
-            left = tokens @ (w_q.t() @ w_k) + w_k.t() @ self.query.bias
-            scores = torch.bmm(left, tokens.transpose(1, 2)).unsqueeze(1)
+            product = torch.matmul(w_q.t(), w_k)
+            key_bias = torch.matmul(w_k.t(), self.query.bias)
+            for x in tokens:
+                left = torch.matmul(x, product) + key_bias
+                maps.append(torch.bmm(left, x.transpose(1, 2)).unsqueeze(1))
         else:
-            q = self.query(tokens).view(s, t, self.n_heads, -1)
-            k = self.key(tokens).view(s, t, self.n_heads, -1)
-            scores = torch.einsum("bthe,bshe->bhts", q, k)
-        return torch.softmax(scores * scale, dim=-1)
+            for x in tokens:
+                s, t, _ = x.shape
+                q = self.query(x).view(s, t, self.n_heads, -1)
+                k = self.key(x).view(s, t, self.n_heads, -1)
+                maps.append(torch.einsum("bthe,bshe->bhts", q, k))
+        return [torch.softmax(m * scale, dim=-1) for m in maps]
 
 
 class DCdetector(BaseEmbedder):
@@ -167,17 +179,20 @@ class DCdetector(BaseEmbedder):
         if length != self.window_size:
             raise ValueError(f"DCdetector was built for windows of {self.window_size} steps, got {length}")
         univariate = x.transpose(1, 2).reshape(b * d, length)  # channel independence
-        series, prior = [], []
+        tokens = []
         for p, embed_pw, embed_ip in zip(
             self.patch_sizes, self.patch_wise_embedding, self.in_patch_embedding
         ):
+            patches = univariate.view(b * d, length // p, p)  # [n, j] = step n * p + j
+            tokens.append(embed_pw(patches))  # N tokens of p values
+            tokens.append(embed_ip(patches.transpose(1, 2)))  # p tokens of N values
+        maps = [layer.attend(tokens) for layer in self.layers]
+        series, prior = [], []
+        for i, p in enumerate(self.patch_sizes):
             n = length // p
-            patches = univariate.view(b * d, n, p)  # [n, j] = step n * p + j
-            tokens_pw = embed_pw(patches)  # N tokens of p values
-            tokens_ip = embed_ip(patches.transpose(1, 2))  # p tokens of N values
-            for layer in self.layers:
-                pw = layer.attend(tokens_pw).view(b, d, -1, n, n).mean(dim=1)
-                ip = layer.attend(tokens_ip).view(b, d, -1, p, p).mean(dim=1)
+            for layer_maps in maps:
+                pw = layer_maps[2 * i].view(b, d, -1, n, n).mean(dim=1)
+                ip = layer_maps[2 * i + 1].view(b, d, -1, p, p).mean(dim=1)
                 series.append(pw.repeat_interleave(p, dim=-1).repeat_interleave(p, dim=-2) / p)
                 prior.append(ip.repeat(1, 1, n, n) / n)
         return series, prior
