@@ -296,3 +296,13 @@ def test_contamination_is_checked_before_training(files, value, capsys):
             ["fit", str(files / "train.csv"), "-o", str(files / "c.mcz"), "--contamination", value]
         )
     assert info.value.code == 2 and "--contamination" in capsys.readouterr().err
+
+
+def test_fit_base_only_reports_what_the_model_records(files, capsys):
+    """A base model alone has no nu or R: fit prints the losses it has instead of a KeyError."""
+    out = files / "alone.mcz"
+    code = main(["fit", str(files / "train.csv"), "-o", str(out), "--embedder", "deepsvdd",
+                 "--mode", "base-only", *FAST])
+    assert code == 0 and out.is_file()
+    final = [line for line in capsys.readouterr().out.splitlines() if line.startswith("final ")]
+    assert final and "train loss=" in final[0] and "nu=" not in final[0]

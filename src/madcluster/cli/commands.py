@@ -54,10 +54,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         f"trained on {table.values.shape[0]} rows x {table.values.shape[1]} features "
         f"in {elapsed:.1f} s ({len(h['epoch'])} epochs)"
     )
-    _say(
-        f"final nu={h['nu'][-1]:.4f}  R={h['radius'][-1]:.4f}  "
-        f"train loss={h['train_loss'][-1]:.4f}  val loss={h['val_loss'][-1]:.4f}"
-    )
+    _say(f"final {_final_values(h)}")
     _say(
         f"threshold (train-quantile, contamination={detector.contamination}) "
         f"= {detector.threshold_:.6g}"
@@ -267,3 +264,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     for note in content.notes:
         _say(f"note: {note}")
     return 0
+
+
+def _final_values(history: dict) -> str:
+    """The last epoch's nu, R and losses, for those the head records (base-only has no nu or R;
+    k > 1 has no nu)."""
+    names = (("nu", "nu"), ("radius", "R"), ("train_loss", "train loss"), ("val_loss", "val loss"))
+    return "  ".join(f"{label}={history[key][-1]:.4f}" for key, label in names if history.get(key))
