@@ -128,7 +128,11 @@ def decompose(args: argparse.Namespace) -> list[dict[str, Any]]:
     command = "MADCLUSTER_DATA_DIR=<datasets> python " + shlex.join(
         [str(Path(sys.argv[0]).resolve().relative_to(HERE.parent)), *sys.argv[1:]]
     )
-    commits = {_commit(r) for r in results.values()}
+    # runs made while others commit to the same checkout span several commits: name the last
+    # run's (the code of every step was in place by then), dirty if any run's tree was
+    last = _commit(results[max(results, key=len)])
+    dirty = any(_commit(r).endswith("+dirty") for r in results.values())
+    commit = last if last.endswith("+dirty") or not dirty else last + "+dirty"
     rows = []
     for metric in METRICS:
         values = {
@@ -144,7 +148,7 @@ def decompose(args: argparse.Namespace) -> list[dict[str, Any]]:
                 "values": values,
                 "paper": paper_value(results[()]["dataset"], args.embedder, args.mode, metric),
                 "command": command,
-                "commit": " ".join(sorted(commits)),
+                "commit": commit,
             }
         )
     return rows
