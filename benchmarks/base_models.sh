@@ -7,6 +7,7 @@
 #   bash benchmarks/base_models.sh MSL                      # 3 epochs, stride 20, seeds 0 1 2
 #   SEEDS=0 bash benchmarks/base_models.sh SMAP             # one seed
 #   SEEDS=0 EPOCHS=2 STRIDE=100 bash benchmarks/base_models.sh SMD usad thoc   # some models
+#   EXTRA="--embedder-param score_samples=1" bash benchmarks/base_models.sh SMAP omnianomaly
 #
 # Writes one JSON per row and results.md to benchmarks/results/base_models_<dataset>/ (seeds already
 # finished there are resumed, not rerun), then rebuilds benchmarks/results/table1.md from every
@@ -24,6 +25,8 @@ for embedder in "${MODELS[@]}"; do
   for mode in base-only full; do
     args=(--dataset "$DATASET" --embedder "$embedder" --mode "$mode" --seeds "${SEEDS[@]}"
           --epochs "${EPOCHS:-3}" --stride "${STRIDE:-20}")
+    read -r -a extra <<< "${EXTRA:-}"
+    args+=("${extra[@]}")
     echo "+ $MC benchmark ${args[*]}" >&2
     "$MC" benchmark "${args[@]}" --threads 1 --executor sequential --out "$OUT" --quiet \
       || echo "FAILED: $embedder $mode" >&2
