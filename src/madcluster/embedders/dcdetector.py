@@ -45,12 +45,13 @@ authors attach: it feeds no attention map, so only MADCluster's loss trains it (
 ``x_ori`` embedding only reaches an unused value projection). Not causal.
 
 Memory and time (measured at D = 55, L = 100, defaults, CPU, one thread, torch 2.13, two training
-steps of DCdetector + the MADCluster head, then a scoring pass): batch 128 peaks at 6.5 GB of
-process memory (max RSS by ``resource.getrusage``; 10.0 GB before the one-head shortcut in
-:class:`DualAttentionLayer`), so the detector's default ``batch_size=128`` stays under 8 GB; use
-``MADCluster(batch_size=64)`` where memory is tighter (peak roughly halves: the token tensors
-``[B * D, N + p, d_model]`` dominate). Cost is that of the channel-independent tokens: about 1.2G
-MACs per window, ~60 s per training step of 128 windows on a loaded 2-core machine. Size at
+steps of DCdetector + the MADCluster head, then a scoring pass; max RSS by ``resource.getrusage``):
+batch 128 peaks at 7.0 GB (10.0 GB before the one-head shortcut in :class:`DualAttentionLayer`),
+batch 64 at 3.8 GB. The detector's default ``batch_size=128`` stays under 8 GB but with little
+headroom; ``MADCluster(batch_size=64)`` is the recommended setting at the paper size. The token
+tensors ``[B * D, N + p, d_model]`` dominate both memory and time (about 1.3G MACs per window):
+48 s per training step of 128 MSL windows on a loaded 2-core machine, ~37 min per pass over MSL
+train at stride 10; ``d_model=128`` costs about a quarter. Size at
 D = 55: 511,488 parameters (the unused value / output projections, norms and reconstruction head
 of the official code are left out; paper: 912.2K).
 """
