@@ -14,8 +14,9 @@ Attention keeps only ``softmax(QK^T / sqrt(E))`` (no values: nothing is reconstr
 the ``n_layers`` layers has its own Q and K projections, shared by both branches and all patch sizes,
 and, as in the official code, every layer reads the same embedded tokens (they are not stacked).
 Both maps are brought to ``[L, L]``: patch-wise ``A[t, s] = A_pw[t // p, s // p] / p`` and in-patch
-``A[t, s] = A_ip[t % p, s % p] / N``, so both rows sum to 1 (the official upsampling leaves the
-patch-wise rows summing to p and tiles in-patch maps inconsistently with its own reshape).
+``A[t, s] = A_ip[t % p, s % p] / N``, so both rows sum to 1 and both views use the same step <->
+(patch, position) map (as we read the official code, its upsampled patch-wise rows sum to p, and
+its in-patch reshape groups contiguous runs of N steps while its upsampling tiles by t % p).
 Channels are averaged **before** upsampling (the same result as after, both are linear), so the
 large ``[B * D, H, L, L]`` maps are never built: the maps are ``[B, H, L, L]``.
 
@@ -51,8 +52,7 @@ batch 64 at 3.8 GB. The detector's default ``batch_size=128`` stays under 8 GB b
 headroom; ``MADCluster(batch_size=64)`` is the recommended setting at the paper size. The token
 tensors ``[B * D, N + p, d_model]`` dominate both memory and time (about 1.3G MACs per window):
 48 s per training step of 128 MSL windows on a loaded 2-core machine, ~37 min per pass over MSL
-train at stride 10; ``d_model=128`` costs about a quarter. Size at
-D = 55: 511,488 parameters (the unused value / output projections, norms and reconstruction head
+train at stride 10 (the projections' cost scales with d_model^2). Size at D = 55: 511,488 parameters (the unused value / output projections, norms and reconstruction head
 of the official code are left out; paper: 912.2K).
 """
 
