@@ -59,20 +59,35 @@ def test_maps_are_row_stochastic_blocky_and_periodic():
         torch.testing.assert_close(p, torch.roll(p, shifts=(patch, patch), dims=(-2, -1)))
 
 
-def test_one_head_attention_equals_softmax_of_q_dot_k():
-    """The one-head shortcut drops only terms constant along a row: the map is unchanged."""
+def test_attention_is_softmax_of_q_dot_k():
     torch.manual_seed(0)
-    layer = DualAttentionLayer(6, 1)
-    nn.init.normal_(layer.query.bias)
-    nn.init.normal_(layer.key.bias)
+    layer = DualAttentionLayer(6, 2)
     tokens = torch.randn(3, 5, 6)
-    q, k = layer.query(tokens), layer.key(tokens)
-    expected = torch.softmax(q @ k.transpose(1, 2) / 6**0.5, dim=-1).unsqueeze(1)
-    torch.testing.assert_close(layer.attend([tokens])[0], expected)
-    two = DualAttentionLayer(6, 2)
-    q, k = two.query(tokens).view(3, 5, 2, 3), two.key(tokens).view(3, 5, 2, 3)
+    q, k = layer.query(tokens).view(3, 5, 2, 3), layer.key(tokens).view(3, 5, 2, 3)
     expected = torch.softmax(torch.einsum("bthe,bshe->bhts", q, k) / 3**0.5, dim=-1)
-    torch.testing.assert_close(two.attend([tokens])[0], expected)
+    torch.testing.assert_close(layer.attend([tokens])[0], expected)
+
+
+def test_one_head_maps_in_the_embedding_coordinates_equal_the_explicit_ones():
+    """The default one-head path (bilinear form in 3c + T coordinates) drops only terms constant
+    along a row: the maps and their gradients equal those of embedding the tokens first."""
+    model, x = small()
+    for layer in model.layers:
+        nn.init.normal_(layer.query.bias)
+        nn.init.normal_(layer.key.bias)
+    z = instance_normalise(x)
+    fast, slow = model.associations(z), model.associations(z, explicit=True)
+    for a, b in zip(fast[0] + fast[1], slow[0] + slow[1]):
+        torch.testing.assert_close(a, b)
+    grads = []
+    for explicit in (False, True):
+        model.zero_grad(set_to_none=True)
+        series, prior = model.associations(z, explicit=explicit)
+        (discrepancy_losses(series, prior)[1] - discrepancy_losses(series, prior)[0]).backward()
+        grads.append({n: p.grad for n, p in model.named_parameters() if p.grad is not None})
+    assert grads[0].keys() <= grads[1].keys()
+    for name, grad in grads[1].items():  # the key bias gets no gradient: it cancels in the softmax
+        torch.testing.assert_close(grads[0].get(name, torch.zeros_like(grad)), grad, msg=name)
 
 
 def test_channels_are_attended_independently_then_averaged():
@@ -235,3 +250,13 @@ def test_huge_values_stay_finite_through_the_estimator(mode):
     ).fit(x[:140])
     scores = model.decision_function(x)
     assert np.isfinite(scores).all() and np.isfinite(model.history_["train_loss"]).all()
+
+
+def test_data_embedding_is_linear_in_its_unfolded_input():
+    """DataEmbedding(x) = [unfold(x), one-hot steps] @ basis: what the one-head path relies on."""
+    from madcluster.embedders.attention import DataEmbedding
+
+    emb = DataEmbedding(3, 8)
+    x = torch.randn(2, 5, 3)
+    coords = torch.cat([emb.unfold(x), torch.eye(5).expand(2, 5, 5)], dim=-1)
+    torch.testing.assert_close(coords @ emb.basis(5), emb(x))

@@ -54,6 +54,20 @@ class DataEmbedding(nn.Module):
         tokens = self.conv(x.transpose(1, 2)).transpose(1, 2)
         return tokens + sinusoidal_positions(x.shape[1], self.d_model, device=x.device, dtype=tokens.dtype)
 
+    # The embedding is linear in x: ``forward(x) = [unfold(x), I_T] @ basis(T)``. A bilinear form
+    # of the embedded tokens (DCdetector's ``x Wq^T Wk x'^T``) can then be taken in the small space
+    # of 3 * c_in + T coordinates instead of d_model.
+    def unfold(self, x: torch.Tensor) -> torch.Tensor:
+        """``[B, T, c_in] -> [B, T, 3 c_in]``: each step with its circular neighbours ``(t-1, t, t+1)``."""
+        return torch.cat([torch.roll(x, 1, dims=1), x, torch.roll(x, -1, dims=1)], dim=-1)
+
+    def basis(self, length: int) -> torch.Tensor:
+        """``[3 c_in + length, d_model]``: the conv weight as a matrix over :meth:`unfold`'s
+        coordinates, then the position encoding, one row per step."""
+        weight = self.conv.weight.permute(2, 1, 0).reshape(-1, self.d_model)  # [k * c_in + i, out]
+        positions = sinusoidal_positions(length, self.d_model, device=weight.device, dtype=weight.dtype)
+        return torch.cat([weight, positions], dim=0)
+
 
 def kl_rows(p: torch.Tensor, q: torch.Tensor, eps: float = KL_EPS) -> torch.Tensor:
     """KL(p || q) of each row of two maps ``[B, H, L, L]``, averaged over heads: ``[B, L]``.

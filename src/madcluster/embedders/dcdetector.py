@@ -101,14 +101,7 @@ def check_patch_sizes(patch_sizes: Sequence[int], window_size: int) -> tuple[int
 
 
 class DualAttentionLayer(nn.Module):
-    """Q and K projections of one layer; ``attend`` gives ``softmax(QK^T / sqrt(E))`` per head.
-
-    With one head (the default) the product is taken as ``(x Wq^T Wk + (Wk^T b_q)^T) x'^T``: the
-    terms of ``q . k`` that are constant along a row (``x Wq^T b_k``, ``b_q . b_k``) cancel in the
-    softmax, so the same map costs one ``d x d`` projection of the tokens instead of two, and keeps
-    one token-sized tensor for backward instead of two (at B = 128, D = 55 that tensor is ~0.7 GB
-    per layer).
-    """
+    """Q and K projections of one layer: maps ``softmax(QK^T / sqrt(E))`` per head, no values."""
 
     def __init__(self, d_model: int, n_heads: int) -> None:
         super().__init__()
@@ -119,25 +112,46 @@ class DualAttentionLayer(nn.Module):
         self.key = nn.Linear(d_model, d_model)
 
     def attend(self, tokens: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        """Each ``[S, T, d_model]`` token set to its map ``[S, H, T, T]`` (all sets share the
-        projections, so the one-head product ``Wq^T Wk`` is formed once for all of them)."""
-        d = tokens[0].shape[-1]
-        scale = 1.0 / math.sqrt(d // self.n_heads)
+        """Each embedded token set ``[S, T, d_model]`` to its map ``[S, H, T, T]`` (any heads)."""
         maps = []
-        if self.n_heads == 1:
-            w_q, w_k = self.query.weight, self.key.weight  # nn.Linear: q = x W_q^T + b_q
-            product = torch.matmul(w_q.t(), w_k)
-            key_bias = torch.matmul(w_k.t(), self.query.bias)
-            for x in tokens:
-                left = torch.matmul(x, product) + key_bias
-                maps.append(torch.bmm(left, x.transpose(1, 2)).unsqueeze(1))
-        else:
-            for x in tokens:
-                s, t, _ = x.shape
-                q = self.query(x).view(s, t, self.n_heads, -1)
-                k = self.key(x).view(s, t, self.n_heads, -1)
-                maps.append(torch.einsum("bthe,bshe->bhts", q, k))
-        return [torch.softmax(m * scale, dim=-1) for m in maps]
+        for x in tokens:
+            s, t, d = x.shape
+            q = self.query(x).view(s, t, self.n_heads, -1)
+            k = self.key(x).view(s, t, self.n_heads, -1)
+            scores = torch.einsum("bthe,bshe->bhts", q, k) / math.sqrt(d // self.n_heads)
+            maps.append(torch.softmax(scores, dim=-1))
+        return maps
+
+    def attend_linear(
+        self, coords: Sequence[torch.Tensor], bases: Sequence[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        """One head, tokens given as ``coords [S, T, w] @ basis [w, d_model]`` (a linear
+        embedding, :meth:`DataEmbedding.basis`): the same maps as :meth:`attend`, in w dimensions.
+
+        ``q_t . k_s = x_t Wq^T Wk x_s^T + (Wk^T b_q) . x_s`` plus terms constant along a row, which
+        cancel in the softmax; with ``x = v Z`` that is ``v_t (Z M Z^T) v_s^T + (Z Wk^T b_q) . v_s``
+        (M = Wq^T Wk). w = 3 c + T is 6 + 50 for the patch-wise tokens of p = 2 against d_model = 256,
+        so no ``[B * D, T, d_model]`` tensor is made: at B = 128, D = 55 each was 0.1-0.4 GB.
+        """
+        if self.n_heads != 1:
+            raise ValueError("attend_linear needs one head")
+        w_q, w_k = self.query.weight, self.key.weight  # nn.Linear: q = x W_q^T + b_q
+        product = torch.matmul(w_q.t(), w_k)
+        key_bias = torch.matmul(w_k.t(), self.query.bias)
+        scale = 1.0 / math.sqrt(w_q.shape[0])
+        maps = []
+        for v, z in zip(coords, bases):
+            gram = torch.matmul(torch.matmul(z, product), z.t())  # [w, w]
+            key_term = torch.matmul(v, torch.matmul(z, key_bias)).unsqueeze(1)  # [S, 1, T]
+            scores = torch.bmm(torch.matmul(v, gram), v.transpose(1, 2)) + key_term
+            maps.append(torch.softmax(scores * scale, dim=-1).unsqueeze(1))
+        return maps
+
+
+def _identity_like(raw: torch.Tensor) -> torch.Tensor:
+    """One-hot step coordinates ``[S, T, T]`` (they pick the position encoding's rows)."""
+    s, t, _ = raw.shape
+    return torch.eye(t, device=raw.device, dtype=raw.dtype).expand(s, t, t)
 
 
 class DCdetector(BaseEmbedder):
@@ -173,21 +187,32 @@ class DCdetector(BaseEmbedder):
         self.layers = nn.ModuleList(DualAttentionLayer(d_model, n_heads) for _ in range(n_layers))
         self.out_features = d_model
 
-    def associations(self, x: torch.Tensor) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    def associations(
+        self, x: torch.Tensor, explicit: bool = False
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """Patch-wise ("series") and in-patch ("prior") maps ``[B, H, L, L]``, one pair per layer and
-        patch size, averaged over channels."""
+        patch size, averaged over channels. One head takes :meth:`DualAttentionLayer.attend_linear`
+        unless ``explicit`` (embed the tokens, then Q and K: the reference, and the multi-head path)."""
         b, length, d = x.shape
         if length != self.window_size:
             raise ValueError(f"DCdetector was built for windows of {self.window_size} steps, got {length}")
         univariate = x.transpose(1, 2).reshape(b * d, length)  # channel independence
-        tokens = []
+        sets = []  # (embedding, raw tokens [B * D, T, c])
         for p, embed_pw, embed_ip in zip(
             self.patch_sizes, self.patch_wise_embedding, self.in_patch_embedding
         ):
             patches = univariate.view(b * d, length // p, p)  # [n, j] = step n * p + j
-            tokens.append(embed_pw(patches))  # N tokens of p values
-            tokens.append(embed_ip(patches.transpose(1, 2)))  # p tokens of N values
-        maps = [layer.attend(tokens) for layer in self.layers]
+            sets.append((embed_pw, patches))  # N tokens of p values
+            sets.append((embed_ip, patches.transpose(1, 2)))  # p tokens of N values
+        if self.layers[0].n_heads == 1 and not explicit:
+            coords = [
+                torch.cat([emb.unfold(raw), _identity_like(raw)], dim=-1) for emb, raw in sets
+            ]
+            bases = [emb.basis(raw.shape[1]) for emb, raw in sets]
+            maps = [layer.attend_linear(coords, bases) for layer in self.layers]
+        else:
+            tokens = [emb(raw) for emb, raw in sets]
+            maps = [layer.attend(tokens) for layer in self.layers]
         series, prior = [], []
         for i, p in enumerate(self.patch_sizes):
             n = length // p
