@@ -47,13 +47,14 @@ authors attach: it feeds no attention map, so only MADCluster's loss trains it (
 
 Memory and time (measured at D = 55, L = 100, defaults, CPU, one thread, torch 2.13, two training
 steps of DCdetector + the MADCluster head, then a scoring pass; max RSS by ``resource.getrusage``):
-batch 128 peaks at 7.0 GB (10.0 GB before the one-head shortcut in :class:`DualAttentionLayer`),
-batch 64 at 3.8 GB. The detector's default ``batch_size=128`` stays under 8 GB but with little
-headroom; ``MADCluster(batch_size=64)`` is the recommended setting at the paper size. The token
-tensors ``[B * D, N + p, d_model]`` dominate both memory and time (about 1.3G MACs per window):
-48 s per training step of 128 MSL windows on a loaded 2-core machine, ~37 min per pass over MSL
-train at stride 10 (the projections' cost scales with d_model^2). Size at D = 55: 511,488 parameters (the unused value / output projections, norms and reconstruction head
-of the official code are left out; paper: 912.2K).
+batch 128 peaks at 2.0 GB, 5.8 s per training step, so the detector's default ``batch_size=128``
+is the recommended batch (well under 8 GB). The official order (embed the tokens, then Q and K;
+still used for ``n_heads > 1``) peaked at 10.0 GB and took 82 s per step, 7.0 GB and 46 s with
+``Wq^T Wk`` formed first: the ``[B * D, N + p, d_model]`` token tensors dominated (timings on a
+loaded 2-core machine). On MSL (stride 10, 46 batches of 128) one pass takes ~220 s (4.8 s per
+batch). ptflops counts 404M MACs per window (the paper's table: 1.19G for the official order).
+Size at D = 55: 511,488 parameters (the unused value / output projections, norms and
+reconstruction head of the official code are left out; paper: 912.2K).
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ class DualAttentionLayer(nn.Module):
         ``q_t . k_s = x_t Wq^T Wk x_s^T + (Wk^T b_q) . x_s`` plus terms constant along a row, which
         cancel in the softmax; with ``x = v Z`` that is ``v_t (Z M Z^T) v_s^T + (Z Wk^T b_q) . v_s``
         (M = Wq^T Wk). w = 3 c + T is 6 + 50 for the patch-wise tokens of p = 2 against d_model = 256,
-        so no ``[B * D, T, d_model]`` tensor is made: at B = 128, D = 55 each was 0.1-0.4 GB.
+        so no ``[B * D, T, d_model]`` tensor is made: at B = 128, D = 55 the largest was 0.36 GB.
         """
         if self.n_heads != 1:
             raise ValueError("attend_linear needs one head")
