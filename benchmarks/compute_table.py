@@ -68,6 +68,13 @@ Where the sizes differ from the paper's, and why:
   costs 5.9x these MACs (185.9M; the q-net GRU runs once per window).
 - THOC: the paper's configuration (3 x 128, K = 6); ours is 4 % larger because the per-layer
   next-step (TSS) prediction heads (21.3K parameters) are counted, as they are part of the model.
+- Anomaly Transformer: the paper's configuration lands within 0.1 % of its 4.86M / 485.2M
+  (4,859,983 parameters, 485.8M MACs).
+- DCdetector: the official code builds value / output projections, norms and a reconstruction
+  head that its score and loss never use; they are left out here, hence 511K parameters instead
+  of 912K. Its MACs (404M vs 1.19G) are of the exact but cheaper computation of the one-head
+  attention maps in the input embedding's coordinates (the `[B*D, H, L, L]` maps are never
+  formed per channel; see `embedders/dcdetector.py`).
 """
 HEADER = (
     "| model | row | params (ours) | MACs / window (ours) | params (paper) | MACs (paper) "
