@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from madcluster.atomic import atomic_write_text
-from madcluster.evaluation.schema import BASELINE_MODE, RESULT_SCHEMA
+from madcluster.evaluation.schema import BASELINE_MODE, MODE_ROW_NAMES, RESULT_SCHEMA
 from madcluster.evaluation.store import json_safe
 
 # the paper's column names, in the paper's order
@@ -122,15 +122,12 @@ def fmt(stat: dict[str, Any] | None, *, std: bool = True) -> str:
 
 
 def _row_label(r: dict[str, Any]) -> str:
-    label = (
-        "MADCluster"
-        if r["mode"] == "full"
-        else {
-            "distance-only": "distance-only (DeepSVDD row)",
-            "cluster-only": "cluster-only (Clustering row)",
-            "base-only": f"{r['embedder']} alone",
-        }.get(r["mode"], r["embedder"].upper())
-    )
+    if r["mode"] == "full":
+        label = "MADCluster"
+    elif r["mode"] == "base-only":
+        label = f"{r['embedder']} {MODE_ROW_NAMES['base-only']}"
+    else:
+        label = MODE_ROW_NAMES.get(r["mode"], r["embedder"].upper())
     if r["mode"] != "baseline":
         label += f" [{r['embedder']}]"
     else:

@@ -11,6 +11,14 @@ from madcluster.metrics._evaluate import METRIC_KEYS
 BASELINES = ("pca", "kmeans")
 DETECTORS = ("madcluster", *BASELINES)  # what --detector chooses; --embedder is MADCluster's
 BASELINE_MODE = "baseline"  # the "mode" of a PCA / KMeans row (file names, tables)
+# how each mode's row is named in every table and figure (the paper's names for its ablations)
+MODE_ROW_NAMES = {
+    "base-only": "alone",
+    "full": "+ MADCluster",
+    "distance-only": "distance-only (DeepSVDD row)",
+    "cluster-only": "cluster-only (Clustering row)",
+    BASELINE_MODE: "baseline",
+}
 # metrics that depend on the threshold (computed per protocol) and those that do not (computed once)
 THRESHOLD_METRICS = ("f1", "precision", "recall", "aff_precision", "aff_recall")
 CONTINUOUS_METRICS = tuple(k for k in METRIC_KEYS if k not in THRESHOLD_METRICS)
@@ -30,6 +38,7 @@ __all__ = [
     "CONTINUOUS_METRICS",
     "DETECTORS",
     "METRICS",
+    "MODE_ROW_NAMES",
     "RESULT_SCHEMA",
     "TASK_SCHEMA",
     "THRESHOLD_METRICS",

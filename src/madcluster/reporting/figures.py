@@ -7,12 +7,13 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from madcluster.evaluation.schema import MODE_ROW_NAMES
 from madcluster.reporting.paper import paper_value
 from madcluster.reporting.tables import ReportContent, _model_key, _model_label, _paper_order
 
 _ROW_COLORS = {"base-only": "#9ecae1", "full": "#3182bd", "distance-only": "#a1d99b",
                "cluster-only": "#fdae6b", "baseline": "#bdbdbd"}
-_ROW_NAMES = {"base-only": "alone", "full": "+ MADCluster"}
+_ROW_NAMES = {mode: MODE_ROW_NAMES[mode] for mode in ("base-only", "full")}
 
 
 def dataset_figure(content: ReportContent, dataset: str, protocol: str) -> Figure | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from madcluster.evaluation.report import load_results
+from madcluster.evaluation.schema import MODE_ROW_NAMES
 from madcluster.reporting.paper import PAPER_TABLE1, paper_value
 
 # Table 1's columns, in the paper's order
@@ -37,8 +38,7 @@ DECOMPOSITION_STEPS: tuple[tuple[str, str, str | None], ...] = (
     ("d", "+ (d) range metrics on 0/1", None),
     ("e", "+ (e) test set as validation", "leak"),
 )
-_MODE_ROW = {"base-only": "alone", "full": "+ MADCluster", "distance-only": "distance-only (DeepSVDD row)",
-             "cluster-only": "cluster-only (Clustering row)", "baseline": "baseline"}
+_MODE_ROW = MODE_ROW_NAMES
 _MODE_ORDER = ("base-only", "full", "distance-only", "cluster-only", "baseline")
 
 
