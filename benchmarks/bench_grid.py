@@ -77,9 +77,9 @@ def _race(args: argparse.Namespace) -> None:
                 configs,
                 executor=executor,
                 progress=True,
+                ray_address="auto" if executor == "ray" and args.warm_cluster else None,
                 executor_options=(
-                    ({"ray_address": "auto"} if args.warm_cluster else {"num_cpus": args.workers})
-                    if executor == "ray" else None
+                    {"num_cpus": args.workers} if executor == "ray" and not args.warm_cluster else None
                 ),
             )
             timings[executor] = time.perf_counter() - started
