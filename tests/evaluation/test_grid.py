@@ -305,3 +305,10 @@ def test_detector_is_chosen_apart_from_the_embedder():
     assert isinstance(fit_score.build_detector(new, 0), type(fit_score.build_detector(old, 0)))
     with pytest.raises(ValueError, match="unknown detector"):
         BenchmarkConfig(dataset="MSL", detector="lof")
+
+
+def test_import_modules_reports_the_ones_that_fail():
+    from madcluster.evaluation.jobs import import_modules
+
+    assert import_modules(["json", "madcluster.evaluation.fit_score"]) == []
+    assert import_modules(["json", "no_such_module_here"]) == ["no_such_module_here"]

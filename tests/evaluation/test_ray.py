@@ -149,3 +149,39 @@ def test_ctrl_c_cancels_what_runs_and_keeps_what_finished(tmp_path):
         RayExecutor().run(slow, [Job(str(i), i) for i in range(4)], {}, on_done)
     assert finished == ["0"] and time.perf_counter() - started < 25  # the rest were cancelled
     assert ray.is_initialized()  # a Ray this executor did not start is left running
+
+
+def test_largest_jobs_start_first():
+    import time
+
+    def stamp(payload, data):
+        started = time.time()
+        time.sleep(0.3)
+        return started
+
+    sizes = [1.0, 5.0, 3.0, 4.0, 2.0, 0.5]
+    starts = {}
+    RayExecutor().run(
+        stamp,
+        [Job(str(s), s, size=s) for s in sizes],
+        {},
+        lambda job, out: starts.update({job.payload: out.value}),
+    )
+    first_two = sorted(starts, key=starts.get)[:2]  # two slots: the two largest start at once
+    assert sorted(first_two) == [4.0, 5.0]
+    assert max(starts, key=starts.get) in (0.5, 1.0)
+
+
+def test_warm_up_imports_in_the_workers_and_leaves_a_joined_ray_running(tmp_path):
+    executor = RayExecutor()
+    executor.warm_up(["madcluster.evaluation.fit_score", "no_such_module_here"])
+    assert [ray.get(ref) for ref in executor._warming] == [["no_such_module_here"]] * 2
+    executor.close()
+    assert ray.is_initialized()  # the module's Ray was joined, not started: still running
+
+    def broken_loader(name, data_dir=None):
+        raise FileNotFoundError(f"no dataset {name}")
+
+    with pytest.raises(FileNotFoundError):
+        run_grid(expand_grid({"dataset": "X", **TINY}), executor="ray", loader=broken_loader)
+    assert ray.is_initialized()

@@ -9,7 +9,11 @@ unchanged on either:
 * a job that raises becomes a failed outcome with its error and traceback, and the other jobs go
   on; ``on_done(job, outcome)`` is called in this process as each job ends, in completion order,
   so the caller can write the result at once;
-* ``KeyboardInterrupt`` stops the run after ``on_done`` of every finished job has returned.
+* ``KeyboardInterrupt`` stops the run after ``on_done`` of every finished job has returned;
+* ``warm_up(modules)`` may be called before the data is loaded: a parallel executor starts its
+  workers and has them import ``modules`` (torch, the job's code) while the caller loads data;
+  ``close()`` releases what ``warm_up`` started when ``run`` is never reached (``run`` closes
+  at its end).
 
 Ray is imported only by :class:`~madcluster.evaluation.ray_executor.RayExecutor`, and only when
 it runs.
@@ -33,6 +37,12 @@ class SequentialExecutor:
 
     def describe(self) -> dict[str, Any]:
         return {"executor": self.name}
+
+    def warm_up(self, modules: Sequence[str]) -> None:
+        """Nothing to start: this process imports what it needs when the first job runs."""
+
+    def close(self) -> None:
+        """Nothing to stop."""
 
     def run(
         self,

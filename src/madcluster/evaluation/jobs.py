@@ -17,6 +17,20 @@ class Job:
     key: str
     payload: Any
     data_key: str | None = None
+    size: float = 0.0  # relative cost: parallel executors start the largest jobs first
+
+
+def import_modules(modules: list[str]) -> list[str]:
+    """Import ``modules`` in this process (a worker's warm-up); returns those that failed."""
+    import importlib
+
+    failed = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a failed warm-up only costs the time it would have saved
+            failed.append(name)
+    return failed
 
 
 @dataclass

@@ -111,13 +111,17 @@ def run_grid(
         raise ValueError("the grid is empty")
     if loader is None:
         from madcluster.data.datasets import load_dataset as loader
-    datasets: dict[str, Any] = {}
-    for config in configs:
-        key = dataset_key(config)
-        if key not in datasets:
-            datasets[key] = loader(config.dataset, data_dir=config.data_dir)
-    rows = plan_rows(configs, datasets)
-    _check_names(rows)
+    runner = None  # an explicit executor starts its workers while the data loads
+    if not isinstance(executor, str) or executor != "auto":
+        runner = _executor(executor, ray_address, None, executor_options)
+        if hasattr(runner, "warm_up"):
+            runner.warm_up(["madcluster.evaluation.fit_score"])
+    try:
+        datasets, rows = _load_and_plan(configs, loader)
+    except BaseException:
+        if hasattr(runner, "close"):
+            runner.close()  # the workers warm_up started
+        raise
     tasks = [t for row in rows for t in row.tasks]
     stores = {id(row): _store(row.config, task_dir) for row in rows}
     store_of = {id(t): stores[id(row)] for row in rows for t in row.tasks}
@@ -127,13 +131,8 @@ def run_grid(
             store_of[id(task)].forget(task)
         if store_of[id(task)].done(task) is None:
             todo.append(task)
-    runner = (
-        make_executor(
-            executor, ray_address=ray_address, n_jobs=len(todo), **(executor_options or {})
-        )
-        if isinstance(executor, str)
-        else executor
-    )
+    if runner is None:
+        runner = _executor(executor, ray_address, len(todo), executor_options)
     todo_stores = [store_of[id(t)] for t in todo]
     if runner.name != "sequential":  # one torch thread per task unless the row says otherwise
         todo = [t if t.threads is not None else replace(t, threads=1) for t in todo]
@@ -156,7 +155,7 @@ def run_grid(
             logger.warning("task %s/%s failed: %s", task.row, task.key, outcome.error)
         job_store[id(job)].put(task, record)
 
-    jobs = [Job(f"{t.row}/{t.key}", t, t.data_key) for t in todo]
+    jobs = [Job(f"{t.row}/{t.key}", t, t.data_key, size=_task_size(t)) for t in todo]
     job_store = {id(job): store for job, store in zip(jobs, todo_stores, strict=True)}
     try:
         runner.run(run_task, jobs, arrays, on_done, bar)
@@ -165,6 +164,35 @@ def run_grid(
         grid = _write_rows(rows, stores, failures, runner.describe())
         grid.n_tasks, grid.n_resumed, grid.n_run = len(tasks), len(tasks) - len(todo), len(todo)
     return grid
+
+
+def _load_and_plan(
+    configs: Sequence[BenchmarkConfig], loader: Callable[..., Any]
+) -> tuple[dict[str, Any], list[Row]]:
+    """Load each dataset once and expand the configurations into rows of tasks."""
+    datasets: dict[str, Any] = {}
+    for config in configs:
+        key = dataset_key(config)
+        if key not in datasets:
+            datasets[key] = loader(config.dataset, data_dir=config.data_dir)
+    rows = plan_rows(configs, datasets)
+    _check_names(rows)
+    return datasets, rows
+
+
+def _executor(
+    executor: str | Any, ray_address: str | None, n_jobs: int | None, options: dict | None
+) -> Any:
+    if not isinstance(executor, str):
+        return executor
+    return make_executor(executor, ray_address=ray_address, n_jobs=n_jobs, **(options or {}))
+
+
+def _task_size(task: Task) -> float:
+    """Points the task trains on and scores: what its run time grows with."""
+    return float(
+        task.train_slice[1] - task.train_slice[0] + task.test_slice[1] - task.test_slice[0]
+    )
 
 
 def _check_names(rows: Sequence[Row]) -> None:
