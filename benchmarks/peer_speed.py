@@ -124,7 +124,8 @@ def _ours(model: str, train: np.ndarray, test: np.ndarray, spec: dict) -> dict[s
                      stride=STRIDE, batch_size=BATCH, epochs=1,
                      lr=1e-4 if model == "anomaly_transformer" else 1e-3,
                      weight_decay=0.0 if model == "usad" else 1e-5,  # as DeepOD: USAD plain Adam
-                     validation_size=0.0, random_state=SEED, device="cpu")
+                     validation_size=0.0, random_state=SEED, device="cpu",
+                     precision=spec.get("precision", "float32"))
     timings: dict[str, float] = {}
     inner = det._score_terms
 
@@ -435,6 +436,10 @@ def render(results: dict) -> str:
         (f"Data: MSL, train {cfg['train_rows']:,} x 55 -> {cfg['full_windows']:,} windows of "
         f"{WINDOW} at stride {STRIDE}, batch {BATCH}; test {cfg['test_rows']:,} points. "
         f"Medians over {cfg['repeats']} alternating repeats."),
+        (f"Precision: madcluster **{cfg.get('precision', 'float32')}**"
+         + (" (`precision=\"bfloat16\"`: autocast mixed precision for the embedder's matrix "
+            "products; weights, head and scores float32)" if cfg.get("precision") == "bfloat16" else "")
+         + "; DeepOD float32 (it has no such option)."),
         "",
         ("| model | library | params | s / batch | s / epoch (full pass) | scoring points/s | peak RSS MB "
         "(train / overall) | ROC-AUC / VUS-PR | peer / ours |"),
@@ -550,6 +555,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--full", nargs="*", default=["usad", "deepsvdd"], choices=ALL_MODELS,
                         help="models given one real full pass + sanity scoring")
     parser.add_argument("--sanity-points", type=int, default=10000)
+    parser.add_argument("--precision", default="float32", choices=("float32", "bfloat16"),
+                        help="madcluster's precision option (the peer has none: it stays float32)")
     parser.add_argument("--out", type=Path, default=OUT_DEFAULT, help="output stem (.md, .json)")
     parser.add_argument("--render", action="store_true",
                         help="only rewrite OUT.md from an existing OUT.json (no measurement)")
@@ -603,7 +610,7 @@ def main(argv: list[str] | None = None) -> None:
         "config": {"repeats": args.repeats, "batches": batches, "score_points": score_points,
                    "trail_points": args.trail_points, "sanity_points": args.sanity_points,
                    "train_rows": info["train_rows"], "test_rows": info["test_rows"],
-                   "full_windows": full_windows},
+                   "full_windows": full_windows, "precision": args.precision},
         "models": {m: {"speed": [], "full": []} for m in models},
         "log": log,
     }
@@ -637,7 +644,7 @@ def main(argv: list[str] | None = None) -> None:
                 for lib in libs:
                     spec = {"kind": "speed", "model": model, "library": lib,
                             "batches": batches[model], "score_points": score_points[model],
-                            "trail_points": args.trail_points,
+                            "trail_points": args.trail_points, "precision": args.precision,
                             "scores_path": f"{tmp}/{model}_{lib}_speed.npy"}
                     results["models"][model]["speed"].append(_run_child(spec, log))
                 save()
@@ -649,7 +656,7 @@ def main(argv: list[str] | None = None) -> None:
                 for lib in ("madcluster", "deepod"):
                     spec = {"kind": "full", "model": model, "library": lib, "batches": None,
                             "score_points": args.sanity_points, "trail_points": args.trail_points,
-                            "no_grad": model == "usad",
+                            "no_grad": model == "usad", "precision": args.precision,
                             "scores_path": f"{tmp}/{model}_{lib}_full.npy"}
                     results["models"][model]["full"].append(_run_child(spec, log))
                     save()

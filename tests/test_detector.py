@@ -113,6 +113,8 @@ def test_fit_errors(series):
         MADCluster(embedder="nope", epochs=1).fit(series)
     with pytest.raises(ValueError, match="unknown mode"):
         MADCluster(mode="nope").fit(series)
+    with pytest.raises(ValueError, match="unknown precision 'float16'; choose one of float32, bfloat16"):
+        MADCluster(precision="float16").fit(series)
     with pytest.raises(DataError, match="fewer than one window"):
         MADCluster().fit(series[:50])
     with pytest.raises(NotFittedError):

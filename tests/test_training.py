@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from series_helpers import make_series
 
@@ -42,3 +44,34 @@ def test_fixed_center_ablation_keeps_its_center():
     net, _, c0, _, history = _train("distance-only")
     assert torch.equal(net.head.center.detach(), c0)
     assert history["nu"][-1] == history["nu"][0] == 0.5
+
+
+def test_bfloat16_runs_the_embedder_in_bfloat16_and_the_head_in_float32():
+    from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
+
+    class Probe(BaseEmbedder):
+        out_features = 4
+
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(3, 4)
+            self.seen: list[torch.dtype] = []
+
+        def forward(self, x):
+            h = self.linear(x)
+            self.seen.append(h.dtype)
+            return EmbedderOutput(h=h)
+
+    head = MADClusterHead(4, MethodConfig())
+    net = MADClusterNet(Probe(), head, precision=torch.bfloat16)
+    series = torch.from_numpy(make_series(400, 3))
+    settings = TrainSettings(window_size=20, stride=10, epochs=1, batch_size=8)
+    history = train_network(net, series, None, settings, torch.Generator().manual_seed(0))
+    assert set(net.embedder.seen) == {torch.bfloat16}
+    assert net.head.center.dtype == torch.float32 and all(map(math.isfinite, history["train_loss"]))
+    x = gather_windows(series, window_starts(len(series), 20, 20), 20)
+    assert net(x).h.dtype == torch.float32
+    assert all(t.dtype == torch.float32 for t in net.score(x).values())
+    net.precision = None
+    net(x)
+    assert net.embedder.seen[-1] == torch.float32

@@ -10,6 +10,7 @@ reports (for the single-cluster head: nu, R and the collapse diagnostics).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import sys
 import time
@@ -27,18 +28,33 @@ from madcluster.method.head import Head, LossParts
 
 LOSS_KEYS = ("train_loss", "distance_loss", "cluster_loss", "base_loss")
 EARLY_STOPPING = ("loss", "base-loss", "relative-distance")
+PRECISIONS: dict[str, torch.dtype | None] = {"float32": None, "bfloat16": torch.bfloat16}
+
+
+def precision_context(device: torch.device, dtype: torch.dtype | None) -> contextlib.AbstractContextManager:
+    """Mixed precision (autocast) for the embedder's matrix products when ``dtype`` is set;
+    ``dtype=None`` inside an autocast region switches it off (the head runs in float32)."""
+    if dtype is None and not torch.is_autocast_enabled(device.type):
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None)
 
 
 class MADClusterNet(nn.Module):
-    """A Base Embedder with a head on top."""
+    """A Base Embedder with a head on top; ``precision`` (a dtype or None) runs the embedder under
+    mixed precision, and everything it returns comes back in float32."""
 
-    def __init__(self, embedder: BaseEmbedder, head: Head) -> None:
+    def __init__(self, embedder: BaseEmbedder, head: Head, precision: torch.dtype | None = None) -> None:
         super().__init__()
         self.embedder = embedder
         self.head = head
+        self.precision = precision
 
     def forward(self, x: torch.Tensor) -> EmbedderOutput:
-        return self.embedder(x)
+        if self.precision is None:
+            return self.embedder(x)
+        with precision_context(x.device, self.precision):
+            out = self.embedder(x)
+        return out.float()
 
     def loss(self, out: EmbedderOutput) -> LossParts:
         return self.head.loss(out.h, out.loss)
@@ -46,7 +62,7 @@ class MADClusterNet(nn.Module):
     @torch.no_grad()
     def score(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         """Named per-step score terms ``[B, L]``: the head's, plus ``base`` when the embedder has one."""
-        out = self.embedder(x)
+        out = self(x)
         terms = dict(self.head.score_terms(out.h))
         if out.score is not None:
             terms["base"] = out.score
@@ -180,6 +196,12 @@ def train_network(
         meter = _EpochMeter()
 
         def objective(out: EmbedderOutput, meter: _EpochMeter = meter, pretraining: bool = pretraining) -> torch.Tensor:
+            if net.precision is not None:
+                with precision_context(train.device, None):  # the head in float32
+                    return _objective(out.float(), meter, pretraining)
+            return _objective(out, meter, pretraining)
+
+        def _objective(out: EmbedderOutput, meter: _EpochMeter, pretraining: bool) -> torch.Tensor:
             if pretraining:
                 if out.loss is None:
                     raise ValueError("pretrain_epochs > 0 needs an embedder with its own loss")
@@ -196,7 +218,8 @@ def train_network(
         batches = tqdm(range(n_batches), desc=f"epoch {epoch}", unit="batch", leave=False, disable=not batch_bars)
         for b in batches:
             x = gather_windows(train, order[b * settings.batch_size : (b + 1) * settings.batch_size], settings.window_size)
-            net.embedder.training_step(x, objective, optimizers, epoch=epoch)
+            with precision_context(train.device, net.precision):
+                net.embedder.training_step(x, objective, optimizers, epoch=epoch)
         net.embedder.on_epoch_end(epoch)
 
         head_record = {} if pretraining else net.head.end_epoch(epoch_features)

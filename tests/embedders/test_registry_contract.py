@@ -147,3 +147,17 @@ def test_no_nan_on_adversarial_series(name, kind):
         model = detector(name, mode=mode, epochs=2).fit(x)
         assert np.isfinite(model.decision_function(x)).all()
         assert np.isfinite(model.history_["train_loss"]).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bfloat16_mixed_precision_trains_and_scores_like_float32(name):
+    """``precision="bfloat16"``: every embedder fits and scores under autocast, the scores are
+    finite float64 and rank the steps as the float32 model of the same seed does."""
+    series = make_series(400, D, seed=1)
+    scores = {}
+    for precision in ("float32", "bfloat16"):
+        model = detector(name, precision=precision, mode="full").fit(series)
+        scores[precision] = model.decision_function(series)
+        assert scores[precision].dtype == np.float64 and np.isfinite(scores[precision]).all()
+    ranks = [np.argsort(np.argsort(s)) for s in scores.values()]
+    assert np.corrcoef(*ranks)[0, 1] > 0.5

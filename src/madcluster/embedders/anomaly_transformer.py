@@ -91,9 +91,9 @@ class AnomalyAttention(nn.Module):
         k = self.key(x).view(b, length, heads, -1)
         v = self.value(x).view(b, length, heads, -1)
         scores = torch.einsum("blhe,bshe->bhls", q, k) / math.sqrt(d // heads)
-        series = torch.softmax(scores, dim=-1)
+        series = torch.softmax(scores.float(), dim=-1)  # float32 maps even under autocast (the KL's logs)
         mixed = torch.einsum("bhls,bshe->blhe", series, v).reshape(b, length, d)
-        prior = gaussian_prior(learned_sigma(self.sigma(x)).transpose(1, 2))
+        prior = gaussian_prior(learned_sigma(self.sigma(x).float()).transpose(1, 2))
         return self.out(mixed), series, prior
 
 

@@ -40,6 +40,15 @@ class EmbedderOutput:
     loss: torch.Tensor | None = None
     score: torch.Tensor | None = None
 
+    def float(self) -> EmbedderOutput:
+        """The same output in float32 (after mixed precision: the head's cosines near 1 and the
+        scores need more than bfloat16's 8 bits)."""
+        return EmbedderOutput(
+            h=self.h.float(),
+            loss=None if self.loss is None else self.loss.float(),
+            score=None if self.score is None else self.score.float(),
+        )
+
 
 # The objective a training step minimises: MADCluster's loss of an EmbedderOutput.
 Objective = Callable[[EmbedderOutput], "torch.Tensor"]

@@ -120,7 +120,7 @@ class DualAttentionLayer(nn.Module):
             q = self.query(x).view(s, t, self.n_heads, -1)
             k = self.key(x).view(s, t, self.n_heads, -1)
             scores = torch.einsum("bthe,bshe->bhts", q, k) / math.sqrt(d // self.n_heads)
-            maps.append(torch.softmax(scores, dim=-1))
+            maps.append(torch.softmax(scores.float(), dim=-1))
         return maps
 
     def attend_linear(
@@ -145,7 +145,7 @@ class DualAttentionLayer(nn.Module):
             gram = torch.matmul(torch.matmul(z, product), z.t())  # [w, w]
             key_term = torch.matmul(v, torch.matmul(z, key_bias)).unsqueeze(1)  # [S, 1, T]
             scores = torch.bmm(torch.matmul(v, gram), v.transpose(1, 2)) + key_term
-            maps.append(torch.softmax(scores * scale, dim=-1).unsqueeze(1))
+            maps.append(torch.softmax(scores.float() * scale, dim=-1).unsqueeze(1))
         return maps
 
 
