@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from madcluster.base import BaseDetector
+from madcluster.data.features import roughness
 from madcluster.data.validation import check_device, check_positive_int, check_series
 from madcluster.data.windows import (
     gather_windows,
@@ -89,6 +90,9 @@ class MADCluster(BaseDetector):
         (AVX-512 BF16, AMX) and GPUs. About 2.5x faster for the Anomaly Transformer on this
         project's CPU (``benchmarks/results/peer_speed.md``); weights, the head, the losses it
         sums and every score stay float32.
+    roughness_window : w > 0 appends, per channel, the log of the mean squared first difference
+        over the trailing w steps (``madcluster.data.features.roughness``) to what the embedder
+        sees; 0 (the paper) feeds the scaled input only. See the README's method table.
     """
 
     def __init__(
@@ -126,6 +130,7 @@ class MADCluster(BaseDetector):
         verbose: bool = False,
         scaling: str = "standard",
         precision: str = "float32",
+        roughness_window: int = 0,
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -160,6 +165,7 @@ class MADCluster(BaseDetector):
         self.verbose = verbose
         self.scaling = scaling
         self.precision = precision
+        self.roughness_window = roughness_window
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:
@@ -202,6 +208,8 @@ class MADCluster(BaseDetector):
             raise ValueError(f"unknown base_score_combination {self.base_score_combination!r}; choose one of {', '.join(SCORE_COMBINATIONS)}")
         if self.scaling not in SCALINGS:
             raise ValueError(f"unknown scaling {self.scaling!r}; choose one of {', '.join(SCALINGS)}")
+        if not isinstance(self.roughness_window, (int, np.integer)) or self.roughness_window < 0:
+            raise ValueError(f"roughness_window must be an integer >= 0 (0: off), got {self.roughness_window!r}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"unknown precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}")
 
@@ -247,17 +255,16 @@ class MADCluster(BaseDetector):
         self._record_feature_names(X)
         if pool_radius and validation_data is None:
             raise ValueError("pool_radius=True needs validation_data")
-        if self.scaling == "minmax":
-            self.scaler_mean_ = data.min(axis=0).astype(np.float64)
-            scale = data.max(axis=0).astype(np.float64) - self.scaler_mean_
-        else:
-            self.scaler_mean_ = data.mean(axis=0, dtype=np.float64)
-            scale = data.std(axis=0, dtype=np.float64)
-        self.scaler_scale_ = np.where(scale > 1e-8, scale, 1.0)
-        scaled = self._scale(data)
+        self.scaler_mean_, self.scaler_scale_ = self._fit_scaler(data)
+        if self.roughness_window:  # the roughness channels, from the scaled input, get their own
+            rough = roughness(self._scale_input(data), self.roughness_window)
+            mean, scale = self._fit_scaler(rough)
+            self.scaler_mean_ = np.concatenate([self.scaler_mean_, mean])
+            self.scaler_scale_ = np.concatenate([self.scaler_scale_, scale])
+        scaled = self._model_input(data)
         extra_val = None
         if validation_data is not None:
-            extra_val = self._scale(check_series(
+            extra_val = self._model_input(check_series(
                 self._align_feature_names(validation_data), min_length=self.window_size,
                 n_features=self.n_features_in_, name="validation_data",
             ))
@@ -272,7 +279,7 @@ class MADCluster(BaseDetector):
             if self.random_state is not None:
                 torch.manual_seed(self.random_state)
             generator = torch.Generator().manual_seed(self.random_state if self.random_state is not None else int(torch.seed() % 2**63))
-            embedder = self._build_embedder(self.n_features_in_)
+            embedder = self._build_embedder(self._model_width())
             head = build_head(embedder.out_features, self.method_config())
             self.net_ = MADClusterNet(embedder, head, PRECISIONS[self.precision]).to(device)
             series = torch.from_numpy(scaled).to(device)
@@ -307,7 +314,7 @@ class MADCluster(BaseDetector):
         self._check_fitted()
         X = self._align_feature_names(X)
         data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
-        return self._combine(self._score_terms(self._scale(data)))
+        return self._combine(self._score_terms(self._model_input(data)))
 
     def embed(self, X: Any) -> np.ndarray:
         """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
@@ -320,7 +327,7 @@ class MADCluster(BaseDetector):
         data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
         net = self.net_.eval()
         device = next(net.parameters()).device
-        series = torch.from_numpy(self._scale(data)).to(device)
+        series = torch.from_numpy(self._model_input(data)).to(device)
         starts = window_starts(len(series), self.window_size, self._effective_score_stride())
         chunks = []
         with torch.no_grad():
@@ -332,8 +339,33 @@ class MADCluster(BaseDetector):
             return windows_to_points_with_history(h, starts, len(series))
         return np.stack([windows_to_points(h[..., j], starts, len(series)) for j in range(h.shape[-1])], axis=1)
 
-    def _scale(self, data: np.ndarray) -> np.ndarray:
-        return ((data - self.scaler_mean_) / self.scaler_scale_).astype(np.float32)
+    def _fit_scaler(self, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-channel offset and scale of ``scaling`` (a constant channel keeps scale 1)."""
+        if self.scaling == "minmax":
+            offset = data.min(axis=0).astype(np.float64)
+            scale = data.max(axis=0).astype(np.float64) - offset
+        else:
+            offset = data.mean(axis=0, dtype=np.float64)
+            scale = data.std(axis=0, dtype=np.float64)
+        return offset, np.where(scale > 1e-8, scale, 1.0)
+
+    def _scale_input(self, data: np.ndarray) -> np.ndarray:
+        d = self.n_features_in_
+        return (data - self.scaler_mean_[:d]) / self.scaler_scale_[:d]
+
+    def _model_input(self, data: np.ndarray) -> np.ndarray:
+        """What the network sees: the scaled input and, with ``roughness_window``, its scaled
+        roughness channels (``madcluster.data.features``), float32 ``(T, model width)``."""
+        scaled = self._scale_input(data)
+        if self.roughness_window:
+            d = self.n_features_in_
+            rough = roughness(scaled, self.roughness_window)
+            scaled = np.concatenate([scaled, (rough - self.scaler_mean_[d:]) / self.scaler_scale_[d:]], axis=1)
+        return scaled.astype(np.float32)
+
+    def _model_width(self) -> int:
+        """Input channels of the network: D, or 2D with the roughness channels."""
+        return len(self.scaler_mean_)
 
     def _effective_score_stride(self) -> int:
         if self.score_stride is not None:
@@ -385,7 +417,7 @@ class MADCluster(BaseDetector):
         from madcluster.compute import torch_model_cost
 
         self._check_fitted()
-        return torch_model_cost(self.net_, window_size or self.window_size, self.n_features_in_)
+        return torch_model_cost(self.net_, window_size or self.window_size, self._model_width())
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> None:
@@ -424,6 +456,7 @@ class MADCluster(BaseDetector):
                     raise ModelFileError(f"{os.fspath(path)!r} was trained with a custom embedder module: pass the same architecture as MADCluster.load(path, embedder=MyModule(...))")
                 params["embedder"] = embedder
             params["device"] = device
+            params.setdefault("roughness_window", 0)  # files written before the option existed
             model = cls(**params)
             model.n_features_in_ = int(fitted["n_features_in_"])
             if fitted.get("feature_names_in_") is not None:  # absent in older model files
@@ -433,7 +466,7 @@ class MADCluster(BaseDetector):
             model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
             model.history_ = fitted["history_"]
             model.center_path_ = arrays.get("center_path")  # absent in older model files
-            base = model._build_embedder(model.n_features_in_)
+            base = model._build_embedder(model._model_width())
             head = build_head(int(fitted["n_hidden"]), model.method_config())
             net = MADClusterNet(base, head, PRECISIONS[params.get("precision", "float32")])
             state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}

@@ -228,7 +228,7 @@ def _network_window_scores(detector: Any, X: Any) -> np.ndarray:
     )
     net = detector.net_.eval()
     device = next(net.parameters()).device
-    series = torch.from_numpy(detector._scale(data)).to(device)
+    series = torch.from_numpy(detector._model_input(data)).to(device)
     starts = np.arange(len(series) - detector.window_size + 1)
     chunk = 4 * detector.batch_size
     parts: dict[str, list[np.ndarray]] = {}
