@@ -44,7 +44,7 @@ def test_detector_feeds_the_roughness_channels_and_round_trips(tmp_path):
     x = np.sin(np.arange(900)[:, None] / 7 + np.arange(3)) + 0.1 * rng.standard_normal((900, 3))
     params = {"window_size": 20, "epochs": 1, "stride": 5, "random_state": 0}
     params["embedder_params"] = {"hidden_size": 8, "n_layers": 2}
-    plain = MADCluster(**params).fit(x)
+    plain = MADCluster(roughness_window=0, **params).fit(x)
     rough = MADCluster(roughness_window=10, **params).fit(x)
     assert plain.net_.embedder.layers[0].input_size == 3
     assert rough.net_.embedder.layers[0].input_size == 6 and rough.n_features_in_ == 3
@@ -56,3 +56,16 @@ def test_detector_feeds_the_roughness_channels_and_round_trips(tmp_path):
     np.testing.assert_allclose(MADCluster.load(tmp_path / "m.zip").decision_function(x), scores)
     with pytest.raises(ValueError, match="roughness_window must be an integer >= 0"):
         MADCluster(roughness_window=-1, **params).fit(x)
+
+
+def test_default_roughness_is_for_the_drnn_only():
+    from madcluster import MADCluster
+
+    x = np.random.default_rng(0).standard_normal((300, 2))
+    small = {"window_size": 20, "epochs": 1, "stride": 10, "random_state": 0}
+    drnn = MADCluster(embedder_params={"hidden_size": 4, "n_layers": 1}, **small).fit(x)
+    assert drnn.roughness_window_ == 3 and drnn._model_width() == 4
+    svdd = MADCluster(embedder="deepsvdd", embedder_params={"hidden_size": 4, "n_layers": 1}, **small).fit(x)
+    assert svdd.roughness_window_ == 0 and svdd._model_width() == 2  # base models: published input
+    paper = MADCluster.from_preset("paper", embedder_params={"hidden_size": 4, "n_layers": 1}, **small).fit(x)
+    assert paper.roughness_window_ == 0

@@ -129,7 +129,7 @@ def test_base_only_mode_uses_the_models_own_score(name):
         return
     x = make_series(400, D)
     model = detector(name, mode="base-only").fit(x)
-    terms = model._score_terms(model._scale(x))
+    terms = model._score_terms(model._model_input(x))
     assert set(terms) == {"base"}
     np.testing.assert_array_equal(model.decision_function(x), terms["base"])
     assert np.isfinite(model.history_["train_loss"]).all()

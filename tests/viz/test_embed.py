@@ -64,7 +64,7 @@ def test_embed_maps_non_causal_windows_back_to_their_points(data):
     linear = model.net_.embedder.module  # the fitted copy of the module
     assert not model.net_.embedder.causal
     with torch.no_grad():
-        expected = linear(torch.from_numpy(model._scale(test))).numpy()
+        expected = linear(torch.from_numpy(model._model_input(test))).numpy()
     np.testing.assert_allclose(h, expected, rtol=1e-5, atol=1e-6)
 
 
