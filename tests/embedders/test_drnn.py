@@ -54,6 +54,7 @@ def test_macs_match_a_hand_count(bias):
                        embedder_params={"hidden_size": 8, "n_layers": 3, "bias": bias}).fit(x)
     cost = model.cost()
     L, H = 20, 8
-    hand = sum(L * (3 * H * (d_in + H) + 7 * H + 6 * H * bias) for d_in in (5, H, H))
+    # the first layer sees the 5 channels and their 5 roughness channels (the default input)
+    hand = sum(L * (3 * H * (d_in + H) + 7 * H + 6 * H * bias) for d_in in (10, H, H))
     assert cost["macs_per_window"] == hand and "ptflops" in cost["macs_method"]
     assert cost["n_params_head"] == H + 1  # the center c and theta

@@ -161,7 +161,10 @@ def test_largest_jobs_start_first():
 
     sizes = [1.0, 5.0, 3.0, 4.0, 2.0, 0.5]
     starts = {}
-    RayExecutor().run(
+    executor = RayExecutor()
+    executor.warm_up(["json"])  # both workers up first: a worker still starting takes jobs late
+    ray.get(executor._warming)
+    executor.run(
         stamp,
         [Job(str(s), s, size=s) for s in sizes],
         {},

@@ -4,9 +4,11 @@ Each shared data object is ``ray.put`` once and its reference passed to every jo
 so a dataset travels to each node once, not once per task. A job that raises is caught inside the
 worker (:func:`~madcluster.evaluation.executors.guarded_call`) and comes back as a failed outcome;
 a worker that dies (killed, out of memory) is retried by Ray up to ``max_retries`` times and is
-recorded as failed after that. Only a window of about twice the cluster's task slots is in flight
-at a time, so ``running`` in the progress bar means running, and Ctrl-C has little to cancel.
-Jobs start largest first (``Job.size``), so the last job to finish is a short one.
+recorded as failed after that. Exactly as many jobs as the cluster has task slots are in flight
+(Ray does not keep submission order among queued tasks, so a deeper queue would lose the order);
+a freed slot gets the next job before the finished one's result is written. So ``running`` in the
+progress bar means running, Ctrl-C has little to cancel, and jobs start largest first
+(``Job.size``): the last job to finish is a short one.
 :meth:`RayExecutor.warm_up` connects early and has every task slot import torch and the job's
 code while the caller is still loading data (about 2.6 s per worker here, otherwise paid after
 the data is loaded).
@@ -120,22 +122,27 @@ class RayExecutor:
             queue = sorted(jobs, key=lambda job: job.size, reverse=True)
             queue.reverse()
             in_flight: dict[Any, Job] = {}
+
+            def submit() -> None:  # fill every free slot, largest job first
+                while queue and len(in_flight) < slots:
+                    job = queue.pop()
+                    if job.data_key not in refs:  # once per shared object, not per job
+                        refs[job.data_key] = ray.put(data.get(job.data_key))
+                    in_flight[remote.remote(fn, job.payload, refs[job.data_key])] = job
+
             try:
-                while queue or in_flight:
-                    while queue and len(in_flight) < 2 * slots:
-                        job = queue.pop()
-                        if job.data_key not in refs:  # once per shared object, not per job
-                            refs[job.data_key] = ray.put(data.get(job.data_key))
-                        in_flight[remote.remote(fn, job.payload, refs[job.data_key])] = job
+                submit()
+                while in_flight:
                     if progress is not None:
-                        progress.start(min(len(in_flight), slots))
+                        progress.start(len(in_flight))
                     ready, _ = ray.wait(list(in_flight), num_returns=1)
-                    for ref in ready:
-                        job = in_flight.pop(ref)
+                    finished = [(ref, in_flight.pop(ref)) for ref in ready]
+                    submit()  # before writing results, so the freed slot does not wait for us
+                    for ref, job in finished:
                         outcome = self._result(ref)
                         on_done(job, outcome)
                         if progress is not None:
-                            progress.finish(outcome.ok, min(len(in_flight), slots))
+                            progress.finish(outcome.ok, len(in_flight))
             except KeyboardInterrupt:
                 for ref in in_flight:
                     try:
