@@ -192,7 +192,9 @@ def markdown(rows: list[dict[str, Any]], runs: Path) -> str:
         "These are small CPU-budget runs (epochs, training stride, threads and seeds are in each "
         "command): the models are not trained to convergence, so the absolute numbers are below "
         "what a full run gives; what they measure is how much each evaluation step adds to the "
-        "same model's number."),
+        "same model's number. The D-RNN 'default configuration' sections were run before the "
+        "roughness channels became the D-RNN's default (`roughness_window=3`), so they are the "
+        "previous default (`roughness_window=0`); the other embedders' default is unchanged."),
         "",
     ]
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
