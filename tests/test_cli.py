@@ -66,3 +66,8 @@ def test_fit_preset_selects_the_configuration(csv_files, preset, scaling):
     assert loaded.score_scaling == scaling
     assert (loaded.score_stride == 20) == (preset == "paper")
     assert loaded.embedder_params["hidden_size"] == 16  # the CLI's own flags still apply
+    assert loaded.roughness_window_ == (0 if preset == "paper" else 3)
+    mine = csv_files / f"{preset}-w5.mcz"
+    args = ["fit", str(csv_files / "train.csv"), "-o", str(mine), "--preset", preset, *FAST]
+    assert main([*args, "--roughness-window", "5"]) == 0
+    assert MADCluster.load(mine).roughness_window_ == 5

@@ -164,6 +164,15 @@ def _add_training_options(
         "or AMX, GPUs); about 2x faster training for the Anomaly Transformer here, same scores "
         "to a rank correlation of .9999 (default: float32)",
     )
+    group.add_argument(
+        "--roughness-window",
+        type=int,
+        default=None,
+        metavar="W",
+        help="append each channel's log mean squared step over the last W steps to the "
+        "embedder's input; 0 turns it off (default: the preset's: 3 for the D-RNN, 0 for other "
+        "embedders and for --preset paper)",
+    )
     _add_runtime_options(group, device="auto", threads=threads)
 
 
@@ -229,6 +238,7 @@ def _detector_from_args(args: argparse.Namespace):
         device=args.device,
         precision=args.precision,
         verbose=_show_progress(args),
+        **({} if args.roughness_window is None else {"roughness_window": args.roughness_window}),
     )
 
 
