@@ -12,8 +12,11 @@ released-protocol steps added cumulatively and writes, beside the paper's number
     d       a b c d                 best-f1 (ORACLE)             range / VUS on 0/1 predictions
     e       a b c d e               best-f1 (ORACLE, LEAK)       test set as validation set
 
-Columns b and c come from one run: step c changes only which threshold is the headline, not the
-model or the scores, so b is that run's test-ratio protocol and c its best-f1 protocol.
+Columns b, c and d come from one run (a b c d): steps c and d change neither the model nor the
+scores, only which threshold is the headline (c) and whether range / VUS use the 0/1 predictions
+(d). So b is that run's test-ratio protocol and c its best-f1 protocol, with range / VUS from the
+continuous scores (the run's ``metrics_on_scores``). Run files made before that field existed
+fall back to a separate ``a b c`` run, as the first decompositions did.
 
     MADCLUSTER_DATA_DIR=../shared/datasets nice python benchmarks/decomposition.py \\
         --dataset MSL --preset default --epochs 2 --stride 20 --threads 1 --seeds 0
@@ -53,6 +56,7 @@ COLUMNS: dict[str, tuple[tuple[str, ...], str]] = {
     "d": (("a", "b", "c", "d"), "best-f1"),
     "e": (("a", "b", "c", "d", "e"), "best-f1"),
 }
+ABC, ABCD = ("a", "b", "c"), ("a", "b", "c", "d")
 METRICS = {"f1": "F1", "aff_precision": "Aff-P", "aff_recall": "Aff-R", "vus_pr": "V_PR"}
 # The paper's D-RNN MADCluster is its Table 1 row "DeepSVDD + MADCluster" (DeepSVDD there is the
 # distance-only D-RNN; the appendix ablation's MADCluster row has the same F1 / Aff-P / Aff-R).
@@ -114,17 +118,37 @@ def run_column_configs(args: argparse.Namespace, out: Path) -> dict[tuple[str, .
     return configs
 
 
+def column_value(results: dict[tuple[str, ...], dict[str, Any]], column: str, metric: str) -> float:
+    """One cell: from the column's own run, or columns b / c from the ``a b c d`` run's
+    threshold metrics and its range / VUS on the continuous scores."""
+    steps, protocol = COLUMNS[column]
+    if steps == ABC and ABC not in results:
+        run = results[ABCD]
+        if metric in run["protocols"][protocol]["metrics"] and metric not in run["metrics_on_scores"]:
+            return float(run["protocols"][protocol]["metrics"][metric]["mean"])
+        return float(run["metrics_on_scores"][metric]["mean"])
+    return float(results[steps]["protocols"][protocol]["metrics"][metric]["mean"])
+
+
 def decompose(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Run (or resume) every step set and return the decomposition rows of this dataset / preset."""
     out = Path(args.runs)
     configs = run_column_configs(args, out)
     results = {}
-    for steps, config in configs.items():
+
+    def run(steps: tuple[str, ...]) -> None:
+        config = configs[steps]
         print(f"[decomposition] {config.result_name()}: {config.command()}", flush=True)
         grid = run_grid([config], executor="sequential", progress=False)
         if not grid.ok or not grid.results:
             raise RuntimeError(f"{config.result_name()} failed: {grid.failures or grid.row_errors}")
         results[steps] = grid.results[0].to_dict()
+
+    for steps in configs:
+        if steps != ABC:
+            run(steps)
+    if "metrics_on_scores" not in results[ABCD]:
+        run(ABC)  # an a b c d run from before that field existed
     command = "MADCLUSTER_DATA_DIR=<datasets> python " + shlex.join(
         [str(Path(sys.argv[0]).resolve().relative_to(HERE.parent)), *sys.argv[1:]]
     )
@@ -135,10 +159,7 @@ def decompose(args: argparse.Namespace) -> list[dict[str, Any]]:
     commit = last if last.endswith("+dirty") or not dirty else last + "+dirty"
     rows = []
     for metric in METRICS:
-        values = {
-            column: float(results[steps]["protocols"][protocol]["metrics"][metric]["mean"])
-            for column, (steps, protocol) in COLUMNS.items()
-        }
+        values = {column: column_value(results, column, metric) for column in COLUMNS}
         rows.append(
             {
                 "dataset": results[()]["dataset"],

@@ -292,3 +292,23 @@ def test_baselines_record_the_steps_they_cannot_take(dataset):
     assert record["n_scores"] == task.test_slice[1] - task.test_slice[0] - L + 1
     assert record["released_protocol"]["window_scoring"].startswith("mean of the detector's point")
 
+
+
+def test_a_step_d_run_also_records_the_abc_columns_range_metrics(dataset):
+    """One ``a b c d`` run gives the decomposition's columns b and c: the same model and scores as
+    the ``a b c`` run, so its threshold metrics and its ``metrics_on_scores`` equal that run's."""
+    abc, abcd = (
+        run_grid([_config(dataset, released_steps=s)], progress=False).results[0].to_dict()
+        for s in ("abc", "abcd")
+    )
+    assert "metrics_on_scores" not in abc
+    for protocol in ("test-ratio", "best-f1"):
+        for metric in ("f1", "aff_precision", "aff_recall"):
+            want = abc["protocols"][protocol]["metrics"][metric]["mean"]
+            assert abcd["protocols"][protocol]["metrics"][metric]["mean"] == pytest.approx(want, nan_ok=True)
+    on_scores = abcd["metrics_on_scores"]
+    assert set(on_scores) == set(abc["threshold_independent_metrics"])
+    for metric, value in on_scores.items():
+        assert value["mean"] == pytest.approx(abc["protocols"]["best-f1"]["metrics"][metric]["mean"])
+    # and step d did change the range metrics of its own protocols (else the test proves nothing)
+    assert abcd["protocols"]["test-ratio"]["metrics"]["vus_pr"]["mean"] != pytest.approx(on_scores["vus_pr"]["mean"])

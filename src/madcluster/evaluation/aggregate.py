@@ -51,6 +51,21 @@ class BenchmarkResult:
     def complete(self) -> bool:
         return self.tasks is None or bool(self.tasks.get("complete", True))
 
+    def _range_on_scores(self) -> dict[str, Any]:
+        """With step d: the threshold-independent metrics of the same scores without step d, so one
+        run gives the decomposition's columns b and c (the model and scores are the same)."""
+        if not self.runs or not all("metrics_on_scores" in r for r in self.runs):
+            return {}
+        out = {}
+        for k in self.runs[0]["metrics_on_scores"]:
+            arr = np.array([r["metrics_on_scores"][k] for r in self.runs], dtype=np.float64)
+            out[k] = {
+                "mean": float(np.nanmean(arr)),
+                "std": float(np.nanstd(arr, ddof=1)) if len(arr) > 1 else 0.0,
+                "values": arr.tolist(),
+            }
+        return {"metrics_on_scores": out}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": RESULT_SCHEMA,
@@ -72,6 +87,7 @@ class BenchmarkResult:
                 if "d" in self.config.released_steps
                 else list(CONTINUOUS_METRICS)
             ),
+            **self._range_on_scores(),
             "cost": self.cost,
             "data": self.data,
             "settings": self.config.settings(),
@@ -143,6 +159,7 @@ def seed_record(seed: int, entity_runs: list[dict[str, Any]], per_entity: bool) 
     record: dict[str, Any] = {
         "seed": seed,
         "metrics": metrics,
+        **_on_scores(scored),
         "train_seconds": float(sum(r["train_seconds"] for r in timed)),
         "score_seconds": float(sum(r["score_seconds"] for r in timed)),
         "peak_rss_mb": float(max(r["peak_rss_mb"] for r in timed)),
@@ -165,6 +182,18 @@ def seed_record(seed: int, entity_runs: list[dict[str, Any]], per_entity: bool) 
     else:
         record.update({k: v for k, v in entity_runs[0].items() if k in _PER_RUN_KEYS})
     return record
+
+
+def _on_scores(scored: list[dict[str, Any]]) -> dict[str, Any]:
+    """Step d rows: the mean over entities of the range / VUS metrics on the continuous scores."""
+    if not all("metrics_on_scores" in r for r in scored):
+        return {}
+    keys = scored[0]["metrics_on_scores"]
+    return {
+        "metrics_on_scores": {
+            k: float(np.nanmean([_num(r["metrics_on_scores"][k]) for r in scored])) for k in keys
+        }
+    }
 
 
 def _mean_history(histories: list[dict[str, Any]]) -> dict[str, float]:

@@ -169,7 +169,18 @@ def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
         window=config.metric_window,
         range_on="predictions" if "d" in steps else "scores",
     )
+    if "d" in steps:  # what the same scores give without step d: columns b and c of a decomposition
+        record["metrics_on_scores"] = continuous_metrics(scores, labels, window=config.metric_window)
     return record
+
+
+def continuous_metrics(scores: np.ndarray, labels: np.ndarray, *, window: int = 100) -> dict[str, float]:
+    """The threshold-independent metrics (Range-AUC, VUS, AUC) of continuous ``scores``."""
+    from madcluster.metrics import evaluate
+
+    # any threshold: the continuous metrics do not depend on it (the point metrics are discarded)
+    values = evaluate(scores, labels, threshold=float(np.median(scores)), window=window)
+    return {k: float(values[k]) for k in CONTINUOUS_METRICS}
 
 
 def evaluate_protocols(
@@ -261,4 +272,4 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-__all__ = ["build_detector", "evaluate_protocols", "history_summary", "run_task", "torch_threads"]
+__all__ = ["build_detector", "continuous_metrics", "evaluate_protocols", "history_summary", "run_task", "torch_threads"]
