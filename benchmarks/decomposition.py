@@ -213,9 +213,9 @@ def markdown(rows: list[dict[str, Any]], runs: Path) -> str:
         "These are small CPU-budget runs (epochs, training stride, threads and seeds are in each "
         "command): the models are not trained to convergence, so the absolute numbers are below "
         "what a full run gives; what they measure is how much each evaluation step adds to the "
-        "same model's number. The D-RNN 'default configuration' sections were run before the "
-        "roughness channels became the D-RNN's default (`roughness_window=3`), so they are the "
-        "previous default (`roughness_window=0`); the other embedders' default is unchanged."),
+        "same model's number. The D-RNN 'default configuration' sections use the current default (with the roughness "
+        "channels, `roughness_window=3`) where their commit is 8170e7f or later; older ones are "
+        "the previous default (`roughness_window=0`). The other embedders' default is unchanged."),
         "",
     ]
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
@@ -256,7 +256,7 @@ def markdown(rows: list[dict[str, Any]], runs: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dataset", required=True, help="MSL, SMAP, SMD, PSM or a folder")
+    parser.add_argument("--dataset", help="MSL, SMAP, SMD, PSM or a folder (required unless --markdown-only)")
     parser.add_argument("--embedder", default="drnn", help="MADCluster's Base Embedder (default: drnn)")
     parser.add_argument(
         "--mode", default="full", help="full (+ MADCluster), base-only (the base model alone), ..."
@@ -275,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--markdown-only", action="store_true", help="only regenerate the .md from the JSON")
     args = parser.parse_args(argv)
+    if args.dataset is None and not args.markdown_only:
+        parser.error("--dataset is required (unless --markdown-only)")
     out = Path(args.out)
     rows = json.loads(out.read_text())["rows"] if args.markdown_only else merge_rows(out, decompose(args))
     if not args.markdown_only:
