@@ -71,3 +71,13 @@ def test_fit_preset_selects_the_configuration(csv_files, preset, scaling):
     args = ["fit", str(csv_files / "train.csv"), "-o", str(mine), "--preset", preset, *FAST]
     assert main([*args, "--roughness-window", "5"]) == 0
     assert MADCluster.load(mine).roughness_window_ == 5
+
+
+def test_fit_defaults_are_the_detectors():
+    """`madcluster fit` without training flags trains what `MADCluster()` trains."""
+    from madcluster import MADCluster
+
+    args = build_parser().parse_args(["fit", "train.csv", "-o", "model.mcz"])
+    default = MADCluster()
+    assert args.epochs == default.epochs
+    assert args.stride == default.stride

@@ -73,7 +73,7 @@ class MADClusterNet(nn.Module):
 class TrainSettings:
     window_size: int = 100
     stride: int = 1
-    epochs: int = 10
+    epochs: int = 20
     batch_size: int = 128
     lr: float = 1e-3
     weight_decay: float = 1e-5

@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="no progress bars, epoch lines or notes (results still print)",
     )
     _add_input_options(fit)
-    _add_training_options(fit, epochs=10, stride=1)
+    _add_training_options(fit, epochs=20, stride=1)  # = MADCluster's default (tested)
     add_fleet_arguments(fit)
     fit.set_defaults(func=cmd_fit)
 
