@@ -50,8 +50,8 @@ SCORE_COMBINATIONS = ("standardized", "raw")
 # VUS-PR .335 -> .363; w = 5 and 10 were measured too).
 DEFAULT_ROUGHNESS_WINDOW = 3
 # At most 20 epochs (early stopping usually ends sooner). README method table: synthetic suite
-# .930 -> .940 and three of its four base x kind cells below .9 lifted above it; MSL flat (per entity
-# VUS-PR .363 -> .367, concatenated .158 -> .161, 3 seeds); training up to 2x longer.
+# .930 -> .940, higher on every base; MSL flat (per entity VUS-PR .363 -> .367, concatenated .158 ->
+# .161, 3 seeds); training up to 2x longer.
 DEFAULT_EPOCHS = 20
 SCALINGS = ("standard", "minmax")
 
