@@ -139,6 +139,28 @@ def table(n_features: int, window: int) -> str:
     return "\n".join(rows)
 
 
+def default_row(n_features: int, window: int) -> str:
+    """The library's default detector (not in the paper): the D-RNN + MADCluster, whose input is
+    the D channels and their D roughness channels (``roughness_window=3``)."""
+    from madcluster.detector import DEFAULT_ROUGHNESS_WINDOW
+
+    width = 2 * n_features if DEFAULT_ROUGHNESS_WINDOW else n_features
+    params, macs = measure("drnn", "full", width, window)
+    return "\n".join(
+        [
+            "The library's default detector, `MADCluster()` (not in the paper):",
+            "",
+            "| model | params | MACs / window | input width | scored windows per L points |",
+            "|---|---|---|---|---|",
+            (
+                f"| drnn + MADCluster (default) | {human(params)} ({params:,}) | {human(macs)} | {width} "
+                "(D + D roughness channels) | 10 (`score_stride = L // 10`: every point is scored from "
+                f"a window where it has history), so {human(10 * macs)} MACs per L scored points |"
+            ),
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--features", type=int, default=55, help="D (MSL: 55)")
@@ -161,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             table(args.features, args.window),
             "",
             FOOTNOTES,
+            "",
+            default_row(args.features, args.window),
             "",
             f"Command: `{command.strip()}`",
             "",
