@@ -1,0 +1,77 @@
+"""A post-hoc look at single SMD machines: ROC-AUC of MADCluster variants, of each score term, and of PCA.
+
+SMD is *unseen* data for this project (defaults are chosen on the synthetic suite and MSL only), so
+what this prints is a lead to check on the development set, never a reason to change a default.
+
+    MADCLUSTER_DATA_DIR=../shared/datasets python benchmarks/smd_diagnosis.py \\
+        --machines machine-1-3 machine-3-4 \\
+        --variants pca '{"stride":50}' '{"stride":50,"roughness_window":0}' \\
+                   '{"stride":50,"validation_size":0}' '{"stride":50,"clip":3}' '{"stride":50,"clip":10}'
+
+A variant is ``pca`` or a JSON dict of ``MADCluster`` parameters (``window_size=100``,
+``random_state=0`` unless given); ``"clip": c`` soft-clips the scaled input to +-c standard
+deviations (``c * tanh(z / c)``, not a library option: a probe of whether extreme inputs are the
+problem). One torch thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+import torch
+from sklearn.metrics import roc_auc_score
+
+from madcluster import MADCluster, PCADetector
+from madcluster.data.datasets import load_dataset
+from madcluster.data.validation import check_series
+
+
+class ClippedInput(MADCluster):
+    """MADCluster whose scaled input is soft-clipped to +-``clip`` (a diagnostic probe only)."""
+
+    def __init__(self, clip: float = 0.0, **params):
+        super().__init__(**params)
+        self.clip = clip
+
+    def _scale_input(self, data: np.ndarray) -> np.ndarray:
+        z = super()._scale_input(data)
+        return self.clip * np.tanh(z / self.clip) if self.clip else z
+
+
+def run_variant(variant: str, train: np.ndarray, test: np.ndarray, labels: np.ndarray) -> dict:
+    if variant == "pca":
+        scores = PCADetector(window_size=100).fit(train).decision_function(test)
+        return {"auc": roc_auc_score(labels, scores)}
+    params = {"window_size": 100, "random_state": 0, **json.loads(variant)}
+    clip = params.pop("clip", 0.0)
+    det = (ClippedInput(clip=clip, **params) if clip else MADCluster(**params)).fit(train)
+    data = check_series(test, min_length=det.window_size, n_features=det.n_features_in_, name="X")
+    terms = det._score_terms(det._model_input(data))
+    out = {"auc": roc_auc_score(labels, det._combine(terms))}
+    out.update({f"auc_{name}": roc_auc_score(labels, values) for name, values in terms.items()})
+    out["epochs_run"] = len(det.history_.get("epoch", []))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--machines", nargs="+", required=True, help="SMD entity names, e.g. machine-1-3")
+    parser.add_argument("--variants", nargs="+", default=["pca", "{}"], help="pca or JSON MADCluster params")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    smd = load_dataset("SMD")
+    for machine in args.machines:
+        entity = smd.entity(machine)
+        for variant in args.variants:
+            t0 = time.perf_counter()
+            result = run_variant(variant, entity.train, entity.test, entity.labels)
+            rounded = {k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}
+            print(json.dumps({"machine": machine, "variant": variant, **rounded,
+                              "seconds": round(time.perf_counter() - t0, 1)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
