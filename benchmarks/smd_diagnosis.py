@@ -56,15 +56,29 @@ def run_variant(variant: str, train: np.ndarray, test: np.ndarray, labels: np.nd
     return out
 
 
+def input_extremes(train: np.ndarray, test: np.ndarray, labels: np.ndarray) -> dict:
+    """How far normal test steps go outside the training range, in training standard deviations
+    (the detector's default scaling): channels with a tiny training spread can dominate."""
+    sd = train.std(axis=0)
+    z = np.abs(test - train.mean(axis=0)) / np.where(sd > 1e-8, sd, 1.0)
+    normal = np.asarray(labels) == 0
+    return {
+        "channels_train_sd_below_1e-3": int(((sd > 1e-8) & (sd < 1e-3)).sum()),
+        "max_abs_z_normal_test": round(float(z[normal].max()), 1),
+        "max_abs_z_anomalous_test": round(float(z[~normal].max()), 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--machines", nargs="+", required=True, help="SMD entity names, e.g. machine-1-3")
-    parser.add_argument("--variants", nargs="+", default=["pca", "{}"], help="pca or JSON MADCluster params")
+    parser.add_argument("--variants", nargs="*", default=["pca", "{}"], help="pca or JSON MADCluster params")
     args = parser.parse_args()
     torch.set_num_threads(1)
     smd = load_dataset("SMD")
     for machine in args.machines:
         entity = smd.entity(machine)
+        print(json.dumps({"machine": machine, **input_extremes(entity.train, entity.test, entity.labels)}), flush=True)
         for variant in args.variants:
             t0 = time.perf_counter()
             result = run_variant(variant, entity.train, entity.test, entity.labels)
