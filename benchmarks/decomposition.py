@@ -310,7 +310,7 @@ def coverage(groups: dict[tuple[str, str, str], list[dict[str, Any]]]) -> list[s
          "times the windows of non-overlapping scoring, ten times those of the default's overlapping "
          "scoring), and steps d and e each need such a run. On this project's 2-core CPU that is "
          "5-10 minutes per section for the D-RNN, DeepSVDD and BeatGAN on MSL (10-20 on SMAP, "
-         "about 20 for the D-RNN on SMD), 30-45 minutes for THOC and USAD on MSL, over two hours "
+         "20-30 for the D-RNN on SMD), 30-45 minutes for THOC and USAD on MSL, over two hours "
          "for OmniAnomaly (10 posterior samples per window; stopped unfinished), and hours for the "
          "Anomaly Transformer and DCdetector (400-490M MACs per window x 71,056 stride-1 windows of MSL's 27 channels per run); SMAP and SMD have 6x and "
          "10x MSL's test points. A missing section is added with "
