@@ -113,6 +113,24 @@ def test_lists_on_the_command_line_and_key_values():
         expand_grid({"dataset": "MSL", "epoch": 3})
 
 
+def test_benchmark_defaults_train_what_the_detector_trains():
+    """A benchmark row without training flags measures ``MADCluster()``, not an older budget."""
+    from madcluster import MADCluster
+    from madcluster.embedders.drnn import DilatedRNN
+
+    parser = argparse.ArgumentParser()
+    add_benchmark_arguments(parser)
+    (row,) = configs_from_args(parser.parse_args(["--dataset", "MSL"]))
+    default = MADCluster()
+    for name in ("epochs", "window_size", "batch_size", "lr", "weight_decay", "validation_size", "patience"):
+        assert getattr(row, name) == getattr(default, name), name
+    drnn = DilatedRNN(n_features=3)
+    assert row.resolved_embedder_params() == {
+        "hidden_size": drnn.out_features,
+        "n_layers": len(drnn.dilations),
+    }
+
+
 def test_tasks_per_seed_and_entity_and_fingerprint(dataset, tmp_path):
     (config,) = _rows(dataset, tmp_path / "out", embedder="pca", seeds=[0, 1], per_entity=True)
     grid = run_grid([config], progress=False)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from madcluster.detector import DEFAULT_EPOCHS
 from madcluster.evaluation.config import BenchmarkConfig, parse_key_values
 from madcluster.evaluation.executors import EXECUTORS
 from madcluster.evaluation.grid import expand_grid, load_grid_file
@@ -94,7 +95,8 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         {
             "type": int,
             "help": "maximum epochs; early stopping on the END of "
-            "the training series, never test (default: 10)",
+            "the training series, never test (default: "
+            f"{DEFAULT_EPOCHS}, as MADCluster())",
         },
     ),
     (

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from madcluster.data.validation import check_positive_int
+from madcluster.detector import DEFAULT_EPOCHS
 from madcluster.evaluation.released_protocol import check_steps, steps_suffix
 from madcluster.evaluation.schema import BASELINE_MODE, BASELINES, DETECTORS
 from madcluster.method.config import MODES
@@ -82,7 +83,7 @@ class BenchmarkConfig:
     seeds: tuple[int, ...] = (0,)
     per_entity: bool = False
     entities: tuple[str, ...] | None = None
-    epochs: int = 10
+    epochs: int = DEFAULT_EPOCHS  # the detector's, so a default row measures the default
     stride: int | None = None
     window_size: int = 100
     batch_size: int = 128
