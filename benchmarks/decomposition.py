@@ -107,6 +107,7 @@ def run_column_configs(args: argparse.Namespace, out: Path) -> dict[tuple[str, .
             epochs=args.epochs,
             stride=args.stride,
             threads=args.threads,
+            device=args.device,
             embedder_params=embedder_params,
             detector_params=detector_params,
             released_steps=steps,
@@ -290,32 +291,70 @@ def summary_table(groups: dict[tuple[str, str, str], list[dict[str, Any]]]) -> l
 
 
 BASE_MODELS = ("deepsvdd", "usad", "beatgan", "omnianomaly", "thoc", "anomaly_transformer", "dcdetector")
+DATASETS = ("MSL", "SMAP", "SMD")
+# Cheapest first (stride-1 scoring cost per window on a CPU, measured here): --missing lists the
+# sections in this order, so a queue of them finishes as many as possible early.
+_COST_ORDER = ("beatgan", "deepsvdd", "drnn", "usad", "thoc", "omnianomaly", "dcdetector", "anomaly_transformer")
+
+
+def wanted_sections() -> list[tuple[str, str, str]]:
+    """Every ``(dataset, embedder, mode, preset)`` section the issue asks for: the D-RNN default and
+    paper configuration, and each base model alone and + MADCluster, on MSL, SMAP and SMD."""
+    per_dataset = [("drnn", "full", "default"), ("drnn", "full", "paper")] + [
+        (base, mode, "default") for base in BASE_MODELS for mode in ("base-only", "full")
+    ]
+    return [(dataset, *section) for dataset in DATASETS for section in per_dataset]
+
+
+def missing_sections(groups: dict[tuple[str, str, str], Any]) -> list[tuple[str, str, str, str]]:
+    """The wanted sections with no rows yet, cheapest first."""
+    missing = [
+        (dataset, embedder, mode, preset)
+        for dataset, embedder, mode, preset in wanted_sections()
+        if (dataset, model_name(embedder, mode), preset) not in groups
+    ]
+    return sorted(missing, key=lambda s: (_COST_ORDER.index(s[1]), DATASETS.index(s[0])))
+
+
+def section_command(dataset: str, embedder: str, mode: str, preset: str, extra: str = "") -> str:
+    """The command that adds one section (this script's CPU budget; ``extra`` e.g. ``--device cuda``)."""
+    command = (
+        f"python benchmarks/decomposition.py --dataset {dataset} --embedder {embedder} --mode {mode} "
+        f"--preset {preset} --epochs 2 --stride 20 --seeds 0"
+    )
+    return f"{command} {extra}".rstrip()
 
 
 def coverage(groups: dict[tuple[str, str, str], list[dict[str, Any]]]) -> list[str]:
-    """Which of the issue's sections (D-RNN default / paper, each base model alone and + MADCluster,
-    on MSL, SMAP and SMD) are not measured yet, and why."""
-    wanted = [("drnn", "default"), ("drnn", "paper")] + [
-        (name, "default") for base in BASE_MODELS for name in (base, f"{base} + MADCluster")
-    ]
-    missing = {
-        dataset: [f"{m}" + (" (paper)" if c == "paper" else "") for m, c in wanted if (dataset, m, c) not in groups]
-        for dataset in ("MSL", "SMAP", "SMD")
-    }
+    """Which of the issue's sections are not measured yet, why, and the command adding each."""
+    missing = missing_sections(groups)
+    if not missing:
+        return ["Every section the issue asks for is measured.", ""]
+    by_dataset: dict[str, list[str]] = {}
+    for dataset, embedder, mode, preset in missing:
+        name = model_name(embedder, mode) + (" (paper)" if preset == "paper" else "")
+        by_dataset.setdefault(dataset, []).append(name)
     lines = ["Not measured yet:", ""]
-    lines += [f"- {dataset}: {', '.join(names)}" for dataset, names in missing.items() if names]
+    lines += [f"- {dataset}: {', '.join(by_dataset[dataset])}" for dataset in DATASETS if dataset in by_dataset]
     lines += [
         "",
         ("Why: step b scores every stride-1 window with the network (T - L + 1 windows, about L = 100 "
          "times the windows of non-overlapping scoring, ten times those of the default's overlapping "
-         "scoring), and steps d and e each need such a run. On this project's 2-core CPU that is "
-         "5-10 minutes per section for the D-RNN, DeepSVDD and BeatGAN on MSL (10-20 on SMAP, "
-         "20-30 for the D-RNN on SMD), 30-45 minutes for THOC and USAD on MSL, over two hours "
-         "for OmniAnomaly (10 posterior samples per window; stopped unfinished), and hours for the "
-         "Anomaly Transformer and DCdetector (400-490M MACs per window x 71,056 stride-1 windows of MSL's 27 channels per run); SMAP and SMD have 6x and "
-         "10x MSL's test points. A missing section is added with "
-         "`python benchmarks/decomposition.py --dataset D --embedder E --mode full` (or "
-         "`--mode base-only` for the model alone); finished runs are resumed."),
+         "scoring), and steps d and e each need such a run. On this project's 2-core CPU, with "
+         "`--threads 1`, a section took: 5-10 minutes for the D-RNN, DeepSVDD and BeatGAN on MSL "
+         "(10-20 on SMAP, 15-30 on SMD), 30-45 minutes for THOC and USAD on MSL, over two hours "
+         "for OmniAnomaly on MSL (10 posterior samples per window; stopped unfinished), and the "
+         "Anomaly Transformer and DCdetector would take hours (400-490M MACs per window x 71,056 "
+         "stride-1 windows of MSL's 27 channels per run); SMAP and SMD have 6x and 10x MSL's test "
+         "points."),
+        "",
+        ("`python benchmarks/decomposition.py --missing` prints the command of every missing "
+         "section, cheapest first (add `--device cuda` on a GPU); finished runs and tasks are resumed, "
+         "so the queue can be stopped and restarted:"),
+        "",
+        "```",
+        *[section_command(*section) for section in missing],
+        "```",
     ]
     return lines
 
@@ -332,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stride", type=int, default=20, help="training window stride (default: 20)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds (default: 0)")
+    parser.add_argument("--device", default="cpu", help="torch device, e.g. cuda (default: cpu)")
     # relative to the working directory, so that the recorded commands hold no machine's paths
     parser.add_argument(
         "--runs", default=os.path.relpath(RESULTS / "decomposition_runs"), help="run JSON folder"
@@ -340,7 +380,18 @@ def main(argv: list[str] | None = None) -> int:
         "--out", default=os.path.relpath(RESULTS / "decomposition.json"), help="decomposition JSON"
     )
     parser.add_argument("--markdown-only", action="store_true", help="only regenerate the .md from the JSON")
+    parser.add_argument(
+        "--missing",
+        action="store_true",
+        help="print the command of every section not measured yet, cheapest first, and exit",
+    )
     args = parser.parse_args(argv)
+    if args.missing:
+        rows = json.loads(Path(args.out).read_text())["rows"]
+        groups = {(r["dataset"], r["model"], r["config"]): r for r in rows}
+        extra = "" if args.device == "cpu" else f"--device {args.device}"
+        print("\n".join(section_command(*section, extra) for section in missing_sections(groups)))
+        return 0
     if args.dataset is None and not args.markdown_only:
         parser.error("--dataset is required (unless --markdown-only)")
     out = Path(args.out)

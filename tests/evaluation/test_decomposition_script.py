@@ -1,0 +1,45 @@
+"""``benchmarks/decomposition.py``'s bookkeeping: which sections are missing and how to add them."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "decomposition.py"
+
+
+@pytest.fixture(scope="module")
+def decomposition():
+    spec = importlib.util.spec_from_file_location("decomposition_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_missing_sections_skip_measured_ones_cheapest_first(decomposition):
+    measured = {("MSL", "drnn", "default"), ("SMAP", "usad + MADCluster", "default"), ("SMD", "beatgan", "default")}
+    missing = decomposition.missing_sections(measured)
+    wanted = decomposition.wanted_sections()
+    assert len(wanted) == 3 * (2 + 2 * len(decomposition.BASE_MODELS))
+    assert len(missing) == len(wanted) - len(measured)
+    assert ("MSL", "drnn", "full", "default") not in missing
+    assert ("SMAP", "usad", "full", "default") not in missing
+    assert ("SMAP", "usad", "base-only", "default") in missing
+    assert ("MSL", "drnn", "full", "paper") in missing
+    embedders = [s[1] for s in missing]
+    assert embedders.index("beatgan") < embedders.index("usad") < embedders.index("anomaly_transformer")
+
+
+def test_missing_flag_prints_runnable_commands(decomposition, tmp_path, capsys):
+    rows = [{"dataset": "MSL", "model": "usad", "config": "default", "metric": "f1"}]
+    out = tmp_path / "decomposition.json"
+    out.write_text(json.dumps({"rows": rows}))
+    assert decomposition.main(["--missing", "--out", str(out), "--device", "cuda"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == len(decomposition.wanted_sections()) - 1
+    assert not any("--dataset MSL --embedder usad --mode base-only" in line for line in lines)
+    assert all(line.startswith("python benchmarks/decomposition.py --dataset ") for line in lines)
+    assert all(line.endswith("--device cuda") for line in lines)
