@@ -38,11 +38,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from madcluster.atomic import atomic_write_text
+from madcluster.atomic import atomic_path, atomic_write_text
 from madcluster.detector import MADCluster
 from madcluster.evaluation.config import BenchmarkConfig
 from madcluster.evaluation.released_protocol import STEPS
 from madcluster.evaluation.runner import run_grid
+from madcluster.reporting.figures import decomposition_figure
 from madcluster.reporting.paper import PAPER_METRICS, PAPER_TABLE1
 
 HERE = Path(__file__).resolve().parent
@@ -225,6 +226,15 @@ def markdown(rows: list[dict[str, Any]], runs: Path) -> str:
     for r in rows:
         groups.setdefault((r["dataset"], r["model"], r["config"]), []).append(r)
     lines += summary_table(groups)
+    lines += [
+        ("![Waterfall per dataset and metric: honest, then what each step adds; black: the paper]"
+         "(decomposition.png)"),
+        "",
+        ("`decomposition.png` (written beside this file): per dataset, F1 and V_PR of each section, "
+         "honest in grey and then what steps a to e add, hatched where a step lowers the value; the "
+         "black line is the paper's number."),
+        "",
+    ]
     for (dataset, model, config), group in groups.items():
         lines += [
             f"## {dataset}, {model}, {config} configuration",
@@ -399,6 +409,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.markdown_only:
         atomic_write_text(out, json.dumps({"rows": rows}, indent=1) + "\n")
     atomic_write_text(out.with_suffix(".md"), markdown(rows, Path(args.runs)))
+    figure = decomposition_figure(rows)
+    if figure is not None:
+        with atomic_path(out.with_suffix(".png")) as tmp:
+            figure.savefig(tmp, format="png")
     print(out.with_suffix(".md").read_text())
     return 0
 

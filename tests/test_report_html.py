@@ -123,6 +123,24 @@ def test_decomposition_marks_the_oracle_and_the_leak_step(results_dir):
     assert "--released-protocol" in row[4].tooltip and "0123456789" in row[4].tooltip
 
 
+def test_decomposition_figure_draws_each_step_from_the_previous_value():
+    """The waterfall's bars go from each column's value to the next (hatched when a step lowers
+    it), and the paper's value is a line over the group."""
+    from madcluster.reporting.figures import decomposition_figure
+
+    rows = [dict(r) for r in DECOMPOSITION["rows"]]
+    rows[1] = {**rows[1], "values": {**rows[1]["values"], "d": 0.15}}  # step d lowers V_PR
+    fig = decomposition_figure(rows)
+    f1_ax, vus_ax = fig.axes[:2]
+    spans = [(round(p.get_y(), 3), round(p.get_y() + p.get_height(), 3)) for p in f1_ax.patches]
+    assert spans == [(0.0, 0.26), (0.26, 0.30), (0.30, 0.35), (0.35, 0.44), (0.44, 0.46), (0.46, 0.50)]
+    hatched = [bool(p.get_hatch()) for p in vus_ax.patches]
+    assert hatched == [False, False, False, False, True, False]
+    lines = f1_ax.collections[0].get_segments()
+    assert np.allclose([seg[0][1] for seg in lines], 0.52)
+    assert decomposition_figure([]) is None
+
+
 def test_missing_decomposition_and_compute_files_are_noted_not_errors(results_dir):
     (results_dir / "decomposition.json").unlink()
     (results_dir / "compute_table.md").unlink()
@@ -215,7 +233,9 @@ def test_html_report_is_self_contained_with_decodable_figures(results_dir, tmp_p
     out = tmp_path / "report.html"
     write_report(results_dir, out)
     text = out.read_text()
-    _check_page(text, n_tables=5)  # 2 protocols, decomposition, 2 compute tables
+    page = _check_page(text, n_tables=5)  # 2 protocols, decomposition, 2 compute tables
+    assert len(page.images) == 2  # the dataset's figure and the decomposition's
+    assert 'alt="Evaluation decomposition' in text
     assert "ORACLE" in text and "LEAK" in text
     assert "madcluster benchmark --dataset MSL --embedder usad --mode full --seeds 0 1" in text
 
@@ -226,8 +246,10 @@ def test_markdown_report_writes_its_figures_beside_it(results_dir, tmp_path):
     text = out.read_text()
     assert "| model | row | F1 | Aff-P | Aff-R | R_A_R | R_A_P | V_ROC | V_PR | seeds | source |" in text
     assert "— **ORACLE**" in text and " †" in text and " ‡" in text
-    figure = re.search(r"!\[[^\]]*\]\(([^)]+)\)", text).group(1)
-    Image.open(tmp_path / figure).load()
+    figures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert figures == ["report_figures/MSL.png", "report_figures/table-decomposition.png"]
+    for figure in figures:
+        Image.open(tmp_path / figure).load()
 
 
 def test_cli_report_writes_html_and_md(results_dir, tmp_path, capsys):

@@ -75,3 +75,70 @@ def dataset_figure(content: ReportContent, dataset: str, protocol: str) -> Figur
     fig.suptitle(f"{dataset}: each model alone and + MADCluster", fontsize=11)
     fig.tight_layout()
     return fig
+
+
+# The decomposition's waterfall: honest first, then each step's change, oracle / leak steps named.
+_STEP_COLORS = {"honest": "#969696", "a": "#3182bd", "b": "#31a354", "c": "#d62728", "d": "#756bb1",
+                "e": "#e6550d"}
+_STEP_LABELS = {"honest": "honest", "a": "(a) per entity", "b": "(b) window labels",
+                "c": "(c) best-F1 threshold: ORACLE", "d": "(d) range metrics on 0/1",
+                "e": "(e) test set as validation: LEAK"}
+_DECOMPOSITION_METRICS = (("f1", "F1"), ("vus_pr", "V_PR"))
+
+
+def decomposition_figure(records: list[dict[str, Any]]) -> Figure | None:
+    """One waterfall per dataset and metric (F1, V_PR): for each model, the honest value and then
+    what each released-protocol step adds (a floating bar from the previous value to the next;
+    hatched where the step lowers it), with the paper's value as a black line over the group."""
+    cells: dict[str, dict[tuple[str, str], dict[str, dict[str, Any]]]] = {}
+    for rec in records:
+        if rec.get("metric") not in dict(_DECOMPOSITION_METRICS) or not rec.get("values"):
+            continue
+        section = (str(rec.get("model", "?")), str(rec.get("config", "")))
+        cells.setdefault(str(rec.get("dataset", "?")), {}).setdefault(section, {})[rec["metric"]] = rec
+    if not cells:
+        return None
+    steps = list(_STEP_COLORS)
+    most = max(len(sections) for sections in cells.values())
+    fig = Figure(figsize=(min(18.0, max(8.0, 0.9 * most + 3)), 2.9 * len(cells) + 1.0), dpi=100)
+    axes = np.atleast_2d(fig.subplots(len(cells), len(_DECOMPOSITION_METRICS), squeeze=False))
+    width = 0.8 / len(steps)
+    for row, (dataset, sections) in enumerate(cells.items()):
+        names = sorted(sections)
+        for col, (metric, label) in enumerate(_DECOMPOSITION_METRICS):
+            ax = axes[row, col]
+            for i, section in enumerate(names):
+                rec = sections[section].get(metric)
+                if rec is None:
+                    continue
+                previous = 0.0
+                for j, step in enumerate(steps):
+                    value = rec["values"].get(step)
+                    if value is None:
+                        continue
+                    low, high = sorted((previous, float(value)))
+                    ax.bar(i - 0.4 + width * (j + 0.5), max(high - low, 0.002), width * 0.9, bottom=low,
+                           color=_STEP_COLORS[step], hatch="///" if float(value) < previous else None,
+                           edgecolor="white" if float(value) < previous else "none", linewidth=0)
+                    previous = float(value)
+                if rec.get("paper") is not None:
+                    ax.hlines(float(rec["paper"]), i - 0.42, i + 0.42, color="black", linewidth=1.6, zorder=4)
+            ax.set_xticks(np.arange(len(names)))
+            ax.set_xticklabels([m if c == "default" else f"{m} ({c})" for m, c in names],
+                               rotation=25, ha="right", fontsize=7)
+            ax.set_xlim(-0.6, max(len(names), 1) - 0.4)
+            ax.set_ylim(0, max(0.7, ax.get_ylim()[1]))
+            ax.set_ylabel(f"{dataset}: {label}", fontsize=9)
+            ax.grid(axis="y", alpha=0.3)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=_STEP_COLORS[s], label=_STEP_LABELS[s]) for s in steps]
+    handles.append(Line2D([], [], color="black", linewidth=1.6, label="paper (Table 1)"))
+    inch = 1.0 / fig.get_figheight()  # one inch in figure coordinates: title, then the legend
+    fig.suptitle("Evaluation decomposition: honest, then what each step of the released protocol adds",
+                 fontsize=11, y=1 - 0.08 * inch, va="top")
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.35 * inch), ncol=4,
+               fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 * inch))
+    return fig

@@ -14,10 +14,22 @@ from matplotlib.figure import Figure
 
 from madcluster import __version__
 from madcluster.atomic import atomic_path, atomic_write_text
-from madcluster.reporting.figures import dataset_figure
+from madcluster.reporting.figures import dataset_figure, decomposition_figure
 from madcluster.reporting.tables import Cell, ReportContent, Table, _anchor, build_content
 
 FORMATS = ("html", "md")
+# figures that go with a table rather than a dataset, keyed apart from dataset names
+TABLE_FIGURE_CAPTIONS = {
+    "decomposition": "Per dataset and metric, each model's honest value (grey) and then, left to right, what "
+    "steps a to e add (a bar from the previous value to the next; hatched where the step lowers it). "
+    "The black line is the paper's Table 1 value. Step c is an ORACLE, step e a LEAK.",
+}
+
+
+def table_figure_key(anchor: str) -> str:
+    """The key of a table's figure in the figure dict (``#`` + anchor: no dataset name has one)."""
+    return f"#{anchor}"
+
 MARKS = {  # flag -> (badge text, what it means, Markdown suffix)
     "oracle": ("ORACLE", "threshold chosen on the test labels: an upper bound, not a deployable number", " †"),
     "leak": ("LEAK", "test data used in training (test set as validation): measures inflation only", " ‡"),
@@ -85,7 +97,13 @@ def _badge(flag: str | None) -> str:
     return f'<span class="badge {flag}">{MARKS[flag][0]}</span>' if flag in MARKS else ""
 
 
-def _html_table(table: Table, level: int = 3) -> str:
+def _html_figure(png: bytes, alt: str, caption: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return (f'<figure><img alt="{_esc(alt)}" src="data:image/png;base64,{data}">'
+            f'<figcaption class="note">{_esc(caption)}</figcaption></figure>')
+
+
+def _html_table(table: Table, level: int = 3, figure: str = "") -> str:
     classes = "results" + (f" {table.flag}" if table.flag else "")
     head = "".join(f"<th>{_esc(c)}</th>" for c in table.columns)
     body = []
@@ -93,7 +111,7 @@ def _html_table(table: Table, level: int = 3) -> str:
         paper = all(c.flag == "paper" or not c.text for c in row[1:])
         body.append(f'<tr{" class=paper" if paper else ""}>' + "".join(_html_cell(c) for c in row) + "</tr>")
     return (f'<h{level} id="{_esc(table.anchor)}">{_esc(table.title)}{_badge(table.flag)}</h{level}>'
-            f'<p class="note">{_inline_code(table.note)}</p>'
+            f'<p class="note">{_inline_code(table.note)}</p>{figure}'
             f'<table class="{classes}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
 
 
@@ -126,7 +144,9 @@ def render_html(content: ReportContent, figures: dict[str, bytes]) -> str:
                          + "".join(hidden) + "</details>")
         parts.append("</section>")
     for table in (t for t in content.tables if not t.anchor.startswith("table1-")):
-        parts.append(f"<section>{_html_table(table, level=2)}</section>")
+        png = figures.get(table_figure_key(table.anchor))
+        figure = _html_figure(png, table.title, TABLE_FIGURE_CAPTIONS.get(table.anchor, "")) if png else ""
+        parts.append(f"<section>{_html_table(table, level=2, figure=figure)}</section>")
     items = [f'<li id="{_anchor(s.key)}"><b>{_esc(s.name)}</b> — commit <code>{_esc(s.commit)}</code>'
              f'{(" — " + _esc(s.started)) if s.started else ""}<br><code>{_esc(s.command)}</code></li>'
              for s in content.sources.values()]
@@ -147,10 +167,12 @@ def _md_cell(cell: Cell) -> str:
     return text
 
 
-def _md_table(table: Table) -> str:
+def _md_table(table: Table, figure: str | None = None) -> str:
     flag = f" — **{MARKS[table.flag][0]}**" if table.flag in MARKS else ""
-    lines = [f"### {table.title}{flag}", "", table.note, "",
-             "| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines = [f"### {table.title}{flag}", "", table.note, ""]
+    if figure:
+        lines += [f"![{table.title}]({figure})", ""]
+    lines += ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
     lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in table.rows]
     return "\n".join(lines) + "\n"
 
@@ -170,7 +192,7 @@ def render_markdown(content: ReportContent, figure_files: dict[str, str]) -> str
         for table in (t for t in content.tables if t.anchor.startswith(f"table1-{dataset}-")):
             out.append(_md_table(table))
     for table in (t for t in content.tables if not t.anchor.startswith("table1-")):
-        out.append(_md_table(table))
+        out.append(_md_table(table, figure_files.get(table_figure_key(table.anchor))))
     out += ["## Sources: command and commit of every number", ""]
     out += [f"- `{s.name}` (commit `{s.commit}`): `{s.command}`" for s in content.sources.values()]
     return "\n".join(out) + "\n"
@@ -209,6 +231,9 @@ def write_report(
         fig = dataset_figure(content, dataset, protocol)
         if fig is not None:
             images[dataset] = figure_png(fig)
+    fig = decomposition_figure(content.decomposition_records)
+    if fig is not None:
+        images[table_figure_key("decomposition")] = figure_png(fig)
     out = Path(output)
     if kind == "html":
         atomic_write_text(out, render_html(content, images))
@@ -217,10 +242,11 @@ def write_report(
     files = {}
     if images:
         fig_dir.mkdir(parents=True, exist_ok=True)
-    for dataset, png in images.items():
-        target = fig_dir / f"{dataset}.png"
+    for key, png in images.items():
+        name = f"table-{key[1:]}" if key.startswith("#") else key
+        target = fig_dir / f"{name}.png"
         with atomic_path(target) as tmp:
             Path(tmp).write_bytes(png)
-        files[dataset] = f"{fig_dir.name}/{target.name}"
+        files[key] = f"{fig_dir.name}/{target.name}"
     atomic_write_text(out, render_markdown(content, files))
     return content

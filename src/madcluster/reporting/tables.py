@@ -88,6 +88,7 @@ class ReportContent:
     tables: list[Table] = field(default_factory=list)
     datasets: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    decomposition_records: list[dict[str, Any]] = field(default_factory=list)  # for its figure
 
 
 # --------------------------------------------------------------------------------------- loading
@@ -305,13 +306,17 @@ def _first_markdown_table(lines: list[str]) -> list[list[str]]:
 
 
 # ---------------------------------------------------------------------------- decomposition table
-def decomposition_table(path: Path) -> tuple[Table | None, list[Source]]:
+def decomposition_records(path: Path) -> list[dict[str, Any]]:
+    """The rows of ``decomposition.json`` (written by ``benchmarks/decomposition.py``); none if absent."""
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text())
+    return data.get("rows", []) if isinstance(data, dict) else []
+
+
+def decomposition_table(records: list[dict[str, Any]]) -> tuple[Table | None, list[Source]]:
     """The evaluation decomposition (issue 10, part 1): honest, then the released protocol's steps
     (a)..(e) added cumulatively, then the paper; (c) is an oracle and (e) a leak, marked as such."""
-    if not path.exists():
-        return None, []
-    data = json.loads(path.read_text())
-    records = data.get("rows", []) if isinstance(data, dict) else []
     rows, sources = [], []
     for i, rec in enumerate(records):
         values = rec.get("values") or {}
@@ -373,7 +378,8 @@ def build_content(
                 content.tables.append(table)
 
     dec_path = Path(decomposition) if decomposition else root / "decomposition.json"
-    dec_table, dec_sources = decomposition_table(dec_path)
+    content.decomposition_records = decomposition_records(dec_path)
+    dec_table, dec_sources = decomposition_table(content.decomposition_records)
     if dec_table is not None:
         content.tables.append(dec_table)
         for s in dec_sources:
