@@ -138,19 +138,21 @@ def decompose(args: argparse.Namespace) -> list[dict[str, Any]]:
     configs = run_column_configs(args, out)
     results = {}
 
-    def run(steps: tuple[str, ...]) -> None:
-        config = configs[steps]
-        print(f"[decomposition] {config.result_name()}: {config.command()}", flush=True)
-        grid = run_grid([config], executor="sequential", progress=False)
-        if not grid.ok or not grid.results:
-            raise RuntimeError(f"{config.result_name()} failed: {grid.failures or grid.row_errors}")
-        results[steps] = grid.results[0].to_dict()
+    def run(step_sets: list[tuple[str, ...]]) -> None:
+        """One grid of every step set: with ``--executor ray`` one Ray start runs all their tasks."""
+        for steps in step_sets:
+            print(f"[decomposition] {configs[steps].result_name()}: {configs[steps].command()}", flush=True)
+        options = {"num_cpus": args.num_cpus} if args.num_cpus else None
+        grid = run_grid([configs[s] for s in step_sets], executor=args.executor, progress=False,
+                        executor_options=options)
+        by_name = {r.name: r for r in grid.results}
+        if not grid.ok or any(configs[s].result_name() not in by_name for s in step_sets):
+            raise RuntimeError(f"decomposition runs failed: {grid.failures or grid.row_errors}")
+        results.update({s: by_name[configs[s].result_name()].to_dict() for s in step_sets})
 
-    for steps in configs:
-        if steps != ABC:
-            run(steps)
+    run([steps for steps in configs if steps != ABC])
     if "metrics_on_scores" not in results[ABCD]:
-        run(ABC)  # an a b c d run from before that field existed
+        run([ABC])  # an a b c d run from before that field existed
     command = "MADCLUSTER_DATA_DIR=<datasets> python " + shlex.join(
         [str(Path(sys.argv[0]).resolve().relative_to(HERE.parent)), *sys.argv[1:]]
     )
@@ -382,6 +384,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds (default: 0)")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cuda (default: cpu)")
+    parser.add_argument(
+        "--executor",
+        default="sequential",
+        choices=("sequential", "ray", "auto"),
+        help="run a step's tasks (seeds x entities) one by one, or in parallel with Ray "
+        "(`madcluster benchmark --executor`; default: sequential)",
+    )
+    parser.add_argument("--num-cpus", type=int, default=None, help="with --executor ray: CPUs of the local Ray")
     # relative to the working directory, so that the recorded commands hold no machine's paths
     parser.add_argument(
         "--runs", default=os.path.relpath(RESULTS / "decomposition_runs"), help="run JSON folder"

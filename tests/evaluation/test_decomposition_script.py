@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from grid_data import write_dataset
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "decomposition.py"
 
@@ -43,3 +44,21 @@ def test_missing_flag_prints_runnable_commands(decomposition, tmp_path, capsys):
     assert not any("--dataset MSL --embedder usad --mode base-only" in line for line in lines)
     assert all(line.startswith("python benchmarks/decomposition.py --dataset ") for line in lines)
     assert all(line.endswith("--device cuda") for line in lines)
+
+
+def test_decomposition_columns_keep_the_invariants_of_their_steps(decomposition, tmp_path):
+    """End to end on a tiny dataset (two entities): the oracle threshold (c) never lowers F1 below
+    the test-ratio one on the same scores (b); d changes range / VUS only; every run is written."""
+    data = write_dataset(tmp_path / "tiny", n_train=1000, n_test=1200, anomalies=(250, 850), length=20)
+    out = tmp_path / "decomposition.json"
+    argv = ["--dataset", str(data), "--epochs", "1", "--stride", "50", "--runs", str(tmp_path / "runs"),
+            "--out", str(out)]
+    assert decomposition.main(argv) == 0
+    rows = {r["metric"]: r["values"] for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"f1", "aff_precision", "aff_recall", "vus_pr"}
+    assert rows["f1"]["c"] >= rows["f1"]["b"] - 1e-12
+    for metric in ("f1", "aff_precision", "aff_recall"):
+        assert rows[metric]["d"] == rows[metric]["c"]
+    assert len(list((tmp_path / "runs").glob("*.json"))) == 4  # honest, a, a b c d, a b c d e
+    assert (tmp_path / "decomposition.md").read_text().count("| F1 |") == 2  # table and deltas
+    assert (tmp_path / "decomposition.png").stat().st_size > 10_000
