@@ -62,3 +62,11 @@ def test_decomposition_columns_keep_the_invariants_of_their_steps(decomposition,
     assert len(list((tmp_path / "runs").glob("*.json"))) == 4  # honest, a, a b c d, a b c d e
     assert (tmp_path / "decomposition.md").read_text().count("| F1 |") == 2  # table and deltas
     assert (tmp_path / "decomposition.png").stat().st_size > 10_000
+
+
+def test_gap_explained_share_and_its_edge_cases(decomposition):
+    values = {"honest": 0.1, "e": 0.4}
+    assert decomposition.gap_explained(values, 0.5) == "75 %"
+    assert decomposition.gap_explained(values, 0.3) == "150 %"  # the steps go past the paper
+    assert decomposition.gap_explained(values, 0.11) == "gap +0.010"  # no ratio of a tiny gap
+    assert decomposition.gap_explained(values, None) == "-"
