@@ -18,7 +18,10 @@ from madcluster.base import BaseDetector
 from madcluster.data.features import roughness
 from madcluster.data.validation import check_device, check_positive_int, check_series
 from madcluster.data.windows import (
+    causal_window_of,
+    causal_window_starts,
     gather_windows,
+    pad_for_windows,
     window_starts,
     windows_to_points,
     windows_to_points_with_history,
@@ -29,6 +32,7 @@ from madcluster.method.config import MethodConfig
 from madcluster.method.head import build_head
 from madcluster.persistence import read_model_file, write_model_file
 from madcluster.training import PRECISIONS, MADClusterNet, TrainSettings, train_network
+from madcluster.warmup import calibrate, fit_quantile_table, sample_starts
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +58,8 @@ DEFAULT_ROUGHNESS_WINDOW = 3
 # .161, 3 seeds); training up to 2x longer.
 DEFAULT_EPOCHS = 20
 SCALINGS = ("standard", "minmax")
+# Training windows whose score terms give the per-position statistics of the warm-up calibration.
+WARMUP_WINDOWS = 512
 
 
 class MADCluster(BaseDetector):
@@ -271,7 +277,7 @@ class MADCluster(BaseDetector):
         self.roughness_window_ = self._resolve_roughness()
         if self.roughness_window_:  # the roughness channels, from the scaled input, get their own
             rough = roughness(self._scale_input(data), self.roughness_window_)
-            mean, scale = self._fit_scaler(rough)
+            mean, scale = self._fit_scaler(rough[1:])  # row 0 has no difference (NaN)
             self.scaler_mean_ = np.concatenate([self.scaler_mean_, mean])
             self.scaler_scale_ = np.concatenate([self.scaler_scale_, scale])
         scaled = self._model_input(data)
@@ -315,11 +321,13 @@ class MADCluster(BaseDetector):
         self.center_path_ = np.stack(path) if path else None
 
         terms = self._score_terms(scaled)
-        self.score_stats_ = {name: _mean_std(values) for name, values in terms.items()}
+        steady = self._warmup_positions(len(scaled)) >= self._warmup_reference_from()  # not the warm-up
+        self.score_stats_ = {name: _mean_std(values[steady]) for name, values in terms.items()}
         head_terms = [name for name in terms if name != "base"]
         if head_terms:
-            self.score_stats_["own"] = _mean_std(self._head_score(terms))
-        self._set_training_scores(self._combine(terms))
+            self.score_stats_["own"] = _mean_std(self._head_score(terms)[steady])
+        self.warmup_quantiles_ = self._fit_warmup(data) if self._scores_causally() else None
+        self._set_training_scores(self.calibrate_warmup(self._combine(terms), self._warmup_positions(len(scaled))))
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -327,7 +335,8 @@ class MADCluster(BaseDetector):
         self._check_fitted()
         X = self._align_feature_names(X)
         data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
-        return self._combine(self._score_terms(self._model_input(data)))
+        scores = self._combine(self._score_terms(self._model_input(data)))
+        return self.calibrate_warmup(scores, self._warmup_positions(len(data)))
 
     def embed(self, X: Any) -> np.ndarray:
         """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
@@ -340,8 +349,10 @@ class MADCluster(BaseDetector):
         data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
         net = self.net_.eval()
         device = next(net.parameters()).device
+        n_steps = len(data)
         series = torch.from_numpy(self._model_input(data)).to(device)
-        starts = window_starts(len(series), self.window_size, self._effective_score_stride())
+        starts = self._scoring_starts(n_steps)
+        series = pad_for_windows(series, starts, self.window_size)
         chunks = []
         with torch.no_grad():
             for i in range(0, len(starts), 4 * self.batch_size):
@@ -349,8 +360,8 @@ class MADCluster(BaseDetector):
                 chunks.append(net(x).h.float().cpu().numpy())
         h = np.concatenate(chunks)
         if net.embedder.causal:
-            return windows_to_points_with_history(h, starts, len(series))
-        return np.stack([windows_to_points(h[..., j], starts, len(series)) for j in range(h.shape[-1])], axis=1)
+            return windows_to_points_with_history(h, starts, n_steps)
+        return np.stack([windows_to_points(h[..., j], starts, n_steps) for j in range(h.shape[-1])], axis=1)
 
     def _fit_scaler(self, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-channel offset and scale of ``scaling`` (a constant channel keeps scale 1)."""
@@ -373,7 +384,8 @@ class MADCluster(BaseDetector):
         if self.roughness_window_:
             d = self.n_features_in_
             rough = roughness(scaled, self.roughness_window_)
-            scaled = np.concatenate([scaled, (rough - self.scaler_mean_[d:]) / self.scaler_scale_[d:]], axis=1)
+            rough = np.nan_to_num((rough - self.scaler_mean_[d:]) / self.scaler_scale_[d:], nan=0.0)
+            scaled = np.concatenate([scaled, rough], axis=1)  # row 0: the training mean (no difference yet)
         return scaled.astype(np.float32)
 
     def _resolve_roughness(self) -> int:
@@ -391,20 +403,67 @@ class MADCluster(BaseDetector):
             return int(self.score_stride)
         return max(1, self.window_size // 10) if self.net_.embedder.causal else self.window_size
 
+    def _scores_causally(self) -> bool:
+        """Whether step t's score reads steps <= t only (a causal embedder, per-step scores): then
+        windows follow :func:`causal_window_starts`, the warm-up is calibrated and rows can stream."""
+        return bool(self.net_.embedder.causal) and self.score_type == "point"
+
+    def _scoring_starts(self, n_steps: int) -> np.ndarray:
+        if self._scores_causally():
+            return causal_window_starts(n_steps, self.window_size, self._effective_score_stride())
+        return window_starts(n_steps, self.window_size, self._effective_score_stride())
+
     @torch.no_grad()
-    def _score_terms(self, scaled: np.ndarray) -> dict[str, np.ndarray]:
-        """Per-point score terms (the head's and the base model's) for a scaled series."""
+    def window_score_terms(self, series: torch.Tensor, starts: np.ndarray) -> dict[str, np.ndarray]:
+        """Score terms ``[N, L]`` per name of the windows at ``starts`` of a model-input series
+        ``[T, width]`` (gathered batch by batch, never all at once)."""
         net = self.net_.eval()
-        device = next(net.parameters()).device
-        series = torch.from_numpy(scaled).to(device)
-        starts = window_starts(len(series), self.window_size, self._effective_score_stride())
         parts: dict[str, list[np.ndarray]] = {}
         for i in range(0, len(starts), 4 * self.batch_size):
             x = gather_windows(series, starts[i : i + 4 * self.batch_size], self.window_size)
             for name, values in net.score(x).items():
                 parts.setdefault(name, []).append(values.float().cpu().numpy())
-        to_points = windows_to_points_with_history if net.embedder.causal else windows_to_points
-        return {name: to_points(np.concatenate(chunks), starts, len(series)) for name, chunks in parts.items()}
+        return {name: np.concatenate(chunks) for name, chunks in parts.items()}
+
+    def calibrate_warmup(self, scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Scores of steps at window ``positions`` with the warm-up calibration applied
+        (:mod:`madcluster.warmup`); unchanged where the model has none (non-causal, older files)."""
+        table = getattr(self, "warmup_quantiles_", None)
+        if table is None:
+            return scores
+        return calibrate(scores, positions, table, self._warmup_reference_from())
+
+    def _warmup_reference_from(self) -> int:
+        """First window position that steps after the first window use: L - s (0 if not causal)."""
+        return self.window_size - self._effective_score_stride() if self._scores_causally() else 0
+
+    def _warmup_positions(self, n_steps: int) -> np.ndarray:
+        """Each step's position in the window that scores it (its history, for causal models)."""
+        steps = np.arange(n_steps)
+        if not self._scores_causally():
+            return np.full(n_steps, self.window_size - 1)
+        return steps - causal_window_of(steps, self.window_size, self._effective_score_stride())
+
+    def _fit_warmup(self, data: np.ndarray) -> np.ndarray:
+        """Quantiles of the score per window position, on training windows each scored as the
+        start of a fresh series (model input built from the window alone)."""
+        starts = sample_starts(len(data), self.window_size, WARMUP_WINDOWS)
+        fresh = np.concatenate([self._model_input(data[s : s + self.window_size]) for s in starts])
+        series = torch.from_numpy(fresh).to(next(self.net_.parameters()).device)
+        terms = self.window_score_terms(series, np.arange(len(starts)) * self.window_size)
+        scores = self._combine({name: values.ravel() for name, values in terms.items()})
+        return fit_quantile_table(scores.reshape(len(starts), self.window_size), self._warmup_reference_from())
+
+    def _score_terms(self, scaled: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-point score terms (the head's and the base model's) for a scaled series."""
+        n_steps = len(scaled)
+        series = torch.from_numpy(scaled).to(next(self.net_.parameters()).device)
+        starts = self._scoring_starts(n_steps)
+        series = pad_for_windows(series, starts, self.window_size)
+        terms = self.window_score_terms(series, starts)
+        if not self.net_.embedder.causal:
+            return {name: windows_to_points(values, starts, n_steps) for name, values in terms.items()}
+        return {name: windows_to_points_with_history(values, starts, n_steps) for name, values in terms.items()}
 
     def _head_score(self, terms: dict[str, np.ndarray]) -> np.ndarray:
         """MADCluster's own score: Eq. 7's sum (``raw``) or the sum of standardised terms."""
@@ -460,6 +519,8 @@ class MADCluster(BaseDetector):
         arrays.update(scaler_mean=self.scaler_mean_, scaler_scale=self.scaler_scale_, decision_scores=self.decision_scores_)
         if getattr(self, "center_path_", None) is not None:
             arrays["center_path"] = self.center_path_
+        if getattr(self, "warmup_quantiles_", None) is not None:
+            arrays["warmup_quantiles"] = self.warmup_quantiles_
         write_model_file(path, config, arrays)
 
     @classmethod
@@ -486,6 +547,8 @@ class MADCluster(BaseDetector):
             model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
             model.history_ = fitted["history_"]
             model.center_path_ = arrays.get("center_path")  # absent in older model files
+            # absent in files written before the warm-up calibration: those score uncalibrated
+            model.warmup_quantiles_ = arrays.get("warmup_quantiles")
             base = model._build_embedder(model._model_width())
             head = build_head(int(fitted["n_hidden"]), model.method_config())
             net = MADClusterNet(base, head, PRECISIONS[params.get("precision", "float32")])
