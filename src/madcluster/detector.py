@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -27,12 +27,15 @@ from madcluster.data.windows import (
     windows_to_points_with_history,
 )
 from madcluster.embedders import BaseEmbedder, ModuleEmbedder, build_embedder
-from madcluster.exceptions import DataError, ModelFileError
+from madcluster.exceptions import DataError, ModelFileError, StreamError
 from madcluster.method.config import MethodConfig
 from madcluster.method.head import build_head
 from madcluster.persistence import read_model_file, write_model_file
 from madcluster.training import PRECISIONS, MADClusterNet, TrainSettings, train_network
 from madcluster.warmup import calibrate, fit_quantile_table, sample_starts
+
+if TYPE_CHECKING:
+    from madcluster.streaming import StreamScorer
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +61,10 @@ DEFAULT_ROUGHNESS_WINDOW = 3
 # .161, 3 seeds); training up to 2x longer.
 DEFAULT_EPOCHS = 20
 SCALINGS = ("standard", "minmax")
+# Scoring batches are padded to at least this many windows: CPU kernels take another path for 1-3
+# rows, whose float32 results differ by ~1e-7, which score standardisation can blow up to ~1e-4.
+# With the padding a window scores bit for bit the same alone (a stream) or in a batch.
+MIN_SCORING_BATCH = 4
 # Training windows whose score terms give the per-position statistics of the warm-up calibration.
 WARMUP_WINDOWS = 512
 
@@ -321,13 +328,14 @@ class MADCluster(BaseDetector):
         self.center_path_ = np.stack(path) if path else None
 
         terms = self._score_terms(scaled)
-        steady = self._warmup_positions(len(scaled)) >= self._warmup_reference_from()  # not the warm-up
+        positions = self._warmup_positions(np.arange(len(scaled)))
+        steady = positions >= self._warmup_reference_from()  # not the warm-up
         self.score_stats_ = {name: _mean_std(values[steady]) for name, values in terms.items()}
         head_terms = [name for name in terms if name != "base"]
         if head_terms:
             self.score_stats_["own"] = _mean_std(self._head_score(terms)[steady])
         self.warmup_quantiles_ = self._fit_warmup(data) if self._scores_causally() else None
-        self._set_training_scores(self.calibrate_warmup(self._combine(terms), self._warmup_positions(len(scaled))))
+        self._set_training_scores(self._calibrate_warmup(self._combine(terms), positions))
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -335,8 +343,37 @@ class MADCluster(BaseDetector):
         self._check_fitted()
         X = self._align_feature_names(X)
         data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
-        scores = self._combine(self._score_terms(self._model_input(data)))
-        return self.calibrate_warmup(scores, self._warmup_positions(len(data)))
+        return self.score_with_history(data)
+
+    def score_with_history(self, rows: np.ndarray, first_step: int = 0, score_from: int | None = None) -> np.ndarray:
+        """Scores of steps ``score_from..`` (default: all) of validated ``rows`` whose first row is
+        step ``first_step`` of the series: the one scoring path of :meth:`decision_function`
+        (``first_step = 0``) and of :class:`~madcluster.streaming.StreamScorer` (a trailing buffer,
+        which must reach back to :meth:`history_start` of the first step it scores)."""
+        score_from = first_step if score_from is None else score_from
+        steps = np.arange(score_from, first_step + len(rows))
+        terms = self._score_terms(self._model_input(rows), first_step, score_from)
+        return self._calibrate_warmup(self._combine(terms), self._warmup_positions(steps))
+
+    def stream(self) -> StreamScorer:
+        """A :class:`~madcluster.streaming.StreamScorer`: feed it rows in chunks of any size, one
+        row upward; it keeps only the history it needs and returns each new row's score (equal to
+        :meth:`decision_function` on the whole series) and flag. Needs a causal model (the default
+        D-RNN, DeepSVDD, OmniAnomaly, THOC) with per-step scores."""
+        from madcluster.streaming import StreamScorer
+
+        self._check_fitted()
+        if not self._scores_causally():
+            name = self.embedder if isinstance(self.embedder, str) else type(self.embedder).__name__
+            why = "window-level scores (score_type='window')" if self.net_.embedder.causal else f"a non-causal embedder ({name})"
+            raise StreamError(f"streaming needs step t's score to read steps <= t only; this model has {why}: score whole series with decision_function")
+        return StreamScorer(self)
+
+    def history_start(self, step: int) -> int:
+        """The earliest step that scoring ``step`` (and any later one) reads, for a causal model:
+        its window's start, less the roughness channels' reach."""
+        window_start = int(causal_window_of(np.asarray([step]), self.window_size, self._effective_score_stride())[0])
+        return max(0, window_start - self.roughness_window_)
 
     def embed(self, X: Any) -> np.ndarray:
         """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
@@ -414,18 +451,21 @@ class MADCluster(BaseDetector):
         return window_starts(n_steps, self.window_size, self._effective_score_stride())
 
     @torch.no_grad()
-    def window_score_terms(self, series: torch.Tensor, starts: np.ndarray) -> dict[str, np.ndarray]:
+    def _window_score_terms(self, series: torch.Tensor, starts: np.ndarray) -> dict[str, np.ndarray]:
         """Score terms ``[N, L]`` per name of the windows at ``starts`` of a model-input series
         ``[T, width]`` (gathered batch by batch, never all at once)."""
         net = self.net_.eval()
         parts: dict[str, list[np.ndarray]] = {}
         for i in range(0, len(starts), 4 * self.batch_size):
             x = gather_windows(series, starts[i : i + 4 * self.batch_size], self.window_size)
+            n_windows = len(x)
+            if n_windows < MIN_SCORING_BATCH:  # see MIN_SCORING_BATCH
+                x = torch.cat([x, x[-1:].expand(MIN_SCORING_BATCH - n_windows, -1, -1)])
             for name, values in net.score(x).items():
-                parts.setdefault(name, []).append(values.float().cpu().numpy())
+                parts.setdefault(name, []).append(values[:n_windows].float().cpu().numpy())
         return {name: np.concatenate(chunks) for name, chunks in parts.items()}
 
-    def calibrate_warmup(self, scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    def _calibrate_warmup(self, scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """Scores of steps at window ``positions`` with the warm-up calibration applied
         (:mod:`madcluster.warmup`); unchanged where the model has none (non-causal, older files)."""
         table = getattr(self, "warmup_quantiles_", None)
@@ -437,11 +477,10 @@ class MADCluster(BaseDetector):
         """First window position that steps after the first window use: L - s (0 if not causal)."""
         return self.window_size - self._effective_score_stride() if self._scores_causally() else 0
 
-    def _warmup_positions(self, n_steps: int) -> np.ndarray:
+    def _warmup_positions(self, steps: np.ndarray) -> np.ndarray:
         """Each step's position in the window that scores it (its history, for causal models)."""
-        steps = np.arange(n_steps)
         if not self._scores_causally():
-            return np.full(n_steps, self.window_size - 1)
+            return np.full(len(steps), self.window_size - 1)
         return steps - causal_window_of(steps, self.window_size, self._effective_score_stride())
 
     def _fit_warmup(self, data: np.ndarray) -> np.ndarray:
@@ -450,17 +489,25 @@ class MADCluster(BaseDetector):
         starts = sample_starts(len(data), self.window_size, WARMUP_WINDOWS)
         fresh = np.concatenate([self._model_input(data[s : s + self.window_size]) for s in starts])
         series = torch.from_numpy(fresh).to(next(self.net_.parameters()).device)
-        terms = self.window_score_terms(series, np.arange(len(starts)) * self.window_size)
+        terms = self._window_score_terms(series, np.arange(len(starts)) * self.window_size)
         scores = self._combine({name: values.ravel() for name, values in terms.items()})
         return fit_quantile_table(scores.reshape(len(starts), self.window_size), self._warmup_reference_from())
 
-    def _score_terms(self, scaled: np.ndarray) -> dict[str, np.ndarray]:
-        """Per-point score terms (the head's and the base model's) for a scaled series."""
-        n_steps = len(scaled)
+    def _score_terms(self, scaled: np.ndarray, first_step: int = 0, score_from: int = 0) -> dict[str, np.ndarray]:
+        """Per-point score terms (the head's and the base model's) for a scaled series; for causal
+        scoring, of steps ``score_from..`` of a buffer whose first row is step ``first_step``."""
         series = torch.from_numpy(scaled).to(next(self.net_.parameters()).device)
+        if self._scores_causally():
+            steps = np.arange(score_from, first_step + len(scaled))
+            windows = causal_window_of(steps, self.window_size, self._effective_score_stride())
+            starts = np.unique(windows)
+            local = starts - first_step
+            terms = self._window_score_terms(pad_for_windows(series, local, self.window_size), local)
+            rows, positions = np.searchsorted(starts, windows), steps - windows
+            return {name: values[rows, positions].astype(np.float64) for name, values in terms.items()}
+        n_steps = len(scaled)
         starts = self._scoring_starts(n_steps)
-        series = pad_for_windows(series, starts, self.window_size)
-        terms = self.window_score_terms(series, starts)
+        terms = self._window_score_terms(series, starts)
         if not self.net_.embedder.causal:
             return {name: windows_to_points(values, starts, n_steps) for name, values in terms.items()}
         return {name: windows_to_points_with_history(values, starts, n_steps) for name, values in terms.items()}
