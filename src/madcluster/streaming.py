@@ -103,16 +103,8 @@ class StreamScorer:
     @classmethod
     def restore(cls, detector: MADCluster, path: str | os.PathLike) -> StreamScorer:
         """A scorer that goes on where the one saved to ``path`` stopped, for the same model."""
-        try:
-            with zipfile.ZipFile(path) as zf:
-                meta = json.loads(zf.read("stream.json").decode("utf-8"))
-                with np.load(io.BytesIO(zf.read("buffer.npz")), allow_pickle=False) as npz:
-                    buffer = npz["buffer"]
-            steps_seen, buffer_start = int(meta["steps_seen"]), int(meta["buffer_start"])
-        except (OSError, zipfile.BadZipFile, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
-            raise StreamError(f"{os.fspath(path)!r} is not a readable stream state file: {exc}") from None
-        if meta.get("format") != STATE_FORMAT or meta.get("format_version", 0) > STATE_VERSION:
-            raise StreamError(f"{os.fspath(path)!r} is not a stream state file of this madcluster version")
+        meta, buffer = _read_state(path)
+        steps_seen, buffer_start = meta["steps_seen"], meta["buffer_start"]
         if meta.get("model") != model_fingerprint(detector):
             raise StreamError(f"{os.fspath(path)!r} holds the stream of another model; open a new stream")
         scorer = detector.stream()
@@ -120,6 +112,25 @@ class StreamScorer:
             raise StreamError(f"{os.fspath(path)!r} is inconsistent (buffer {buffer.shape}, {steps_seen} steps)")
         scorer._buffer, scorer._buffer_start, scorer.steps_seen = buffer.astype(np.float32), buffer_start, steps_seen
         return scorer
+
+
+def _read_state(path: str | os.PathLike) -> tuple[dict[str, Any], np.ndarray]:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            meta = json.loads(zf.read("stream.json").decode("utf-8"))
+            with np.load(io.BytesIO(zf.read("buffer.npz")), allow_pickle=False) as npz:
+                buffer = npz["buffer"]
+        meta["steps_seen"], meta["buffer_start"] = int(meta["steps_seen"]), int(meta["buffer_start"])
+    except (OSError, zipfile.BadZipFile, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
+        raise StreamError(f"{os.fspath(path)!r} is not a readable stream state file: {exc}") from None
+    if meta.get("format") != STATE_FORMAT or meta.get("format_version", 0) > STATE_VERSION:
+        raise StreamError(f"{os.fspath(path)!r} is not a stream state file of this madcluster version")
+    return meta, buffer
+
+
+def state_model_fingerprint(path: str | os.PathLike) -> str:
+    """The :func:`model_fingerprint` of the model a saved stream belongs to."""
+    return str(_read_state(path)[0].get("model"))
 
 
 def model_fingerprint(detector: MADCluster) -> str:
@@ -133,4 +144,4 @@ def model_fingerprint(detector: MADCluster) -> str:
     return digest.hexdigest()
 
 
-__all__ = ["StreamResult", "StreamScorer", "model_fingerprint"]
+__all__ = ["StreamResult", "StreamScorer", "model_fingerprint", "state_model_fingerprint"]

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from madcluster import __version__
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
 from madcluster.cli.console import _stdout_gone
+from madcluster.cli.deploy import add_deploy_parsers
 from madcluster.cli.options import (
     DEFAULT_EPILOG,
     _add_input_options,
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_benchmark_arguments(bench)
     bench.set_defaults(func=cmd_benchmark)
     _add_report_parser(sub)
+    add_deploy_parsers(sub)
     return parser
 
 
