@@ -519,20 +519,34 @@ class MADCluster(BaseDetector):
             return sum(_standardize(terms[n], self.score_stats_[n]) for n in names)
         return sum(terms[n] for n in names)
 
-    def _combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
+    def combine_terms(self, terms: dict[str, Any]) -> Any:
+        """The score from its named terms (numpy arrays or torch tensors alike, so the ONNX graph
+        of :mod:`madcluster.export` holds this very arithmetic): the head's own score, the base
+        model's, or both standardised by training statistics and summed."""
         base = terms.get("base")
         if len(terms) == (base is not None):  # no head terms: the base model alone
             if base is None:
                 raise DataError("the model produced no score terms")
-            scores = base
-        else:
-            own = self._head_score(terms)
-            if base is None:
-                scores = own
-            elif self.base_score_combination == "raw":
-                scores = own + base
-            else:
-                scores = _standardize(own, self.score_stats_["own"]) + _standardize(base, self.score_stats_["base"])
+            return base
+        own = self._head_score(terms)
+        if base is None:
+            return own
+        if self.base_score_combination == "raw":
+            return own + base
+        return _standardize(own, self.score_stats_["own"]) + _standardize(base, self.score_stats_["base"])
+
+    def model_windows(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The windows ``[N, L, width]`` (float32 model input: scaled rows and roughness channels)
+        that :meth:`decision_function` scores for ``X``, and their start rows: the input of the
+        exported ONNX graph (:mod:`madcluster.export`)."""
+        self._check_fitted()
+        data = check_series(self._align_feature_names(X), min_length=self.window_size, n_features=self.n_features_in_, name="X")
+        starts = self._scoring_starts(len(data))
+        series = pad_for_windows(torch.from_numpy(self._model_input(data)), starts, self.window_size)
+        return gather_windows(series, starts, self.window_size).numpy(), starts
+
+    def _combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
+        scores = self.combine_terms(terms)
         if not np.all(np.isfinite(scores)):
             raise DataError("the model produced non-finite scores: the input may be far outside the training range")
         return np.asarray(scores, dtype=np.float64)
