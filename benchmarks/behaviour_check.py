@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import importlib
 import json
 import sys
 import tempfile
@@ -66,6 +67,18 @@ def _kmeans_size(cls: type, k: int) -> dict[str, int]:
 
 
 def _comparable_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``get_params()`` as JSON, the embedder's parameters completed with its signature's defaults
+    (``embedder_params=None`` and the defaults spelt out build the same embedder)."""
+    import inspect
+
+    from madcluster.embedders import EMBEDDERS
+
+    params = dict(params)
+    if isinstance(params.get("embedder"), str) and params["embedder"] in EMBEDDERS:
+        signature = inspect.signature(EMBEDDERS[params["embedder"]]).parameters
+        defaults = {k: p.default for k, p in signature.items() if p.default is not inspect.Parameter.empty}
+        defaults.pop("window_size", None)  # the estimator's window size reaches it
+        params["embedder_params"] = {**defaults, **(params.get("embedder_params") or {})}
     out = {}
     for key, value in params.items():
         if key == "n_centroids":
@@ -103,7 +116,7 @@ def _cli_params(argv: list[str]) -> dict[str, Any]:
 
     args = build_parser().parse_args(["fit", "x.csv", "-o", "m.mcz", *argv])
     try:
-        from madcluster.settings import detector_from_args
+        from madcluster.cli.options import detector_from_args
     except ImportError:  # before the refactor
         from madcluster.cli.options import _detector_from_args as detector_from_args
     threads = torch.get_num_threads()
@@ -126,13 +139,20 @@ def cli_results() -> dict[str, Any]:
 
 
 def _benchmark_imports():
-    try:
-        from madcluster.benchmark.config import BenchmarkConfig
-        from madcluster.benchmark.fit_score import build_detector
-    except ImportError:  # before the split of evaluation/
-        from madcluster.evaluation.config import BenchmarkConfig
-        from madcluster.evaluation.fit_score import build_detector
-    return BenchmarkConfig, build_detector
+    """``BenchmarkConfig`` and ``(config, seed) -> detector``, wherever the code keeps them."""
+    for package in ("madcluster.benchmark", "madcluster.evaluation"):
+        try:
+            config = importlib.import_module(f"{package}.config")
+            fit_score = importlib.import_module(f"{package}.fit_score")
+        except ImportError:
+            continue
+        if hasattr(fit_score, "detector_params"):
+            from madcluster.factory import make_detector
+
+            describe = fit_score.detector_params
+            return config.BenchmarkConfig, lambda c, seed, describe=describe: make_detector(describe(c, seed))
+        return config.BenchmarkConfig, fit_score.build_detector
+    raise ImportError("no BenchmarkConfig found")
 
 
 def benchmark_results() -> dict[str, Any]:
@@ -164,8 +184,8 @@ def benchmark_results() -> dict[str, Any]:
         if not isinstance(settings, dict) or "dataset" not in settings:
             continue
         settings = {k: tuple(v) if isinstance(v, list) else v for k, v in settings.items()}
-        if "n_clusters" in settings and "n_clusters" not in {f for f in BenchmarkConfig.__dataclass_fields__}:
-            settings["kmeans_clusters"] = settings.pop("n_clusters")
+        if "n_clusters" in settings and "n_clusters" not in BenchmarkConfig.__dataclass_fields__:
+            settings["n_centroids"] = settings.pop("n_clusters")  # the KMeans baseline's k, renamed
         try:
             stored[str(Path(path).relative_to(ROOT))] = BenchmarkConfig(**settings).fingerprint()
         except (TypeError, ValueError) as exc:

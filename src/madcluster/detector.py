@@ -160,16 +160,14 @@ class MADCluster(BaseDetector):
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:
         """A detector with a named configuration (:data:`madcluster.presets.PRESETS`); ``params``
         override it."""
-        embedder = params.get("embedder", "drnn")
+        embedder = params.get("embedder", cls().embedder)
         registered = EMBEDDERS.get(embedder) if isinstance(embedder, str) else None
         return cls(**preset_params(preset, params, getattr(registered, "paper_params", {})))
 
-    # ------------------------------------------------------------------ configuration helpers
     def method_config(self) -> MethodConfig:
         """The objective options as a validated :class:`MethodConfig`."""
         return MethodConfig(**{name: getattr(self, name) for name in MethodConfig.field_names() if name != "eps"})
 
-    # ------------------------------------------------------------------ fit / score
     def fit(self, X: Any, y: Any = None, *, validation_data: Any = None, pool_radius: bool = False) -> MADCluster:
         """Train on ``X`` (T, D), mostly normal data; ``y`` is ignored (unsupervised).
 
@@ -225,7 +223,12 @@ class MADCluster(BaseDetector):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
-        return self._combine(self._point_outputs(self._checked_input(X), self.net_.score))
+        return self._combine(self.score_terms(X))
+
+    def score_terms(self, X: Any) -> dict[str, np.ndarray]:
+        """The named per-step terms (T,) :meth:`decision_function` combines: the head's, and
+        ``base`` when the embedder has its own score."""
+        return self._point_outputs(self._checked_input(X), self.net_.score)
 
     def embed(self, X: Any) -> np.ndarray:
         """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
@@ -283,7 +286,6 @@ class MADCluster(BaseDetector):
         self._check_fitted()
         return torch_model_cost(self.net_, window_size or self.window_size, len(self.scaler_mean_))
 
-    # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted detector to ``path`` (zip of JSON config + npz weights), atomically."""
         self._check_fitted()
