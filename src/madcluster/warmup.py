@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+WARMUP_WINDOWS = 512  # training windows whose scores give the per-position quantiles
 LEVELS = 129  # quantile levels per position (0, 1/128, ..., 1)
 SPREAD_FLOOR = 1e-12
 
@@ -67,4 +68,4 @@ def sample_starts(n_timesteps: int, window_size: int, max_windows: int) -> np.nd
     return np.unique(np.linspace(0, last, count).round().astype(np.int64))
 
 
-__all__ = ["calibrate", "fit_quantile_table", "sample_starts"]
+__all__ = ["WARMUP_WINDOWS", "calibrate", "fit_quantile_table", "sample_starts"]
