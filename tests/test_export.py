@@ -8,9 +8,9 @@ import pytest
 pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from madcluster import MADCluster  # noqa: E402
-from madcluster.cli import main  # noqa: E402
-from madcluster.export import run_both  # noqa: E402
+from madcluster import MADCluster
+from madcluster.cli import main
+from madcluster.export import run_both
 
 
 def _series(n: int, seed: int) -> np.ndarray:

@@ -18,7 +18,7 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-from madcluster import MADCluster  # noqa: E402
+from madcluster import MADCluster
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 COLUMNS = ["cpu", "mem"]
