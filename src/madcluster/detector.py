@@ -239,9 +239,14 @@ class MADCluster(BaseDetector):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
+        return self.score_with_history(self.check_rows(X))
+
+    def check_rows(self, X: Any, min_length: int | None = None, name: str = "X") -> np.ndarray:
+        """``X`` as a float32 ``(T, D)`` array in the training column order (a DataFrame's columns
+        matched by name), at least ``min_length`` rows (default: one window), or a ``DataError``."""
         self._check_fitted()
-        X = self._align_feature_names(X)
-        return self.score_with_history(check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X"))
+        length = self.window_size if min_length is None else min_length
+        return check_series(self._align_feature_names(X), min_length=length, n_features=self.n_features_in_, name=name)
 
     def score_with_history(self, rows: np.ndarray, first_step: int = 0, score_from: int | None = None) -> np.ndarray:
         """Scores of steps ``score_from..`` (default: all) of checked ``rows`` whose first row is

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from madcluster.atomic import atomic_path
-from madcluster.data.validation import check_series
 from madcluster.exceptions import StreamError
 
 if TYPE_CHECKING:
@@ -63,9 +62,7 @@ class StreamScorer:
         rows = np.asarray(rows) if isinstance(rows, (list, tuple)) else rows
         if getattr(rows, "ndim", 2) == 1:
             rows = np.asarray(rows)[None, :]
-        chunk = check_series(
-            self.detector._align_feature_names(rows), min_length=1, n_features=self.n_features, name="rows"
-        )
+        chunk = self.detector.check_rows(rows, min_length=1, name="rows")
         buffer = np.concatenate([self._buffer, chunk])
         first_new = self.steps_seen
         scores = self.detector.score_with_history(buffer, self._buffer_start, first_new)
