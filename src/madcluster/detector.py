@@ -258,10 +258,8 @@ class MADCluster(BaseDetector):
         return self._calibrate_warmup(self._combine(terms), self._warmup_positions(np.arange(score_from, first_step + len(rows))))
 
     def stream(self) -> StreamScorer:
-        """A :class:`~madcluster.streaming.StreamScorer`: feed it rows in chunks of any size, one
-        row upward; it keeps only the history it needs and returns each new row's score (equal to
-        :meth:`decision_function` on the whole series) and flag. Needs a causal model (the default
-        D-RNN, DeepSVDD, OmniAnomaly, THOC) with per-step scores."""
+        """A :class:`~madcluster.streaming.StreamScorer` (rows in chunks of any size, each new row's
+        score and flag out); needs a causal model (D-RNN, DeepSVDD, OmniAnomaly, THOC)."""
         from madcluster.streaming import StreamScorer
 
         self._check_fitted()
@@ -343,8 +341,7 @@ class MADCluster(BaseDetector):
         return fit_quantile_table(scores, self._warmup_reference_from())
 
     def _calibrate_warmup(self, scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """Scores with the warm-up calibration applied; unchanged without one (non-causal models,
-        files written before it)."""
+        """Warm-up calibrated scores (unchanged for non-causal models and older files)."""
         table = getattr(self, "warmup_quantiles_", None)
         return scores if table is None else calibrate(scores, positions, table, self._warmup_reference_from())
 
