@@ -79,15 +79,21 @@ def model_file(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(model_file):
-    srv = Server(model_file, "--max-body-bytes", "200000")
+def state_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("state")
+
+
+@pytest.fixture(scope="module")
+def server(model_file, state_dir):
+    """One server for the module; the last test stops it with SIGTERM and restarts it."""
+    srv = Server(model_file, "--max-body-bytes", "2000000", "--state-dir", str(state_dir))
     yield srv
     srv.stop()
 
 
 def test_health_models_and_batch_scores(server, model_file):
     client = httpx.Client(base_url=server.url, timeout=30)
-    assert client.get("/health").json() == {"status": "ok", "models": ["pump"], "streams": 0}
+    assert client.get("/health").json() == {"status": "ok", "models": ["pump"], "streams": 0}  # first test
     info = client.get("/models").json()["models"]["pump"]
     assert info["columns"] == COLUMNS and info["streams"] is True
     x = _series(100, 1)
@@ -134,7 +140,7 @@ def test_stream_scores_equal_offline_scores(server, model_file):
         ("get", "/streams/a", None, 404, "unknown stream"),  # refused requests open no stream
         ("post", "/models/pump/score", '{"rows": [[1, 2]]}', 400, "fewer than one window"),
         ("post", "/streams/-bad", '{"rows": [[1, 2]]}', 400, "stream id"),
-        ("post", "/models/pump/score", '{"rows": [' + "[1.0, 2.0]," * 20_000 + "[1, 2]]}", 413, "over the limit"),
+        ("post", "/models/pump/score", '{"rows": [' + "[1.0, 2.0]," * 200_000 + "[1, 2]]}", 413, "over the limit"),
         ("get", "/nowhere", None, 404, "no endpoint"),
     ],
 )
@@ -146,11 +152,10 @@ def test_bad_requests_get_a_4xx_json_error_naming_the_problem(server, method, pa
     assert "Traceback" not in response.text
 
 
-def test_sigterm_finishes_requests_in_flight_and_streams_survive_a_restart(model_file, tmp_path):
-    state = tmp_path / "state"
+def test_sigterm_finishes_requests_in_flight_and_streams_survive_a_restart(server, model_file, state_dir):
     x = _series(150, 3)
     expected = MADCluster.load(model_file).decision_function(x)
-    srv = Server(model_file, "--state-dir", str(state))
+    srv = server
     try:
         first = httpx.post(srv.url + "/streams/s1", json={"rows": x[:90].tolist()}, timeout=30).json()["scores"]
         slow: dict = {}
@@ -170,7 +175,7 @@ def test_sigterm_finishes_requests_in_flight_and_streams_survive_a_restart(model
         assert slow["response"].status_code == 200 and len(slow["response"].json()["scores"]) == 30_000
     finally:
         srv.stop()
-    srv = Server(model_file, "--state-dir", str(state))
+    srv = Server(model_file, "--state-dir", str(state_dir))
     try:
         assert httpx.get(srv.url + "/streams/s1", timeout=30).json()["steps_seen"] == 90
         rest = httpx.post(srv.url + "/streams/s1", json={"rows": x[90:].tolist()}, timeout=30).json()["scores"]
