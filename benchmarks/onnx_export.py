@@ -1,6 +1,6 @@
 """ONNX export of the default and every base model (issue 20 part 4): which export, how close.
 
-Each model is fitted for one epoch on the demo series (window 64, which BeatGAN needs; closeness does not depend on
+Each model is fitted for one epoch on the demo series (each model's default window, 100; closeness does not depend on
 training), exported with ``madcluster.export.export_onnx``, and scored on the demo test windows by
 onnxruntime and by torch. Writes ``benchmarks/results/onnx_export.json`` and ``.md``::
 
@@ -29,7 +29,7 @@ EMBEDDERS = ("drnn", "deepsvdd", "omnianomaly", "thoc", "usad", "beatgan", "anom
 
 def measure(name: str, demo, folder: Path) -> dict:
     row: dict = {"embedder": name}
-    model = MADCluster(embedder=name, window_size=64, epochs=1, random_state=0).fit(demo.train)
+    model = MADCluster(embedder=name, epochs=1, random_state=0).fit(demo.train)
     path = folder / f"{name}.onnx"
     start = time.perf_counter()
     try:
