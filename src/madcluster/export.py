@@ -66,7 +66,7 @@ def export_onnx(detector: MADCluster, path: str | os.PathLike, check: bool = Tru
     except MADClusterError:
         raise
     except Exception as exc:  # noqa: BLE001 - the exporter fails in many ways; name the model and why
-        raise ExportError(f"{_name(detector)} does not export to ONNX: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from None
+        raise ExportError(f"{_name(detector)} does not export to ONNX: {_reason(exc)}") from None
     report: dict[str, Any] = {"input": "windows", "input_shape": ["batch", detector.window_size, windows.shape[-1]], "output": "scores", "max_abs_diff": None}
     if check:
         got, expected = run_both(detector, path, detector.model_windows(_probe_series(detector, 64 * detector.window_size))[0][:64])
@@ -93,6 +93,14 @@ def _probe_series(detector: MADCluster, n_rows: int | None = None) -> np.ndarray
     n = max(n_rows or 0, 2 * detector.window_size)
     d = detector.n_features_in_
     return (detector.scaler_mean_[:d] + detector.scaler_scale_[:d] * rng.standard_normal((n, d))).astype(np.float32)
+
+
+def _reason(exc: Exception) -> str:
+    """The exporter's error in one line, with the cause spelled out where we know it."""
+    text = str(exc)
+    if "Generator" in text:
+        return "its score draws Monte Carlo noise from a seeded torch.Generator, which an ONNX graph cannot hold"
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
 
 
 def _name(detector: MADCluster) -> str:
