@@ -10,7 +10,7 @@
 without its ending. ``fit_fleet`` writes ``models/<entity>.mcz``; ``score_fleet`` writes
 ``scores/<entity>.scores.csv`` (``row, score, is_anomaly[, label]``, as ``madcluster score``).
 
-Each entity is one job of an executor (:mod:`madcluster.evaluation.executors`): in this process,
+Each entity is one job of an executor (:mod:`madcluster.parallel.executors`): in this process,
 or on Ray with one CPU and one torch thread per model. Workers read their input file themselves
 (on a cluster: shared storage) and send the fitted model or the scores back, and this process
 writes every output file atomically, so outputs need no shared storage. A file that cannot be read
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from madcluster.data.io import SUPPORTED_SUFFIXES
-from madcluster.evaluation.executors import Job, Outcome, Progress, make_executor
+from madcluster.parallel.executors import Job, Outcome, Progress, make_executor
 
 MODEL_SUFFIX = ".mcz"
 SCORES_SUFFIX = ".scores.csv"
@@ -242,8 +242,8 @@ def _run(
 def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> dict[str, Any]:
     """In a worker: read one entity's file, fit, and return the model file's bytes."""
     from madcluster.data.io import read_table
-    from madcluster.evaluation.fit_score import torch_threads
     from madcluster.factory import make_detector
+    from madcluster.parallel.jobs import torch_threads
 
     entity, path, options = payload
     table = read_table(path, **options["read"])
@@ -270,7 +270,7 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
     """In a worker: read one entity's file and its model, return the scores."""
     from madcluster.data.io import read_table
     from madcluster.detector import MADCluster
-    from madcluster.evaluation.fit_score import torch_threads
+    from madcluster.parallel.jobs import torch_threads
 
     _, (path, model), options = payload
     table = read_table(path, **options["read"])
@@ -292,7 +292,7 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
 # ------------------------------------------------------------------------------ command line
 def add_fleet_arguments(parser: Any) -> None:
     """Options of ``madcluster fit`` / ``score`` for a folder of entity files."""
-    from madcluster.evaluation.command_line import add_executor_arguments
+    from madcluster.parallel.options import add_executor_arguments
 
     add_executor_arguments(parser, what="entities (when DATA is a folder)")
     parser.add_argument(
@@ -340,7 +340,7 @@ def _read_options(args: Any) -> dict[str, Any]:
 
 
 def _executor_args(args: Any) -> dict[str, Any]:
-    from madcluster.evaluation.command_line import executor_options
+    from madcluster.parallel.options import executor_options
 
     return {
         "executor": getattr(args, "executor", "auto"),

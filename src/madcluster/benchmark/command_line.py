@@ -1,6 +1,6 @@
 """``madcluster benchmark``: its options, the rows they describe, and the command itself.
 
-Options that name a :class:`~madcluster.evaluation.config.BenchmarkConfig` field are defined
+Options that name a :class:`~madcluster.benchmark.config.BenchmarkConfig` field are defined
 once, in :data:`FIELD_OPTIONS`, with ``None`` as their argparse default: an option left out takes
 the grid file's value, else the config's default, so the defaults live in the config alone.
 """
@@ -12,14 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from madcluster.benchmark.config import BenchmarkConfig, parse_key_values
+from madcluster.benchmark.grid import expand_grid, load_grid_file
+from madcluster.benchmark.schema import DETECTORS
 from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
-from madcluster.evaluation.config import BenchmarkConfig, parse_key_values
-from madcluster.evaluation.executors import EXECUTORS
-from madcluster.evaluation.grid import expand_grid, load_grid_file
 from madcluster.evaluation.released_protocol import STEP_ORDER, STEPS
-from madcluster.evaluation.schema import DETECTORS
 from madcluster.evaluation.thresholds import PROTOCOLS
 from madcluster.method.config import MODES
+from madcluster.parallel.options import add_executor_arguments, executor_options
 
 _LIST = {"nargs": "+"}
 # (group, flag, argparse keywords); the dest is the BenchmarkConfig field of the same name
@@ -217,34 +217,6 @@ _GROUPS = {
 }
 
 
-def add_executor_arguments(parser: argparse.ArgumentParser, *, what: str = "tasks") -> None:
-    """``--executor``, ``--ray-address``, ``--num-cpus``, ``--max-retries``: shared by commands."""
-    g = parser.add_argument_group("execution")
-    g.add_argument(
-        "--executor",
-        default="auto",
-        choices=list(EXECUTORS),
-        help=f"run the {what} one after another here (sequential) or in parallel on Ray "
-        "(ray; pip install 'madcluster[distributed]'); auto = ray when it is installed and there "
-        "is more than one (default: auto)",
-    )
-    g.add_argument(
-        "--ray-address",
-        default=None,
-        help="address of a running Ray cluster (e.g. auto, or ray://head:10001); without it a "
-        "local Ray is started with one CPU and one torch thread per task",
-    )
-    g.add_argument(
-        "--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)"
-    )
-    g.add_argument(
-        "--max-retries",
-        type=int,
-        default=3,
-        help="Ray: times a task whose worker died is retried (default: 3)",
-    )
-
-
 def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``madcluster benchmark`` (the CLI calls this on its sub-parser)."""
     from madcluster.embedders import EMBEDDERS
@@ -308,14 +280,6 @@ def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
         groups["metrics"].add_argument("--quiet", action="store_true", help="no progress bars")
 
 
-def executor_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Keyword arguments of :func:`~madcluster.evaluation.executors.make_executor` from options."""
-    options: dict[str, Any] = {"max_retries": getattr(args, "max_retries", 3)}
-    if getattr(args, "num_cpus", None) is not None:
-        options["num_cpus"] = args.num_cpus
-    return options
-
-
 def configs_from_args(args: argparse.Namespace) -> list[BenchmarkConfig]:
     """The rows described by parsed ``madcluster benchmark`` arguments (and ``--grid``)."""
     spec: dict[str, Any] = {}
@@ -346,8 +310,8 @@ def configs_from_args(args: argparse.Namespace) -> list[BenchmarkConfig]:
 
 def run_benchmark_command(args: argparse.Namespace) -> int:
     """``madcluster benchmark``: run the grid, write the results, print each row's summary."""
-    from madcluster.evaluation.report import format_summary
-    from madcluster.evaluation.runner import run_grid
+    from madcluster.benchmark.report import format_summary
+    from madcluster.benchmark.runner import run_grid
 
     configs = configs_from_args(args)
     grid = run_grid(
@@ -385,8 +349,6 @@ def run_benchmark_command(args: argparse.Namespace) -> int:
 __all__ = [
     "FIELD_OPTIONS",
     "add_benchmark_arguments",
-    "add_executor_arguments",
     "configs_from_args",
-    "executor_options",
     "run_benchmark_command",
 ]
