@@ -14,6 +14,8 @@ from typing import Any
 
 from madcluster.benchmark.config import BenchmarkConfig, parse_key_values
 from madcluster.benchmark.grid import expand_grid, load_grid_file
+from madcluster.benchmark.report import format_summary
+from madcluster.benchmark.runner import run_grid
 from madcluster.benchmark.schema import DETECTORS
 from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.evaluation.released_protocol import STEP_ORDER, STEPS
@@ -310,9 +312,6 @@ def configs_from_args(args: argparse.Namespace) -> list[BenchmarkConfig]:
 
 def run_benchmark_command(args: argparse.Namespace) -> int:
     """``madcluster benchmark``: run the grid, write the results, print each row's summary."""
-    from madcluster.benchmark.report import format_summary
-    from madcluster.benchmark.runner import run_grid
-
     configs = configs_from_args(args)
     grid = run_grid(
         configs,

@@ -36,6 +36,7 @@ from madcluster.benchmark.config import BenchmarkConfig
 from madcluster.benchmark.fit_score import run_task
 from madcluster.benchmark.grid import Row, Task, dataset_key, plan_rows
 from madcluster.benchmark.provenance import provenance
+from madcluster.benchmark.report import write_result
 from madcluster.benchmark.store import OK, TaskStore, failure_record
 from madcluster.parallel.executors import Job, Outcome, Progress, make_executor
 
@@ -209,8 +210,6 @@ def _write_rows(
     rows: Sequence[Row], stores: dict[int, TaskStore], failures: list, executor: dict
 ) -> GridResult:
     """Build every row from its finished tasks and write it (JSON + results.md) if ``out``."""
-    from madcluster.benchmark.report import write_result
-
     grid = GridResult(results=[], failures=failures, executor=executor)
     shared = provenance("", None, **executor)  # git state and versions: once for every row
     for row in rows:

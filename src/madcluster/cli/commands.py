@@ -9,9 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
+from madcluster.atomic import atomic_path, atomic_write_text, check_output_path
 from madcluster.cli.console import name_list, print_epochs, print_metrics, print_note, say
 from madcluster.cli.inputs import check_columns, feature_values, label_hint, read_input
 from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
+from madcluster.exceptions import OutputPathError
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -19,7 +21,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
         from madcluster.fleet import fit_fleet_command
 
         return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
-    from madcluster.atomic import check_output_path
     from madcluster.viz import plot_history
 
     check_output_path(args.output, what="model file", not_same_as=[args.data])
@@ -68,8 +69,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
     """The scores CSV and plot paths, checked before the model is even loaded."""
-    from madcluster.atomic import check_output_path
-
     output = args.output or str(Path(args.data).with_suffix("")) + ".scores.csv"
     inputs = [args.data, args.model]
     check_output_path(output, what="scores file", not_same_as=inputs)
@@ -77,8 +76,6 @@ def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
     if plot == "none":
         return output, None
     if Path(plot).resolve() == Path(output).resolve():
-        from madcluster.exceptions import OutputPathError
-
         raise OutputPathError(f"--plot {plot!r} is the scores file too: give another name")
     check_output_path(plot, what="plot", not_same_as=inputs)
     return output, plot
@@ -91,7 +88,6 @@ def cmd_score(args: argparse.Namespace) -> int:
         return score_fleet_command(args)
     import pandas as pd
 
-    from madcluster.atomic import atomic_path
     from madcluster.detector import MADCluster
     from madcluster.viz import plot_scores
 
@@ -139,8 +135,6 @@ def _figure_paths(folder: str | None) -> tuple[Path, Path] | None:
     """``--figures DIR``'s two PNG paths, checked before any work (None without the option)."""
     if not folder:
         return None
-    from madcluster.atomic import check_output_path
-
     paths = (Path(folder) / "embedding.png", Path(folder) / "distance_bands.png")
     for path in paths:
         check_output_path(path, what="figure")
@@ -162,14 +156,11 @@ DEMO_FILES = ("demo_scores.png", "demo_training.png", "demo_model.mcz", "demo_me
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from madcluster.atomic import atomic_write_text, check_output_path
     from madcluster.data.synthetic import make_demo_data
     from madcluster.viz import plot_history, plot_scores
 
     out = Path(args.output_dir)
     if out.exists() and not out.is_dir():
-        from madcluster.exceptions import OutputPathError
-
         raise OutputPathError(f"--output-dir {args.output_dir!r} is a file, not a folder")
     for name in DEMO_FILES:
         check_output_path(out / name, what="demo output")
@@ -246,7 +237,6 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from madcluster.atomic import check_output_path
     from madcluster.reporting.render import report_format, write_report
 
     output = args.output or str(Path(args.results_dir) / "report.html")

@@ -6,11 +6,11 @@ import argparse
 from collections.abc import Sequence
 
 from madcluster.cli.console import name_list, print_note
+from madcluster.data.io import file_format, label_like_columns, read_table
+from madcluster.exceptions import DataError
 
 
 def read_input(path: str, args: argparse.Namespace):
-    from madcluster.data.io import read_table
-
     return read_table(
         path,
         label_column=args.label_column,
@@ -22,8 +22,6 @@ def read_input(path: str, args: argparse.Namespace):
 
 def _named(table, path: str) -> bool:
     """Whether the columns carry real names (a CSV header, Parquet), so they are checked by name."""
-    from madcluster.data.io import file_format
-
     return table.has_header and file_format(path) != "npy"
 
 
@@ -38,8 +36,6 @@ def feature_values(table, path: str):
 
 
 def label_hint(columns: Sequence[str], args: argparse.Namespace) -> str:
-    from madcluster.data.io import label_like_columns
-
     if args.label_column is not None:
         return ""
     found = label_like_columns(columns)
@@ -53,9 +49,6 @@ def label_hint(columns: Sequence[str], args: argparse.Namespace) -> str:
 
 def check_columns(table, path: str, detector, args: argparse.Namespace) -> None:
     """Refuse columns that differ from training, naming them and the option that fixes it."""
-    from madcluster.data.io import label_like_columns
-    from madcluster.exceptions import DataError
-
     fitted = getattr(detector, "feature_names_in_", None)
     given = list(table.columns)
     if fitted is not None and _named(table, path):

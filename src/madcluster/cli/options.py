@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from madcluster.benchmark.config import parse_key_values
 from madcluster.method.config import DISTANCE_LOSSES, MODES
 from madcluster.presets import PRESETS
 
@@ -140,7 +141,6 @@ def add_training_options(parser: argparse.ArgumentParser, settings: dict[str, An
 
 def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
     """The parameters of :func:`~madcluster.factory.make_detector` the flags given describe."""
-    from madcluster.benchmark.config import parse_key_values
     from madcluster.embedders import EMBEDDERS
 
     params = dict(getattr(args, "settings", {}))
