@@ -139,6 +139,20 @@ def test_default_window_size_is_written_once():
     assert len(hits) == 1 and "defaults.py" in hits[0], hits
 
 
+def private_imports(src: Path = SRC) -> list[str]:
+    """``from madcluster... import _name`` anywhere in the package: private names stay in their module."""
+    hits = []
+    for name, path in modules(src).items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("madcluster"):
+                hits += [f"{name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_") and not a.name.endswith("__")]
+    return hits
+
+
+def test_no_private_name_imported_across_modules():
+    assert private_imports() == []
+
+
 def test_cycle_finder_finds_a_cycle():
     assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
@@ -153,6 +167,7 @@ if __name__ == "__main__":
     print(f"detector.py: {line_count(src / 'madcluster' / 'detector.py')} lines")
     cycles = import_cycles(import_graph(src))
     print(f"import cycles: {len(cycles)} {cycles}")
+    print(f"private names imported across modules: {len(private_imports(src))}")
     literals = window_size_literals(src)
     print(f"default window size literals: {len(literals)}")
     for hit in literals:
