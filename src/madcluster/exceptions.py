@@ -42,3 +42,7 @@ class OutputPathError(MADClusterError):
 
 class DeviceError(MADClusterError):
     """The requested torch device does not exist or is not available in this torch build."""
+
+
+class ThresholdError(MADClusterError):
+    """The training scores cannot support the chosen threshold (e.g. POT with too few peaks)."""

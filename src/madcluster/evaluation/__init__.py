@@ -22,6 +22,7 @@ from madcluster.evaluation.thresholds import (
     compute_thresholds,
     get_protocol,
     test_ratio_threshold,
+    train_pot_threshold,
     train_quantile_threshold,
 )
 
@@ -41,6 +42,7 @@ __all__ = [
     "run_benchmark",
     "run_grid",
     "test_ratio_threshold",
+    "train_pot_threshold",
     "train_quantile_threshold",
     "window_labels",
     "window_scores",

@@ -31,7 +31,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("vus_pr", "V_PR"),
 )
 EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (("auc_roc", "AUC-ROC"), ("auc_pr", "AUC-PR"))
-PROTOCOL_ORDER = ("train-quantile", "test-ratio", "combined", "best-f1")
+PROTOCOL_ORDER = ("train-quantile", "train-pot", "test-ratio", "combined", "best-f1")
 MARKDOWN_NAME = "results.md"
 RELEASED_NOTE = (
     "These rows apply steps of the released code's evaluation (`madcluster benchmark "

@@ -29,7 +29,7 @@ TABLE1_COLUMNS: tuple[tuple[str, str], ...] = (
     ("vus_pr", "V_PR"),
 )
 THRESHOLD_FREE = {"range_auc_roc", "range_auc_pr", "vus_roc", "vus_pr"}
-PROTOCOL_ORDER = ("test-ratio", "train-quantile", "combined", "best-f1")
+PROTOCOL_ORDER = ("test-ratio", "train-quantile", "train-pot", "combined", "best-f1")
 DECOMPOSITION_STEPS: tuple[tuple[str, str, str | None], ...] = (
     ("honest", "honest", None),
     ("a", "+ (a) per entity, MinMax", None),
