@@ -98,7 +98,8 @@ def fit_fleet(
     params: ``MADCluster`` constructor arguments, the same for every entity.
     read_options: :func:`~madcluster.data.io.read_table` options (``label_column``, ...).
     resume: skip entities whose model file already exists.
-    threads: torch threads per model (default: one under Ray, torch's choice here).
+    threads: torch threads per model, as the estimator's ``n_jobs`` (default: one;
+        :mod:`madcluster.threads`).
     """
     files = entity_files(data)
     out = Path(output)
@@ -211,8 +212,6 @@ def _run(
         if isinstance(executor, str)
         else executor
     )
-    if threads is None and runner.name != "sequential":
-        threads = 1
     jobs = [
         Job(entity, (entity, item, {**payload, "threads": threads}))
         for entity, item in todo.items()
@@ -242,7 +241,7 @@ def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> di
     """In a worker: read one entity's file, fit, and return the model file's bytes."""
     from madcluster.data.io import read_table
     from madcluster.detector import MADCluster
-    from madcluster.evaluation.fit_score import torch_threads
+    from madcluster.threads import torch_threads
 
     entity, path, options = payload
     table = read_table(path, **options["read"])
@@ -269,7 +268,7 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
     """In a worker: read one entity's file and its model, return the scores."""
     from madcluster.data.io import read_table
     from madcluster.detector import MADCluster
-    from madcluster.evaluation.fit_score import torch_threads
+    from madcluster.threads import torch_threads
 
     _, (path, model), options = payload
     table = read_table(path, **options["read"])
