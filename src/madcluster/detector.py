@@ -9,6 +9,7 @@ The steps live in their own modules: input scaling (:mod:`madcluster.data.scalin
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,9 +17,10 @@ import torch
 from torch import nn
 
 from madcluster.base import BaseDetector
+from madcluster.checkpoint import Checkpointing, data_digest
 from madcluster.data.scaling import fit_input_scaler, model_input
 from madcluster.data.validation import check_device, check_series
-from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
+from madcluster.defaults import DEFAULT_EPOCH_WINDOWS, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.embedders import EMBEDDERS, make_embedder
 from madcluster.method.config import MethodConfig
 from madcluster.method.head import build_head, head_centers
@@ -26,6 +28,7 @@ from madcluster.params import check_params
 from madcluster.persistence import load_detector, save_detector
 from madcluster.presets import preset_params
 from madcluster.scoring import combine_scores, default_score_stride, point_outputs, score_statistics
+from madcluster.threads import DEFAULT_N_JOBS, torch_threads
 from madcluster.training import (
     PRECISIONS,
     MADClusterNet,
@@ -66,10 +69,12 @@ class MADCluster(BaseDetector):
     base_score_combination : when the embedder has its own score: ``standardized`` (z-scores from
         training statistics, summed) or ``raw`` sum.
     contamination : expected fraction of anomalies in training data; ``threshold_`` is the
-        (1 - contamination) quantile of training scores (the ``train-quantile`` protocol).
+        (1 - contamination) quantile of training scores (the ``train-quantile`` protocol), or with
+        ``threshold="pot"`` POT's estimate of it (its risk level q).
     random_state : seed for weights and shuffling; the same seed gives the same scores.
     device : ``"auto"`` (CUDA if available), ``"cpu"``, ``"cuda"``...
-    verbose : show progress bars.
+    verbose : report progress on stderr: a time estimate after the first batches, then tqdm bars
+        on a terminal or one line per epoch (elapsed, time left) anywhere else.
     scaling : per-feature input scaling fitted on the training series: ``standard`` (z-score) or
         ``minmax`` (training range to [0, 1], as the released code per entity; test values may
         fall outside it).
@@ -82,6 +87,16 @@ class MADCluster(BaseDetector):
         sees; 0 (the paper) feeds the scaled input only. Default (None): the embedder class's
         ``default_roughness_window`` (3 for the D-RNN, 0 for the others, so the base models see
         their published input; a custom module gets 0). See the README's method table.
+    epoch_windows : training windows drawn (without replacement, new ones each epoch) per epoch;
+        None = every window, as before (the benchmark's and the paper preset's budget). The default
+        bounds an epoch's cost whatever the series' length: the 20,000 x 6 series of issue 20 fits
+        in about a minute on one thread instead of ten (``benchmarks/results/fit_budget.md``).
+    threshold : how ``fit`` sets ``threshold_`` from the training scores: ``quantile`` (their
+        ``1 - contamination`` quantile) or ``pot`` (peaks over threshold, Siffer et al. 2017 as in
+        OmniAnomaly: a generalized Pareto tail fitted to the top 2 % of training scores, and the
+        score it exceeds with probability ``contamination``; :mod:`madcluster.extreme_value`).
+    n_jobs : torch CPU threads for fit and scoring, scikit-learn style: None = 1 (the default,
+        right on shared machines), -1 = every core, k = k threads (:mod:`madcluster.threads`).
     """
 
     def __init__(
@@ -120,6 +135,9 @@ class MADCluster(BaseDetector):
         scaling: str = "standard",
         precision: str = "float32",
         roughness_window: int | None = None,
+        epoch_windows: int | None = DEFAULT_EPOCH_WINDOWS,
+        threshold: str = "quantile",
+        n_jobs: int | None = DEFAULT_N_JOBS,
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -155,6 +173,9 @@ class MADCluster(BaseDetector):
         self.scaling = scaling
         self.precision = precision
         self.roughness_window = roughness_window
+        self.epoch_windows = epoch_windows
+        self.threshold = threshold
+        self.n_jobs = n_jobs
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:
@@ -168,16 +189,34 @@ class MADCluster(BaseDetector):
         """The objective options as a validated :class:`MethodConfig`."""
         return MethodConfig(**{name: getattr(self, name) for name in MethodConfig.field_names() if name != "eps"})
 
-    def fit(self, X: Any, y: Any = None, *, validation_data: Any = None, pool_radius: bool = False) -> MADCluster:
+    def fit(
+        self, X: Any, y: Any = None, *, validation_data: Any = None, pool_radius: bool = False,
+        checkpoint: str | os.PathLike | None = None, resume: bool = False,
+    ) -> MADCluster:
         """Train on ``X`` (T, D), mostly normal data; ``y`` is ignored (unsupervised).
 
         ``validation_data`` (T', D) replaces the end-of-train split for early stopping and the best
         checkpoint (all of ``X`` is then trained on); ``pool_radius=True`` also takes R from the
         training and validation windows pooled. Both exist only to reproduce the released code,
         which passes the TEST set here (a leak); the default never sees anything but ``X``.
+
+        ``checkpoint`` (a file path): on Ctrl-C the training state after the last completed epoch
+        is written there and :class:`~madcluster.checkpoint.TrainingInterrupted` (a
+        ``KeyboardInterrupt``) names it; ``resume=True`` goes on from it, on the same data and
+        settings (``epochs`` may change), exactly as the uninterrupted fit would have. A completed
+        fit removes the file. :mod:`madcluster.checkpoint`.
         """
         self.method_config()
         check_params(self.get_params())
+        self._check_threshold_params()
+        if resume and checkpoint is None:
+            raise ValueError("resume=True needs the checkpoint path to resume from")
+        with torch_threads(self.n_jobs):
+            return self._fit(X, validation_data, pool_radius, checkpoint, resume)
+
+    def _fit(
+        self, X: Any, validation_data: Any, pool_radius: bool, checkpoint: str | os.PathLike | None, resume: bool,
+    ) -> MADCluster:
         data = check_series(X, min_length=self.window_size, name="X")
         self.n_features_in_ = data.shape[1]
         self._record_feature_names(X)
@@ -208,10 +247,14 @@ class MADCluster(BaseDetector):
                 val_part = torch.from_numpy(extra_val).to(device)
             settings = TrainSettings(**{k: getattr(self, k) for k in TrainSettings.from_estimator}, progress=bool(self.verbose))
             path: list[np.ndarray] = []
+            checkpointing = None
+            if checkpoint is not None:
+                identity = {"train": data_digest(scaled), "validation": None if extra_val is None else data_digest(extra_val)}
+                checkpointing = Checkpointing(Path(checkpoint), {**self._training_identity(), **identity}, resume, path)
             self.history_ = train_network(
                 self.net_, train_part, val_part, settings, generator,
                 observe_epoch=lambda epoch, net: path.extend(head_centers(net.head)),
-                radius_extra=val_part if pool_radius else None,
+                radius_extra=val_part if pool_radius else None, checkpointing=checkpointing,
             )
         # c after epoch pretrain_epochs + i (row 0: its initial value); None for base-only
         self.center_path_ = np.stack(path) if path else None
@@ -219,7 +262,15 @@ class MADCluster(BaseDetector):
         terms = self._point_outputs(scaled, self.net_.score)
         self.score_stats_ = score_statistics(terms, self.score_scaling)
         self._set_training_scores(self._combine(terms))
+        if checkpoint is not None:
+            Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
         return self
+
+    def _training_identity(self) -> dict[str, str]:
+        """The parameters a resumed fit must share with the interrupted one (not ``epochs``, nor
+        what only threads, progress or the threshold change)."""
+        free = ("epochs", "verbose", "n_jobs", "device", "threshold", "contamination")
+        return {k: repr(v) for k, v in self.get_params(deep=False).items() if k not in free}
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
@@ -249,7 +300,8 @@ class MADCluster(BaseDetector):
         series = torch.from_numpy(scaled).to(next(net.parameters()).device)
         causal = net.embedder.causal
         stride = int(self.score_stride) if self.score_stride is not None else default_score_stride(self.window_size, causal)
-        return point_outputs(read, series, self.window_size, stride, 4 * self.batch_size, causal)
+        with torch_threads(self.n_jobs):
+            return point_outputs(read, series, self.window_size, stride, 4 * self.batch_size, causal)
 
     def _combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
         return combine_scores(terms, self.score_stats_, self.score_scaling, self.base_score_combination)

@@ -86,6 +86,7 @@ class TrainSettings:
 
     from_estimator: ClassVar[tuple[str, ...]] = (
         "window_size", "stride", "epochs", "batch_size", "lr", "weight_decay", "patience", "early_stopping", "pretrain_epochs",
+        "epoch_windows",
     )
     window_size: int = DEFAULT_WINDOW_SIZE
     stride: int = 1

@@ -11,7 +11,6 @@ import os
 import socket
 import time
 from collections.abc import Mapping
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,9 +27,9 @@ from madcluster.evaluation.released_protocol import (
 from madcluster.evaluation.schema import CONTINUOUS_METRICS, METRICS, TASK_SCHEMA
 from madcluster.evaluation.thresholds import compute_thresholds
 from madcluster.factory import make_detector
+from madcluster.threads import torch_threads
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
 
     from madcluster.evaluation.config import BenchmarkConfig
     from madcluster.evaluation.grid import Task
@@ -66,6 +65,9 @@ def detector_params(config: BenchmarkConfig, seed: int, *, verbose: bool = False
         "random_state": seed,
         "device": config.device,
         "verbose": verbose,
+        # every window in every epoch: the budget the stored results were measured with (set
+        # detector_params={"epoch_windows": N} for the library default's sampling)
+        "epoch_windows": None,
     }
     overrides = detector_overrides(config.released_steps, MADCluster().get_params())
     return {**params, **overrides, **extra}
@@ -107,6 +109,8 @@ def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
         return record
     steps = config.released_steps
     detector = make_detector(detector_params(config, task.seed, verbose=task.show_epochs))
+    if "n_jobs" in detector.get_params():
+        detector.set_params(n_jobs=task.threads)  # the task's threads (None: one), not the default's
     if steps:
         record["released_protocol"] = {
             **describe_steps(steps),
@@ -245,20 +249,4 @@ def history_summary(history: Mapping[str, list[float]]) -> dict[str, Any]:
     return out
 
 
-@contextmanager
-def torch_threads(threads: int | None) -> Iterator[None]:
-    """Run with ``threads`` torch CPU threads (``None``: leave them), restoring them afterwards."""
-    if threads is None:
-        yield
-        return
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(int(threads))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-__all__ = ["continuous_metrics", "detector_params", "evaluate_protocols", "history_summary", "run_task", "torch_threads"]
+__all__ = ["continuous_metrics", "detector_params", "evaluate_protocols", "history_summary", "run_task"]
