@@ -247,8 +247,11 @@ def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> di
     entity, path, options = payload
     table = read_table(path, **options["read"])
     started = time.perf_counter()
+    detector = make_detector(options["params"])
+    if "n_jobs" in detector.get_params():  # the fleet's threads per model (baselines have none)
+        detector.set_params(n_jobs=options["threads"])
     with torch_threads(options["threads"]):
-        detector = make_detector(options["params"]).fit(table.values)
+        detector.fit(table.values)
     seconds = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / f"{entity}{MODEL_SUFFIX}"
@@ -274,7 +277,7 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
     _, (path, model), options = payload
     table = read_table(path, **options["read"])
     with torch_threads(options["threads"]):
-        detector = MADCluster.load(model, device=options["device"])
+        detector = MADCluster.load(model, device=options["device"]).set_params(n_jobs=options["threads"])
         scores = detector.decision_function(table.values)
     threshold = detector.threshold_ if options["threshold"] is None else options["threshold"]
     predicted = (scores > threshold).astype(np.int64)

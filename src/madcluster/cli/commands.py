@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from madcluster.cli.console import _list, _note, _print_epochs, _print_metrics, _say
+from madcluster.cli.console import _list, _note, _print_metrics, _say
 from madcluster.cli.inputs import _check_columns, _features, _label_hint, _read_input
 from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
 
@@ -20,6 +21,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
         return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
     from madcluster.atomic import check_output_path
+    from madcluster.checkpoint import TrainingInterrupted, partial_path
     from madcluster.viz import plot_history
 
     check_output_path(args.output, what="model file", not_same_as=[args.data])
@@ -44,11 +46,17 @@ def cmd_fit(args: argparse.Namespace) -> int:
             "training is unsupervised and uses all rows",
         )
     detector = detector_from_args(args)
+    checkpoint = partial_path(args.output)
     t0 = time.perf_counter()
-    detector.fit(_features(table, args.data))
+    try:
+        detector.fit(_features(table, args.data), checkpoint=checkpoint, resume=args.resume)
+    except TrainingInterrupted as stop:
+        print(stop.describe(), file=sys.stderr)
+        if stop.path is not None:
+            print("run the same command with --resume to go on from there", file=sys.stderr)
+        return 130  # the shell's status for Ctrl-C
     elapsed = time.perf_counter() - t0
     h = detector.history_
-    _print_epochs(args, h)
     detector.save(args.output)
     _say(
         f"trained on {table.values.shape[0]} rows x {table.values.shape[1]} features "
@@ -56,7 +64,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     )
     _say(f"final {_final_values(h)}")
     _say(
-        f"threshold (train-quantile, contamination={detector.contamination}) "
+        f"threshold (train-{detector.threshold}, contamination={detector.contamination}) "
         f"= {detector.threshold_:.6g}"
     )
     _say(f"model written to {args.output}")
@@ -99,6 +107,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     figures = _figure_paths(args.figures)
     apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
+    detector.set_params(n_jobs=args.threads)  # this command's threads, not the fitting machine's
     table = _read_input(args.data, args)
     _check_columns(table, args.data, detector, args)
     scores = detector.decision_function(_features(table, args.data))
@@ -185,7 +194,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     detector.fit(data.train)
     scores = detector.decision_function(data.test)
     h = detector.history_
-    _print_epochs(args, h)
     _say(
         f"trained {len(h['epoch'])} epochs in {sum(h['seconds']):.1f} s: "
         f"nu {h['nu'][0]:.4f} -> {h['nu'][-1]:.4f}, "
