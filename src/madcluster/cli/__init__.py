@@ -95,12 +95,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no progress bars, epoch lines or notes (results still print)",
     )
-    fit.add_argument(
-        "--resume",
-        action="store_true",
-        help="go on from OUTPUT.partial, the training state a Ctrl-C saved (same data and options; "
-        "--epochs may change)",
-    )
     _add_input_options(fit)
     add_training_options(fit, CLI_SETTINGS)
     add_fleet_arguments(fit)
