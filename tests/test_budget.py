@@ -82,6 +82,8 @@ def test_pot_threshold_in_the_estimator():
         MADCluster(threshold="evt").fit(X)
     with pytest.raises(ValueError, match="needs contamination > 0"):
         MADCluster(threshold="pot", contamination=0.0).fit(X)
+    with pytest.raises(ValueError, match="needs at least 500 training rows"):
+        MADCluster(**SMALL, threshold="pot").fit(X[:400])  # before any training
 
 
 def test_cli_defaults_are_the_estimator_s():

@@ -22,6 +22,7 @@ from madcluster.data.scaling import fit_input_scaler, model_input
 from madcluster.data.validation import check_device, check_series
 from madcluster.defaults import DEFAULT_EPOCH_WINDOWS, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.embedders import EMBEDDERS, make_embedder
+from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.method.head import build_head, head_centers
 from madcluster.params import check_params
@@ -218,6 +219,8 @@ class MADCluster(BaseDetector):
         self, X: Any, validation_data: Any, pool_radius: bool, checkpoint: str | os.PathLike | None, resume: bool,
     ) -> MADCluster:
         data = check_series(X, min_length=self.window_size, name="X")
+        if self.threshold == "pot":
+            check_enough_scores(len(data), self.contamination)
         self.n_features_in_ = data.shape[1]
         self._record_feature_names(X)
         if pool_radius and validation_data is None:

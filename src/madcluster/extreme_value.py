@@ -59,6 +59,16 @@ def initial_level_for(risk: float) -> float:
     return min(DEFAULT_INITIAL_LEVEL, 1.0 - 2.0 * risk)
 
 
+def check_enough_scores(n_scores: int, risk: float) -> None:
+    """Refuse, before any training, a series too short to give POT ``MIN_PEAKS`` peaks."""
+    needed = int(np.ceil(MIN_PEAKS / (1.0 - initial_level_for(risk))))
+    if n_scores < needed:
+        raise ThresholdError(
+            f"threshold='pot' needs at least {needed} training rows (at least {MIN_PEAKS} scores above "
+            f"the initial {initial_level_for(risk):g} quantile), got {n_scores}: use the quantile threshold"
+        )
+
+
 def fit_tail(scores: np.ndarray, initial_level: float = DEFAULT_INITIAL_LEVEL) -> TailFit:
     """Fit a GPD to the excesses of ``scores`` over their ``initial_level`` quantile."""
     from scipy.stats import genpareto
