@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import socket
 import traceback
@@ -22,8 +23,6 @@ class Job:
 
 def import_modules(modules: list[str]) -> list[str]:
     """Import ``modules`` in this process (a worker's warm-up); returns those that failed."""
-    import importlib
-
     failed = []
     for name in modules:
         try:
