@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     # Demo settings (lr 3e-3, rho 0.1, stride 5) were picked on the demo series itself; see README.
     demo_settings = {**CLI_SETTINGS, "epochs": 10, "stride": 5, "lr": 3e-3, "rho": 0.1}
-    add_training_options(demo, demo_settings, threads=1)
+    add_training_options(demo, demo_settings)
     demo.set_defaults(func=cmd_demo)
 
     fit = sub.add_parser(
@@ -75,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train on (mostly normal) data. Features are standardised with training "
         "statistics; the last 20% of the series (--validation-size) is the validation split for "
         "early stopping. "
-        "Progress bars show on a terminal; when stderr is redirected, one line per epoch instead.",
+        "A time estimate prints after the first batches; then progress bars on a terminal, or one "
+        "line per epoch with the time left when stderr is redirected. Ctrl-C saves the training "
+        "state to OUTPUT.partial; --resume goes on from it.",
     )
     fit.add_argument(
         "data",
@@ -134,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--quiet", action="store_true", help="no notes on stderr (results still print)"
     )
-    add_runtime_options(score, threads=None, device="cpu")
+    add_runtime_options(score, device="cpu")
     add_input_options(score)
     add_fleet_arguments(score)
     score.set_defaults(func=cmd_score)
