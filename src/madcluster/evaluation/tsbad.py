@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.baselines import KMeansDetector, PCADetector
 from madcluster.base import BaseDetector
+from madcluster.baselines import KMeansDetector, PCADetector
 from madcluster.data.dataset import Dataset
 from madcluster.detector import PRESETS, MADCluster
 from madcluster.exceptions import DataError
