@@ -43,7 +43,7 @@ DATASETS = ("MSL", "SMAP", "SMD")
 
 def parse_configs(values: list[str]) -> dict[str, dict[str, Any]]:
     """``--config`` values -> {name: params}."""
-    from madcluster.detector import PRESETS
+    from madcluster.presets import PRESETS
 
     configs: dict[str, dict[str, Any]] = {}
     for value in values:

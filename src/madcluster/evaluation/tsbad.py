@@ -19,9 +19,10 @@ import numpy as np
 from madcluster.base import BaseDetector
 from madcluster.baselines import KMeansDetector, PCADetector
 from madcluster.data.dataset import Dataset
-from madcluster.detector import PRESETS, MADCluster
+from madcluster.detector import MADCluster
 from madcluster.exceptions import DataError
 from madcluster.metrics.tsbad import find_length_rank, tsbad_vus
+from madcluster.presets import PRESETS
 
 PROTOCOL = "tsb-ad"
 BASELINES = {"pca": PCADetector, "kmeans": KMeansDetector}
@@ -47,7 +48,7 @@ def build_detector(config: dict[str, Any], seed: int) -> BaseDetector:
     """A fresh detector from a configuration.
 
     ``config`` holds MADCluster keyword arguments, optionally ``"preset"`` (a name of
-    :data:`madcluster.detector.PRESETS`, default ``"default"``), or ``"detector": "pca" | "kmeans"``
+    :data:`madcluster.presets.PRESETS`, default ``"default"``), or ``"detector": "pca" | "kmeans"``
     with that baseline's keyword arguments. ``random_state`` defaults to ``seed``.
     """
     params = dict(config)
