@@ -57,13 +57,20 @@ def build_detector(config: dict[str, Any], seed: int) -> BaseDetector:
     if kind in BASELINES:
         if "preset" in params:
             raise DataError(f"'preset' applies to MADCluster only, not to the {kind} baseline")
-        return BASELINES[kind](**params)
+        return _construct(BASELINES[kind], params)
     if kind != "madcluster":
         raise DataError(f"unknown detector {kind!r}: use 'madcluster', {', '.join(BASELINES)}")
     preset = params.pop("preset", "default")
     if preset not in PRESETS:
         raise DataError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    return MADCluster.from_preset(preset, **params)
+    return _construct(lambda **p: MADCluster.from_preset(preset, **p), params)
+
+
+def _construct(factory: Any, params: dict[str, Any]) -> BaseDetector:
+    try:
+        return factory(**params)
+    except TypeError as exc:  # an unknown keyword: name it instead of a traceback
+        raise DataError(f"bad configuration {params}: {exc}") from None
 
 
 def evaluate_series(config: dict[str, Any], series: Dataset, seed: int = 0) -> SeriesResult:
