@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tsbad-dir", type=Path, required=True)
     parser.add_argument("--detectors", nargs="+", default=["PCA", "KMeansAD"])
     parser.add_argument("--tsb-ad-path", help="a folder holding another TSB_AD package to import first")
+    parser.add_argument("--only", nargs="*", help="only files whose name contains one of these (e.g. _MSL_)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.tsb_ad_path:
@@ -50,6 +51,8 @@ def main(argv: list[str] | None = None) -> None:
         record["results"] = json.loads(args.out.read_text())["results"]
     done = {(r["detector"], r["file"]) for r in record["results"]}
     for path in sorted(args.tsbad_dir.glob("*.csv")):
+        if args.only and not any(part in path.name for part in args.only):
+            continue
         frame = pd.read_csv(path).dropna()
         data = frame.iloc[:, :-1].to_numpy(dtype=float)
         label = frame["Label"].astype(int).to_numpy()
