@@ -26,12 +26,14 @@ PUBLISHED = HERE / "results" / "tsbad" / "published_vus_pr.csv"
 DATASETS = ("MSL", "SMAP", "SMD")
 
 
-def _rows(ours: list[Path], peers: list[str]) -> dict[str, dict[str, float]]:
+def _rows(ours: list[Path], peers: list[str], configs: list[str] | None) -> dict[str, dict[str, float]]:
     """{row name: {series stem: VUS-PR}} for our configurations and the reruns."""
     rows: dict[str, dict[str, float]] = {}
     for path in ours:
         record = json.loads(path.read_text())
         for r in record["results"]:
+            if configs and r["config"] not in configs:
+                continue
             rows.setdefault(f"madcluster `{r['config']}`", {})[r["series"]] = r["vus_pr"]
     for spec in peers:
         path, _, label = spec.partition(":")
@@ -42,9 +44,9 @@ def _rows(ours: list[Path], peers: list[str]) -> dict[str, dict[str, float]]:
     return rows
 
 
-def build(ours: list[Path], peers: list[str]) -> str:
+def build(ours: list[Path], peers: list[str], configs: list[str] | None = None) -> str:
     published = read_published_table(PUBLISHED)
-    extra = _rows(ours, peers)
+    extra = _rows(ours, peers, configs)
     stems = sorted({s for row in extra.values() for s in row})
     kept = [p for p in published if p.name.stem in stems]
     by_stem = {p.name.stem: p for p in kept}
@@ -79,10 +81,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ours", nargs="*", type=Path, default=[])
     parser.add_argument("--peers", nargs="*", default=[], help="JSON[:label] from tsbad_peers.py")
+    parser.add_argument("--configs", nargs="*", help="only these configurations of the --ours files")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--title", default="TSB-AD-M series rebuilt from MSL, SMAP and SMD: mean VUS-PR")
     args = parser.parse_args(argv)
-    body = build(args.ours, args.peers)
+    body = build(args.ours, args.peers, args.configs)
     atomic_write_text(args.out, f"# {args.title}\n\n{body}")
     print(body.split("\n\n")[0])
 

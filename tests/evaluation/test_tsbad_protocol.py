@@ -76,3 +76,18 @@ def test_script_runs_resumes_and_summarises(tmp_path: Path) -> None:
     before = [r["vus_pr"] for r in record["results"]]
     script.main(args)  # everything is there: nothing reruns
     assert [r["vus_pr"] for r in json.loads(out.read_text())["results"]] == before
+
+
+def test_ensemble_sums_standardised_member_scores() -> None:
+    series = _series()
+    members = [{"detector": "kmeans", "window_size": 20, "n_centroids": 3}, {"detector": "pca", "window_size": 20}]
+    ens = build_detector({"detector": "ensemble", "members": members}, 0).fit(series.train)
+    total = np.zeros(len(series.test))
+    for member in members:
+        det = build_detector(member, 0).fit(series.train)
+        train = det.decision_function(series.train)
+        total += (det.decision_function(series.test) - train.mean()) / train.std()
+    np.testing.assert_allclose(ens.decision_function(series.test), total)
+    assert evaluate_series({"detector": "ensemble", "members": members}, series).vus_pr > 0.5
+    with pytest.raises(DataError, match="an ensemble is"):
+        build_detector({"detector": "ensemble"}, 0)

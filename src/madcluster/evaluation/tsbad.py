@@ -20,6 +20,7 @@ from madcluster.base import BaseDetector
 from madcluster.baselines import KMeansDetector, PCADetector
 from madcluster.data.dataset import Dataset
 from madcluster.detector import MADCluster
+from madcluster.evaluation.ensemble import build_ensemble
 from madcluster.exceptions import DataError
 from madcluster.metrics.tsbad import find_length_rank, tsbad_vus
 from madcluster.presets import PRESETS
@@ -49,10 +50,16 @@ def build_detector(config: dict[str, Any], seed: int) -> BaseDetector:
 
     ``config`` holds MADCluster keyword arguments, optionally ``"preset"`` (a name of
     :data:`madcluster.presets.PRESETS`, default ``"default"``), or ``"detector": "pca" | "kmeans"``
-    with that baseline's keyword arguments. ``random_state`` defaults to ``seed``.
+    with that baseline's keyword arguments, or ``"detector": "ensemble", "members": [config, ...]``
+    (:class:`madcluster.evaluation.ensemble.StandardizedSum`). ``random_state`` defaults to ``seed``.
     """
     params = dict(config)
     kind = params.pop("detector", "madcluster")
+    if kind == "ensemble":
+        members = params.pop("members", None)
+        if not members or params:
+            raise DataError(f"an ensemble is {{'detector': 'ensemble', 'members': [config, ...]}}, got {config}")
+        return build_ensemble(members, lambda member: build_detector(member, seed))
     params.setdefault("random_state", seed)
     if kind in BASELINES:
         if "preset" in params:
