@@ -68,7 +68,7 @@ def build(ours: list[Path], peers: list[str], configs: list[str] | None = None) 
     ]
     for name in order:
         lines.append(f"| {name} | " + " | ".join(mean(table[name], d) for d in (*DATASETS, None)) + " |")
-    lines += ["", "Per series (VUS-PR; entity in brackets):", ""]
+    lines += ["", "Per series (VUS-PR; columns: TSB-AD file index, source dataset, TSB-AD id):", ""]
     lines.append("| detector | " + " | ".join(f"{s.split('_id_')[0]}_{s.split('_')[3]}" for s in by_stem) + " |")
     lines.append("|---|" + "---|" * len(by_stem))
     for name in order:
