@@ -91,3 +91,18 @@ def test_ensemble_sums_standardised_member_scores() -> None:
     assert evaluate_series({"detector": "ensemble", "members": members}, series).vus_pr > 0.5
     with pytest.raises(DataError, match="an ensemble is"):
         build_detector({"detector": "ensemble"}, 0)
+
+
+def test_results_table_puts_ours_beside_the_published_rows(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("tsbad_table", SCRIPT.parent / "tsbad_table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    stems = ["002_MSL_id_1_Sensor_tr_500_1st_900", "145_SMAP_id_2_Sensor_tr_2133_1st_5400"]
+    ours = tmp_path / "ours.json"
+    ours.write_text(json.dumps({"results": [{"config": "default", "series": s, "vus_pr": 0.5} for s in stems]}))
+    peers = tmp_path / "peers.json"
+    peers.write_text(json.dumps({"results": [{"detector": "PCA", "file": stems[0] + ".csv", "vus_pr": 0.25}]}))
+    text = table.build([ours], [f"{peers}:rerun"])
+    assert "| madcluster `default` | 0.500 | 0.500 |  | 0.500 |" in text
+    assert "| PCA (rerun) | 0.250 |  |  | (1/2) |" in text
+    assert "| KMeansAD (published) | 0.996 |" in text  # 002_MSL's published value, the only MSL series here
