@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-    from madcluster.evaluation.provenance import provenance
+    from madcluster.benchmark.provenance import provenance
 
     configs = parse_configs(args.config)
     series = load_series(args)

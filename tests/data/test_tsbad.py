@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from madcluster.data.dataset import Dataset
 from madcluster.data.datasets import load_dataset
+from madcluster.data.train_test import Dataset
 from madcluster.data.tsbad import parse_tsbad_name, read_tsbad_folder, read_tsbad_series
 from madcluster.data.tsbad_rebuild import read_published_table, rebuild_series, write_tsbad_csv
 from madcluster.exceptions import DataError

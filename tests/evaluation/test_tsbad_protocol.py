@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from madcluster.baselines import KMeansDetector
-from madcluster.data.dataset import Dataset
+from madcluster.data.train_test import Dataset
 from madcluster.data.tsbad_rebuild import write_tsbad_csv
 from madcluster.detector import MADCluster
 from madcluster.evaluation.tsbad import build_detector, evaluate_series

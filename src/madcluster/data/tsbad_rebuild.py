@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from madcluster.atomic import atomic_write_text
-from madcluster.data.dataset import Dataset
 from madcluster.data.datasets import load_dataset
+from madcluster.data.train_test import Dataset
 from madcluster.data.tsbad import TsbadName, parse_tsbad_name
 from madcluster.exceptions import DataError
 
