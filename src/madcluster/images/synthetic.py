@@ -103,6 +103,7 @@ def add_defect(img: np.ndarray, region: np.ndarray, defect: str, rng: np.random.
                                + 0.6 * rng.random((size, size)) * (np.hypot(yy - cy, xx - cx) < 8), 1.5)
         alpha = np.clip(blob, 0, 1) * rng.uniform(0.5, 0.75)
         mask = alpha > 0.15
+        alpha = np.where(mask, alpha, 0.0)  # no faint halo outside the mask
         colour = np.array([0.45, 0.3, 0.12]) if rng.random() < 0.5 else np.array([0.15, 0.3, 0.2])
         out = img * (1 - alpha[..., None]) + colour * alpha[..., None]
     elif defect == "colour":
