@@ -39,6 +39,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--configs", nargs="+", default=["alone", "paper", "pixels"], choices=list(CONFIGS))
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
     p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--n-train", type=int, help="first N training images of each class (default: all)")
     p.add_argument("--image-size", type=int, default=64)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--lr", type=float, default=1e-3)
@@ -59,21 +60,19 @@ def main(argv: list[str] | None = None) -> None:
     classes = args.classes or (mvtec_classes(root) if args.root else list(CLASSES))
     settings = {"image_size": args.image_size, "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr}
     params = {"rd4ad": {"backbone": args.backbone, "weights": args.weights}, "pyramidflow": {}}
-    runs = [Run(cls, model, config, seed) for seed in args.seeds for model in args.models
-            for config in args.configs for cls in classes]
+    # class-major order, so that an interrupted table still has whole rows
+    runs = [Run(cls, model, config, seed) for seed in args.seeds for cls in classes
+            for model in args.models for config in args.configs]
     t0 = time.perf_counter()
     if not args.tables_only:
-        for model in args.models:  # per model, as the embedder parameters differ
-            model_runs = [r for r in runs if r.model == model]
-            run_table(root, args.out, model_runs, {**settings, "embedder_params": params[model]},
-                      log=lambda line: print(line, flush=True))
+        run_table(root, args.out, runs, settings, params, args.n_train, log=lambda line: print(line, flush=True))
     from madcluster.images.table import load_runs
 
     rows = {k: r for k, r in load_runs(args.out / "runs.jsonl").items()
             if r["cls"] in classes and r["model"] in args.models}
     data = "MVTec AD at " + str(root) if args.root else f"the generated texture-defect set (seed {args.data_seed}; NOT MVTec AD)"
     header = (f"## Image tables on {data}\n\nCommand: `python benchmarks/image_table.py {' '.join(sys.argv[1:] if argv is None else argv)}`"
-              f"\n\n{args.epochs} epochs, {args.image_size} px, batch {args.batch_size}, lr {args.lr}; RD4AD teacher "
+              f"\n\n{args.epochs} epochs, {args.n_train or 'all'} training images a class, {args.image_size} px, batch {args.batch_size}, lr {args.lr}; RD4AD teacher "
               f"{args.backbone} ({'weights ' + args.weights if args.weights else 'random, frozen: not the paper teacher'}).")
     print(write_tables(rows, args.out, args.models, classes, header))
     for path in write_figures(root, args.out, args.models, classes, args.image_size, args.seeds[0]):

@@ -72,7 +72,8 @@ def normal_image(cls: str, size: int, rng: np.random.Generator) -> tuple[np.ndar
             colour = np.array([0.62, 0.64, 0.68]) + rng.normal(0, 0.02, 3)
             inside = (r < outer) & (r > inner)
         img = np.where(inside[..., None], colour * shade[..., None], background)
-        region = inside & (gaussian_filter(inside.astype(float), 2) > 0.95)
+        region = inside & (gaussian_filter(inside.astype(float), size / 32) > 0.95)  # away from the rim
+        region = region if region.any() else inside
     else:
         raise ValueError(f"unknown class {cls!r}; choose one of {', '.join(CLASSES)}")
     img = img + rng.normal(0, 0.015, img.shape)  # sensor noise

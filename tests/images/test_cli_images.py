@@ -1,0 +1,26 @@
+"""`madcluster fit` / `score` on an MVTec-layout class folder: a model file, a scores CSV, map PNGs."""
+
+from __future__ import annotations
+
+import pandas as pd
+from PIL import Image
+
+from madcluster.cli import main
+
+
+def test_fit_then_score_a_class_folder(tiny_root, tmp_path, capsys):
+    model = tmp_path / "disc.mcz"
+    fit = ["fit", str(tiny_root / "disc"), "-o", str(model), "--embedder", "pyramidflow", "--image-size", "32",
+           "--epochs", "1", "--layout", "pixels", "--embedder-param", "blocks=1", "--embedder-param", "hidden=8"]
+    assert main(fit) == 0
+    assert "on 6 images of 3 channel(s) at 32 px" in capsys.readouterr().out
+    scores_csv = tmp_path / "hole.csv"
+    maps = tmp_path / "maps"
+    assert main(["score", str(model), str(tiny_root / "disc" / "test" / "hole"), "-o", str(scores_csv), "--maps", str(maps)]) == 0
+    frame = pd.read_csv(scores_csv)
+    assert list(frame.columns) == ["image", "score", "is_anomaly"] and list(frame.image) == ["000.png"]
+    with Image.open(maps / "000_map.png") as img:
+        assert img.size == (32, 32)
+    # a grayscale folder on an RGB model: one line, exit 2
+    assert main(["score", str(model), str(tiny_root / "weave" / "test" / "good"), "-o", str(tmp_path / "g.csv")]) == 2
+    assert "grayscale but the model was trained on RGB" in capsys.readouterr().err
