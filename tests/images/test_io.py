@@ -9,7 +9,12 @@ import pytest
 from PIL import Image
 
 from madcluster.exceptions import DataError
-from madcluster.images.io import mvtec_classes, read_image_folder, read_images_or_folder, read_mvtec_class
+from madcluster.images.io import (
+    mvtec_classes,
+    read_image_folder,
+    read_images_or_folder,
+    read_mvtec_class,
+)
 from madcluster.images.synthetic import DEFECTS
 
 

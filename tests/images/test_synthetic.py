@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from image_helpers import TINY
 
 from madcluster.images.synthetic import DEFECTS, add_defect, make_texture_defects, normal_image
-from image_helpers import TINY
 
 
 def _files(root):

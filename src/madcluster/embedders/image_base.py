@@ -91,7 +91,7 @@ def gaussian_blur(maps: torch.Tensor, sigma: float) -> torch.Tensor:
     """Separable Gaussian smoothing of ``[B, H, W]`` maps (reflect padding); sigma <= 0: unchanged."""
     if sigma <= 0:
         return maps
-    radius = max(1, int(round(3 * sigma)))
+    radius = max(1, round(3 * sigma))
     offsets = torch.arange(-radius, radius + 1, dtype=maps.dtype, device=maps.device)
     kernel = torch.exp(-0.5 * (offsets / sigma) ** 2)
     kernel = kernel / kernel.sum()

@@ -22,6 +22,8 @@ The paper's full model also runs on features of a pretrained encoder; this one s
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -111,7 +113,7 @@ class PyramidFlow(ImageEmbedder):
     template's running mean. layout, detach_h: see image_base.
     """
 
-    test_params = {"image_size": 32, "blocks": 1, "hidden": 8}
+    test_params: ClassVar[dict] = {"image_size": 32, "blocks": 1, "hidden": 8}
 
     def __init__(
         self,

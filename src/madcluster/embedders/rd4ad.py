@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -56,7 +57,7 @@ class RD4AD(ImageEmbedder):
     sigma: smoothing of the map in pixels (None: 4 * image_size / 256). layout, detach_h: see image_base.
     """
 
-    test_params = {"backbone": "resnet18", "image_size": 32}
+    test_params: ClassVar[dict] = {"backbone": "resnet18", "image_size": 32}
 
     def __init__(
         self,

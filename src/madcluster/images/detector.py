@@ -265,7 +265,7 @@ class ImageMADCluster(BaseDetector):
                 scores.setdefault(name, []).append(terms.amax(1).cpu().numpy())
                 up = F.interpolate(spatial[:, None], size=size, mode="bilinear", align_corners=False)[:, 0]
                 maps.setdefault(name, []).append(up.cpu().numpy())
-        join = lambda parts: {k: np.concatenate(v).astype(np.float64) for k, v in parts.items()}  # noqa: E731
+        join = lambda parts: {k: np.concatenate(v).astype(np.float64) for k, v in parts.items()}
         return join(scores), join(maps)
 
     def _own(self, terms: dict[str, np.ndarray], stats: dict[str, tuple[float, float]]) -> np.ndarray:
