@@ -24,3 +24,9 @@ def test_fit_then_score_a_class_folder(tiny_root, tmp_path, capsys):
     # a grayscale folder on an RGB model: one line, exit 2
     assert main(["score", str(model), str(tiny_root / "weave" / "test" / "good"), "-o", str(tmp_path / "g.csv")]) == 2
     assert "grayscale but the model was trained on RGB" in capsys.readouterr().err
+
+
+def test_time_series_flags_are_refused_for_images(tiny_root, tmp_path, capsys):
+    args = ["fit", str(tiny_root / "disc"), "-o", str(tmp_path / "m.mcz"), "--embedder", "pyramidflow", "--window-size", "10"]
+    assert main(args) == 2
+    assert "window_size do(es) not apply to image models" in capsys.readouterr().err

@@ -23,11 +23,13 @@ from madcluster import __version__
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
 from madcluster.cli.console import _stdout_gone
 from madcluster.cli.options import (
+    CLI_SETTINGS,
     DEFAULT_EPILOG,
+    SettingsHelpFormatter,
     _add_input_options,
-    _add_runtime_options,
-    _add_training_options,
     _finite_float,
+    add_runtime_options,
+    add_training_options,
 )
 from madcluster.exceptions import MADClusterError
 
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser(
         "demo",
+        formatter_class=SettingsHelpFormatter,
         help="train and evaluate on the embedded demo series (no download, CPU, < 1 min)",
         description="Train MADCluster on a built-in synthetic series with injected anomalies, "
         "then print metrics and write plots.",
@@ -62,11 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="no progress bars, epoch lines or notes (results still print)",
     )
     # Demo settings (lr 3e-3, rho 0.1, stride 5) were picked on the demo series itself; see README.
-    _add_training_options(demo, epochs=10, stride=5, lr=3e-3, rho=0.1, threads=1)
+    demo_settings = {**CLI_SETTINGS, "epochs": 10, "stride": 5, "lr": 3e-3, "rho": 0.1}
+    add_training_options(demo, demo_settings, threads=1)
     demo.set_defaults(func=cmd_demo)
 
     fit = sub.add_parser(
         "fit",
+        formatter_class=SettingsHelpFormatter,
         help="train a detector on a CSV / Parquet / .npy file",
         description="Train on (mostly normal) data. Features are standardised with training "
         "statistics; the last 20% of the series (--validation-size) is the validation split for "
@@ -92,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="no progress bars, epoch lines or notes (results still print)",
     )
     _add_input_options(fit)
-    _add_training_options(fit, epochs=20, stride=1)  # = MADCluster's default (tested)
+    add_training_options(fit, CLI_SETTINGS)
     add_fleet_arguments(fit)
     add_image_arguments(fit)
     fit.set_defaults(func=cmd_fit)
@@ -131,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--quiet", action="store_true", help="no notes on stderr (results still print)"
     )
-    _add_runtime_options(score, device="cpu", threads=None)
+    add_runtime_options(score, threads=None, device="cpu")
     _add_input_options(score)
     add_fleet_arguments(score)
     score.add_argument("--maps", default=None, help="image models: also write each anomaly map as a PNG to this folder")

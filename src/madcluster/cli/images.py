@@ -18,16 +18,16 @@ from madcluster.cli.console import _say
 
 def add_image_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("images (with --embedder rd4ad or pyramidflow)")
-    group.add_argument("--image-size", type=int, default=256, help="images are resized to this side (default: 256)")
-    group.add_argument("--layout", choices=("channels", "pixels"), default="channels",
+    group.add_argument("--image-size", type=int, default=None, help="images are resized to this side (default: 256)")
+    group.add_argument("--layout", choices=("channels", "pixels"), default=None,
                        help="how MADCluster reads the feature map: channels (the paper) or pixels "
                        "(one h per position, adds a pixel map) (default: channels)")
 
 
-def is_image_embedder(name: str) -> bool:
+def is_image_embedder(name: str | None) -> bool:
     from madcluster.embedders import IMAGE_EMBEDDERS
 
-    return name.lower() in IMAGE_EMBEDDERS
+    return name is not None and name.lower() in IMAGE_EMBEDDERS
 
 
 def is_image_model(path: str) -> bool:
@@ -37,24 +37,38 @@ def is_image_model(path: str) -> bool:
     return Path(path).is_file() and read_model_file(path)[0].get("kind") == KIND
 
 
+def image_detector_from_args(args: argparse.Namespace):
+    """The ImageMADCluster the flags describe; time-series-only flags given are refused by name."""
+    import inspect
+
+    from madcluster.cli.options import detector_params_from_args
+    from madcluster.exceptions import MADClusterError
+    from madcluster.images.detector import ImageMADCluster
+
+    params = detector_params_from_args(args)
+    accepted = inspect.signature(ImageMADCluster).parameters
+    foreign = sorted(k for k in params if k not in accepted)
+    if foreign:
+        raise MADClusterError(f"{', '.join(foreign)} do(es) not apply to image models ({args.embedder})")
+    for name in ("image_size", "layout"):
+        if getattr(args, name) is not None:
+            params[name] = getattr(args, name)
+    return ImageMADCluster(**params)
+
+
 def fit_images_command(args: argparse.Namespace) -> int:
     from madcluster.atomic import check_output_path
-    from madcluster.cli.options import _apply_runtime, _embedder_params, _show_progress
-    from madcluster.images.detector import ImageMADCluster, check_images
+    from madcluster.cli.options import apply_runtime
+    from madcluster.images.detector import check_images
 
     check_output_path(args.output, what="model file", not_same_as=[args.data])
-    _apply_runtime(args)
-    images = check_images(args.data, image_size=args.image_size)
-    detector = ImageMADCluster(
-        embedder=args.embedder, embedder_params=_embedder_params(args), image_size=args.image_size,
-        layout=args.layout, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, rho=args.rho,
-        distance_loss=args.distance_loss, mode=args.mode, contamination=args.contamination,
-        random_state=args.seed, device=args.device, verbose=_show_progress(args),
-    )
+    apply_runtime(args)
+    detector = image_detector_from_args(args)
+    images = check_images(args.data, image_size=detector.image_size)
     detector.fit(images)
     detector.save(args.output)
-    _say(f"trained {args.embedder} ({args.mode}, layout {args.layout}) on {len(images)} images "
-         f"of {images.shape[1]} channel(s) at {args.image_size} px, {len(detector.history_['epoch'])} epochs")
+    _say(f"trained {detector.embedder} ({detector.mode}, layout {detector.layout}) on {len(images)} images "
+         f"of {images.shape[1]} channel(s) at {detector.image_size} px, {len(detector.history_['epoch'])} epochs")
     _say(f"model written to {args.output}")
     return 0
 
@@ -63,13 +77,13 @@ def score_images_command(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from madcluster.atomic import atomic_path
-    from madcluster.cli.options import _apply_runtime
+    from madcluster.cli.options import apply_runtime
     from madcluster.images.detector import ImageMADCluster, check_images
     from madcluster.images.io import list_images
 
-    _apply_runtime(args)
+    apply_runtime(args)
     output = args.output or str(Path(args.data).with_suffix("")) + ".scores.csv"
-    detector = ImageMADCluster.load(args.model, device=args.device)
+    detector = ImageMADCluster.load(args.model, device=args.device or "cpu")
     names = [Path(args.data).name] if Path(args.data).is_file() else [p.name for p in list_images(args.data)]
     images = check_images(args.data, image_size=detector.image_size, n_channels=detector.n_channels_)
     scores, maps = detector.decision_and_map(images)

@@ -66,6 +66,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
+from madcluster.defaults import DEFAULT_WINDOW_SIZE
 from madcluster.embedders.attention import (
     SCORE_TEMPERATURE,
     DataEmbedding,
@@ -158,13 +159,15 @@ def _identity_like(raw: torch.Tensor) -> torch.Tensor:
 class DCdetector(BaseEmbedder):
     """DCdetector as a Base Embedder (see the module docstring); h is ``[B, L, d_model]``."""
 
+    window_dependent = True
+
     causal = False
     test_params: ClassVar[dict] = {"d_model": 8, "n_layers": 2, "patch_sizes": (2, 4)}
 
     def __init__(
         self,
         n_features: int,
-        window_size: int = 100,
+        window_size: int = DEFAULT_WINDOW_SIZE,
         d_model: int = 256,
         n_heads: int = 1,
         n_layers: int = 3,

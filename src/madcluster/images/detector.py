@@ -31,23 +31,13 @@ from madcluster.images.io import read_images_or_folder
 from madcluster.method.config import MethodConfig
 from madcluster.method.head import build_head
 from madcluster.persistence import read_model_file, write_model_file
+from madcluster.scoring import combine_scores, score_statistics
 from madcluster.training import MADClusterNet, TrainSettings, train_network
 
 KIND = "image"
-Stats = tuple[float, float]
 COMBINATIONS = ("standardized", "raw")
 METHOD_OPTIONS = ("mode", "rho", "tau", "center_init", "nu_param", "distance_loss", "cluster_target",
                   "score_scaling", "center_warmup", "n_clusters")
-
-
-def mean_std(values: np.ndarray) -> Stats:
-    """Mean and standard deviation (1 for a constant term); TODO: madcluster.scoring's once merged."""
-    std = float(values.std())
-    return float(values.mean()), std if std > 1e-12 else 1.0
-
-
-def standardize(values: np.ndarray, stats: Stats) -> np.ndarray:
-    return (values - stats[0]) / stats[1]
 
 
 class ImageBatches:
@@ -218,12 +208,8 @@ class ImageMADCluster(BaseDetector):
             train = data[: len(data) - n_val]
             self.history_ = train_network(self.net_, train, data[len(data) - n_val :] if n_val else None, settings, generator)
         scores, maps = self._terms(images)
-        self.score_stats_ = {name: mean_std(v) for name, v in scores.items()}
-        self.map_stats_ = {name: mean_std(v) for name, v in maps.items()}
-        if len(scores) > 1:
-            self.score_stats_["own"] = mean_std(self._own(scores, self.score_stats_))
-        if len(maps) > 1:
-            self.map_stats_["own"] = mean_std(self._own(maps, self.map_stats_))
+        self.score_stats_ = score_statistics(scores, self.score_scaling)
+        self.map_stats_ = score_statistics(maps, self.score_scaling)
         self._set_training_scores(self._combine(scores, self.score_stats_))
         return self
 
@@ -268,24 +254,9 @@ class ImageMADCluster(BaseDetector):
         join = lambda parts: {k: np.concatenate(v).astype(np.float64) for k, v in parts.items()}
         return join(scores), join(maps)
 
-    def _own(self, terms: dict[str, np.ndarray], stats: dict[str, tuple[float, float]]) -> np.ndarray:
-        """MADCluster's own score or map: the raw or the standardised sum of its terms."""
-        names = [n for n in terms if n != "base"]
-        if self.score_scaling == "standardized":
-            return sum(standardize(terms[n], stats[n]) for n in names)
-        return sum(terms[n] for n in names)
-
     def _combine(self, terms: dict[str, np.ndarray], stats: dict[str, tuple[float, float]]) -> np.ndarray:
-        base = terms["base"]
-        if len(terms) == 1:
-            values = base
-        elif self.base_score_combination == "raw":
-            values = base + self._own(terms, stats)
-        else:
-            values = standardize(base, stats["base"]) + standardize(self._own(terms, stats), stats["own"])
-        if not np.all(np.isfinite(values)):
-            raise DataError("the model produced non-finite scores")
-        return np.asarray(values, dtype=np.float64)
+        """Scores or maps from their named terms, exactly as the time-series detector combines them."""
+        return combine_scores(terms, stats, self.score_scaling, self.base_score_combination)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> None:
