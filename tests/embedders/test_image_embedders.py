@@ -138,3 +138,17 @@ def test_bad_construction_is_refused():
         build_image_embedder("pyramidflow", 3, 32, layout="rows")
     with pytest.raises(ValueError, match="unknown image embedder"):
         build_image_embedder("realnet", 3, 32)
+
+
+@pytest.mark.parametrize(("arch", "block", "in_planes", "width", "blocks", "torchvision_total"), [
+    ("resnet18", "basic", 256, 64, 2, 11_689_512),
+    ("wide_resnet50_2", "bottleneck", 1024, 128, 3, 68_883_240),
+])
+def test_teacher_matches_torchvision_parameter_counts(arch, block, in_planes, width, blocks, torchvision_total):
+    """Stem + stages 1-3, plus a stage 4 and the 1000-class fc, count torchvision's published totals."""
+    from madcluster.embedders.resnet import BLOCKS, make_stage
+
+    count = lambda m: sum(p.numel() for p in m.parameters())
+    stage4 = make_stage(BLOCKS[block], in_planes, 512, blocks, 2, width)
+    fc = 512 * BLOCKS[block].expansion * 1000 + 1000
+    assert count(ResNetEncoder(arch)) + count(stage4) + fc == torchvision_total
