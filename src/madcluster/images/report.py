@@ -69,8 +69,9 @@ def shortfalls(rows: dict[str, dict], models: list[str], classes: list[str]) -> 
 def write_tables(rows: dict[str, dict], out: Path, models: list[str], classes: list[str], header: str) -> Path:
     seeds = sorted({r["seed"] for r in rows.values()})
     cpu = sum(r.get("fit_cpu_seconds", 0.0) for r in rows.values())
-    parts = [header, f"Seeds: {', '.join(map(str, seeds))} (mean over seeds). PRO and fit times: runs.jsonl. "
-             f"CPU time of the {len(rows)} fits (one torch thread, scoring excluded): {cpu / 60:.1f} min.", ""]
+    summary = (f"Seeds: {', '.join(map(str, seeds))} (mean over seeds). PRO and fit times: runs.jsonl. "
+               f"CPU time of the {len(rows)} fits (one torch thread, scoring excluded): {cpu / 60:.1f} min.")
+    parts = [header, summary, ""]
     parts += [table_markdown(rows, metric, models, classes) for metric in METRICS]
     below = shortfalls(rows, models, classes)
     parts += ["### Where + MADCluster is below the base model alone", ""]
