@@ -251,8 +251,7 @@ class ImageMADCluster(BaseDetector):
                 scores.setdefault(name, []).append(terms.amax(1).cpu().numpy())
                 up = F.interpolate(spatial[:, None], size=size, mode="bilinear", align_corners=False)[:, 0]
                 maps.setdefault(name, []).append(up.cpu().numpy())
-        join = lambda parts: {k: np.concatenate(v).astype(np.float64) for k, v in parts.items()}
-        return join(scores), join(maps)
+        return _concatenated(scores), _concatenated(maps)
 
     def _combine(self, terms: dict[str, np.ndarray], stats: dict[str, tuple[float, float]]) -> np.ndarray:
         """Scores or maps from their named terms, exactly as the time-series detector combines them."""
@@ -298,3 +297,7 @@ class ImageMADCluster(BaseDetector):
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise ModelFileError(f"{os.fspath(path)!r} does not match this madcluster version: {exc}") from None
         return model
+
+
+def _concatenated(parts: dict[str, list[np.ndarray]]) -> dict[str, np.ndarray]:
+    return {name: np.concatenate(chunks).astype(np.float64) for name, chunks in parts.items()}
