@@ -10,7 +10,7 @@
 without its ending. ``fit_fleet`` writes ``models/<entity>.mcz``; ``score_fleet`` writes
 ``scores/<entity>.scores.csv`` (``row, score, is_anomaly[, label]``, as ``madcluster score``).
 
-Each entity is one job of an executor (:mod:`madcluster.evaluation.executors`): in this process,
+Each entity is one job of an executor (:mod:`madcluster.parallel.executors`): in this process,
 or on Ray with one CPU and one torch thread per model. Workers read their input file themselves
 (on a cluster: shared storage) and send the fitted model or the scores back, and this process
 writes every output file atomically, so outputs need no shared storage. A file that cannot be read
@@ -20,6 +20,7 @@ or a fit that fails is reported for its entity, and the other entities finish.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -29,8 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.data.io import SUPPORTED_SUFFIXES
-from madcluster.evaluation.executors import Job, Outcome, Progress, make_executor
+from madcluster.atomic import atomic_path, atomic_write_bytes
+from madcluster.data.io import SUPPORTED_SUFFIXES, read_table
+from madcluster.parallel.executors import Job, Outcome, Progress, make_executor
+from madcluster.parallel.jobs import torch_threads
+from madcluster.parallel.options import add_executor_arguments, executor_options
 
 MODEL_SUFFIX = ".mcz"
 SCORES_SUFFIX = ".scores.csv"
@@ -115,8 +119,6 @@ def fit_fleet(
     payload = {"params": dict(params or {}), "read": dict(read_options or {})}
 
     def write(entity: str, value: dict[str, Any]) -> Path:
-        from madcluster.atomic import atomic_write_bytes
-
         target = out / f"{entity}{MODEL_SUFFIX}"
         atomic_write_bytes(target, lambda fh: fh.write(value.pop("model")))
         return target
@@ -168,8 +170,6 @@ def score_fleet(
 
     def write(entity: str, value: dict[str, Any]) -> Path:
         import pandas as pd
-
-        from madcluster.atomic import atomic_path
 
         frame = pd.DataFrame({"score": value.pop("scores"), "is_anomaly": value.pop("predicted")})
         labels = value.pop("labels")
@@ -241,10 +241,7 @@ def _run(
 
 def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> dict[str, Any]:
     """In a worker: read one entity's file, fit, and return the model file's bytes."""
-    from madcluster.data.io import read_table
-    from madcluster.evaluation.fit_score import torch_threads
     from madcluster.factory import make_detector
-
     entity, path, options = payload
     table = read_table(path, **options["read"])
     started = time.perf_counter()
@@ -268,10 +265,7 @@ def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> di
 
 def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: Any = None) -> dict:
     """In a worker: read one entity's file and its model, return the scores."""
-    from madcluster.data.io import read_table
     from madcluster.detector import MADCluster
-    from madcluster.evaluation.fit_score import torch_threads
-
     _, (path, model), options = payload
     table = read_table(path, **options["read"])
     with torch_threads(options["threads"]):
@@ -292,8 +286,6 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
 # ------------------------------------------------------------------------------ command line
 def add_fleet_arguments(parser: Any) -> None:
     """Options of ``madcluster fit`` / ``score`` for a folder of entity files."""
-    from madcluster.evaluation.command_line import add_executor_arguments
-
     add_executor_arguments(parser, what="entities (when DATA is a folder)")
     parser.add_argument(
         "--resume",
@@ -340,8 +332,6 @@ def _read_options(args: Any) -> dict[str, Any]:
 
 
 def _executor_args(args: Any) -> dict[str, Any]:
-    from madcluster.evaluation.command_line import executor_options
-
     return {
         "executor": getattr(args, "executor", "auto"),
         "ray_address": getattr(args, "ray_address", None),
@@ -350,8 +340,6 @@ def _executor_args(args: Any) -> dict[str, Any]:
 
 
 def _report(result: FleetResult, what: str, out: Any) -> int:
-    import sys
-
     written = len(result.outputs) - len(result.skipped)
     print(
         f"{len(result.outputs)} entities with a {what} in {out} ({written} written, "

@@ -20,16 +20,17 @@ import sys
 from collections.abc import Sequence
 
 from madcluster import __version__
+from madcluster.benchmark.command_line import add_benchmark_arguments
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
-from madcluster.cli.console import _stdout_gone
+from madcluster.cli.console import stdout_gone
 from madcluster.cli.options import (
     CLI_SETTINGS,
     DEFAULT_EPILOG,
     SettingsHelpFormatter,
-    _add_input_options,
-    _finite_float,
+    add_input_options,
     add_runtime_options,
     add_training_options,
+    finite_float,
 )
 from madcluster.exceptions import MADClusterError
 
@@ -96,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no progress bars, epoch lines or notes (results still print)",
     )
-    _add_input_options(fit)
+    add_input_options(fit)
     add_training_options(fit, CLI_SETTINGS)
     add_fleet_arguments(fit)
     add_image_arguments(fit)
@@ -129,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument(
         "--threshold",
-        type=_finite_float,
+        type=finite_float,
         default=None,
         help="override the model's threshold (a finite number)",
     )
@@ -137,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--quiet", action="store_true", help="no notes on stderr (results still print)"
     )
     add_runtime_options(score, threads=None, device="cpu")
-    _add_input_options(score)
+    add_input_options(score)
     add_fleet_arguments(score)
     score.add_argument("--maps", default=None, help="image models: also write each anomaly map as a PNG to this folder")
     score.set_defaults(func=cmd_score)
@@ -145,12 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("benchmark", help="train, score and evaluate on MSL / SMAP / SMD / PSM with every threshold protocol",
                            description="Paper metrics under every threshold protocol (best-f1 is an ORACLE that uses test labels).",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    try:
-        from madcluster.evaluation.command_line import add_benchmark_arguments
-    except ImportError:  # the runner module is optional until it lands
-        add_benchmark_arguments = None
-    if add_benchmark_arguments is not None:
-        add_benchmark_arguments(bench)
+    add_benchmark_arguments(bench)
     bench.set_defaults(func=cmd_benchmark)
     _add_report_parser(sub)
     return parser
@@ -206,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MADClusterError as exc:
         return _fail(args, exc)
     except BrokenPipeError:  # stdout / stderr reader went away mid-run: stop quietly
-        _stdout_gone()
+        stdout_gone()
         return 1
     except (ValueError, OSError, ImportError) as exc:  # FileNotFoundError, PermissionError, ...
         return _fail(args, exc)
@@ -216,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # `madcluster score ... | head -2`: the work is done, say nothing
-        _stdout_gone()
+        stdout_gone()
     return status
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from madcluster.cli.console import _list, _note
+from madcluster.cli.console import name_list, print_note
+from madcluster.data.io import file_format, label_like_columns, read_table
+from madcluster.exceptions import DataError
 
 
-def _read_input(path: str, args: argparse.Namespace):
-    from madcluster.data.io import read_table
-
+def read_input(path: str, args: argparse.Namespace):
     return read_table(
         path,
         label_column=args.label_column,
@@ -22,12 +22,10 @@ def _read_input(path: str, args: argparse.Namespace):
 
 def _named(table, path: str) -> bool:
     """Whether the columns carry real names (a CSV header, Parquet), so they are checked by name."""
-    from madcluster.data.io import file_format
-
     return table.has_header and file_format(path) != "npy"
 
 
-def _features(table, path: str):
+def feature_values(table, path: str):
     """What the detector sees: a DataFrame when the file named its columns (names are recorded at
     fit and matched at score), else the bare array (columns taken by position)."""
     import pandas as pd
@@ -37,9 +35,7 @@ def _features(table, path: str):
     return table.values
 
 
-def _label_hint(columns: Sequence[str], args: argparse.Namespace) -> str:
-    from madcluster.data.io import label_like_columns
-
+def label_hint(columns: Sequence[str], args: argparse.Namespace) -> str:
     if args.label_column is not None:
         return ""
     found = label_like_columns(columns)
@@ -51,11 +47,8 @@ def _label_hint(columns: Sequence[str], args: argparse.Namespace) -> str:
     )
 
 
-def _check_columns(table, path: str, detector, args: argparse.Namespace) -> None:
+def check_columns(table, path: str, detector, args: argparse.Namespace) -> None:
     """Refuse columns that differ from training, naming them and the option that fixes it."""
-    from madcluster.data.io import label_like_columns
-    from madcluster.exceptions import DataError
-
     fitted = getattr(detector, "feature_names_in_", None)
     given = list(table.columns)
     if fitted is not None and _named(table, path):
@@ -65,29 +58,29 @@ def _check_columns(table, path: str, detector, args: argparse.Namespace) -> None
         if missing or unexpected:
             parts = []
             if missing:
-                parts.append(f"missing {_list(missing, quote=True)}")
+                parts.append(f"missing {name_list(missing, quote=True)}")
             if unexpected:
-                parts.append(f"not in the model {_list(unexpected, quote=True)}")
+                parts.append(f"not in the model {name_list(unexpected, quote=True)}")
             labels = label_like_columns(unexpected) if args.label_column is None else []
             others = [c for c in unexpected if c not in labels]
-            hints = [_label_hint(labels, args).lstrip("; ")] if labels else []
+            hints = [label_hint(labels, args).lstrip("; ")] if labels else []
             if missing and len(missing) == len(others):
                 hints.append("were columns renamed?")
             elif others and not missing:
                 hints.append(f"leave them out with --drop-columns {' '.join(others[:5])}")
             hint = "".join(f"; {h}" for h in hints)
             raise DataError(
-                f"{path}: columns do not match the model's ({_list(fitted, quote=True)}): "
+                f"{path}: columns do not match the model's ({name_list(fitted, quote=True)}): "
                 f"{'; '.join(parts)}{hint}"
             )
         if given != fitted:
-            _note(args, f"{path}: columns are in another order than at training; matched by name")
+            print_note(args, f"{path}: columns are in another order than at training; matched by name")
         return
     n = detector.n_features_in_
     if len(given) != n:
-        hint = _label_hint(given, args) if len(given) == n + 1 else ""
+        hint = label_hint(given, args) if len(given) == n + 1 else ""
         raise DataError(
             f"{path} has {len(given)} feature columns but the model was trained on {n}{hint}"
         )
     if fitted is not None and not _named(table, path):
-        _note(args, f"{path} has no column names: columns taken by position as {_list(fitted)}")
+        print_note(args, f"{path} has no column names: columns taken by position as {name_list(fitted)}")

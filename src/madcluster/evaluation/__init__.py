@@ -1,18 +1,21 @@
-"""Evaluation protocols: how scores become predictions (thresholds) and results.
-
-``BenchmarkConfig(released_steps="abcde")`` (or ``madcluster benchmark --released-steps``) applies
-the released code's evaluation step by step (:mod:`.released_protocol`; c is an ORACLE, e a LEAK).
+"""What a score means: threshold protocols (how scores become predictions), every metric under
+each protocol, and the released code's evaluation steps (:mod:`.released_protocol`; c is an
+ORACLE, e a LEAK) that the benchmark can apply one by one. The benchmark itself (grids, tasks,
+result files) is :mod:`madcluster.benchmark`.
 """
 
-from madcluster.evaluation.aggregate import BenchmarkResult
-from madcluster.evaluation.config import BenchmarkConfig
+from madcluster.evaluation.protocols import (
+    CONTINUOUS_METRICS,
+    METRICS,
+    THRESHOLD_METRICS,
+    evaluate_protocols,
+)
 from madcluster.evaluation.released_protocol import (
     STEPS,
     check_steps,
     window_labels,
     window_scores,
 )
-from madcluster.evaluation.runner import GridResult, run_benchmark, run_grid
 from madcluster.evaluation.thresholds import (
     PROTOCOLS,
     ThresholdProtocol,
@@ -26,20 +29,19 @@ from madcluster.evaluation.thresholds import (
 )
 
 __all__ = [
+    "CONTINUOUS_METRICS",
+    "METRICS",
     "PROTOCOLS",
     "STEPS",
-    "BenchmarkConfig",
-    "BenchmarkResult",
-    "GridResult",
+    "THRESHOLD_METRICS",
     "ThresholdProtocol",
     "ThresholdResult",
     "best_f1_threshold",
     "check_steps",
     "combined_threshold",
     "compute_thresholds",
+    "evaluate_protocols",
     "get_protocol",
-    "run_benchmark",
-    "run_grid",
     "test_ratio_threshold",
     "train_quantile_threshold",
     "window_labels",

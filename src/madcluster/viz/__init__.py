@@ -4,16 +4,13 @@ the center's path over the epochs in a 2-D projection of h, and sigma bands of |
 Each function returns a matplotlib Figure and writes a PNG when given ``path=``.
 """
 
-from madcluster.viz.plots import (
+from madcluster.viz.model_figures import (
     distance_to_center,
     plot_distance_bands,
     plot_embedding,
-    plot_history,
-    plot_scores,
     project_2d,
-    save_figure,
-    top_deviating_channels,
 )
+from madcluster.viz.plots import plot_history, plot_scores, save_figure, top_deviating_channels
 
 __all__ = [
     "distance_to_center",
