@@ -10,7 +10,7 @@ from madcluster.embedders import IMAGE_EMBEDDERS, build_image_embedder
 from madcluster.embedders.resnet import ResNetEncoder
 from madcluster.exceptions import ModelFileError
 from madcluster.method.config import MethodConfig
-from madcluster.method.head import build_head
+from madcluster.method.heads import build_head
 
 NAMES = sorted(IMAGE_EMBEDDERS)
 SIZE, B = 32, 3

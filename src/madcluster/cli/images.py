@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from madcluster.cli.console import _say
+from madcluster.cli.console import say
 
 
 def add_image_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,9 +67,9 @@ def fit_images_command(args: argparse.Namespace) -> int:
     images = check_images(args.data, image_size=detector.image_size)
     detector.fit(images)
     detector.save(args.output)
-    _say(f"trained {detector.embedder} ({detector.mode}, layout {detector.layout}) on {len(images)} images "
+    say(f"trained {detector.embedder} ({detector.mode}, layout {detector.layout}) on {len(images)} images "
          f"of {images.shape[1]} channel(s) at {detector.image_size} px, {len(detector.history_['epoch'])} epochs")
-    _say(f"model written to {args.output}")
+    say(f"model written to {args.output}")
     return 0
 
 
@@ -91,11 +91,11 @@ def score_images_command(args: argparse.Namespace) -> int:
     frame = pd.DataFrame({"image": names, "score": scores, "is_anomaly": (scores > threshold).astype(np.int64)})
     with atomic_path(output) as tmp:
         frame.to_csv(tmp, index=False)
-    _say(f"scored {len(scores)} images: {int(frame.is_anomaly.sum())} above threshold {threshold:.6g}")
-    _say(f"scores written to {output}")
+    say(f"scored {len(scores)} images: {int(frame.is_anomaly.sum())} above threshold {threshold:.6g}")
+    say(f"scores written to {output}")
     if args.maps:
         write_map_pngs(maps, names, Path(args.maps))
-        _say(f"anomaly maps written to {args.maps}/")
+        say(f"anomaly maps written to {args.maps}/")
     return 0
 
 

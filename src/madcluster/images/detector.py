@@ -29,7 +29,7 @@ from madcluster.embedders.image_base import check_layout
 from madcluster.exceptions import DataError, ModelFileError
 from madcluster.images.io import read_images_or_folder
 from madcluster.method.config import MethodConfig
-from madcluster.method.head import build_head
+from madcluster.method.heads import build_head
 from madcluster.persistence import read_model_file, write_model_file
 from madcluster.scoring import combine_scores, score_statistics
 from madcluster.training import MADClusterNet, TrainSettings, train_network
