@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from PIL import Image
 
 from madcluster.cli import main
+from madcluster.images.synthetic import make_texture_defects
+
+
+@pytest.fixture(scope="module")
+def tiny_root(tmp_path_factory):
+    """Two classes (RGB disc, grayscale weave) of the generated set, 32 px, a few images each."""
+    return make_texture_defects(tmp_path_factory.mktemp("textures"), seed=3, classes=("weave", "disc"), size=32,
+                                n_train=6, n_test_good=2, n_test_per_defect=1)
 
 
 def test_fit_then_score_a_class_folder(tiny_root, tmp_path, capsys):
