@@ -104,10 +104,10 @@ def write_figures(root: Path, out: Path, models: list[str], classes: list[str], 
             fig, axes = plt.subplots(len(index), cols, figsize=(1.6 * cols, 1.6 * len(index)), squeeze=False)
             for r, i in enumerate(index):
                 image = test.images[i].transpose(1, 2, 0)
-                axes[r, 0].imshow(image[..., 0] if image.shape[2] == 1 else image, cmap="gray", vmin=0, vmax=1)
-                axes[r, 1].imshow(test.masks[i], cmap="gray")
+                axes[r, 0].imshow(image[..., 0] if image.shape[2] == 1 else image, cmap="gray", vmin=0, vmax=1, interpolation="nearest")
+                axes[r, 1].imshow(test.masks[i], cmap="gray", interpolation="nearest")
                 for c, (config, data) in enumerate(loaded.items()):
-                    axes[r, 2 + c].imshow(data["maps"][r], cmap="jet")
+                    axes[r, 2 + c].imshow(data["maps"][r], cmap="jet", interpolation="nearest")
                     if r == 0:
                         axes[0, 2 + c].set_title(config, fontsize=7)
                 axes[r, 0].set_ylabel(test.defects[i], fontsize=7)
