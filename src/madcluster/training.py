@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import numpy as np
 import torch
@@ -80,6 +80,30 @@ class MADClusterNet(nn.Module):
         return terms
 
 
+class Sampler(Protocol):
+    """How the loop cuts its training tensor into samples (windows of a series, whole images...)."""
+
+    def starts(self, n_samples: int, *, tiles: bool = False) -> np.ndarray:
+        """Sample indices: every training sample, or (``tiles``) a non-overlapping cover for eval passes."""
+
+    def gather(self, data: torch.Tensor, index: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """The batch of samples at ``index``."""
+
+
+@dataclass(frozen=True)
+class SeriesWindows:
+    """Windows ``[B, L, D]`` of a series ``[T, D]``: every ``stride`` steps, or tiled."""
+
+    window_size: int
+    stride: int = 1
+
+    def starts(self, n_samples: int, *, tiles: bool = False) -> np.ndarray:
+        return window_starts(n_samples, self.window_size, self.window_size if tiles else self.stride)
+
+    def gather(self, data: torch.Tensor, index: torch.Tensor | np.ndarray) -> torch.Tensor:
+        return gather_windows(data, index, self.window_size)
+
+
 @dataclass
 class TrainSettings:
     """What the loop needs; the estimator's parameters of the same names fill the fields."""
@@ -100,6 +124,10 @@ class TrainSettings:
     epoch_windows: int | None = None
     progress: bool = False
     description: str = "MADCluster"
+    sampler: Sampler | None = None  # None: windows of window_size every stride steps
+
+    def samples(self) -> Sampler:
+        return self.sampler if self.sampler is not None else SeriesWindows(self.window_size, self.stride)
 
 
 @dataclass
@@ -121,10 +149,11 @@ class _EpochMeter:
 
 
 def _tiles(series: torch.Tensor, settings: TrainSettings) -> Iterator[torch.Tensor]:
-    """Batches of non-overlapping windows covering ``series`` (the last one end-aligned)."""
-    starts = window_starts(len(series), settings.window_size, settings.window_size)
+    """Batches of non-overlapping samples covering ``series`` (windows: the last one end-aligned)."""
+    sampler = settings.samples()
+    starts = sampler.starts(len(series), tiles=True)
     for i in range(0, len(starts), settings.batch_size):
-        yield gather_windows(series, starts[i : i + settings.batch_size], settings.window_size)
+        yield sampler.gather(series, starts[i : i + settings.batch_size])
 
 
 def feature_source(net: MADClusterNet, series: torch.Tensor, settings: TrainSettings, *more: torch.Tensor):
@@ -183,7 +212,8 @@ def train_network(
     radius_extra: torch.Tensor | None = None,
     checkpointing: Checkpointing | None = None,
 ) -> dict[str, list[float]]:
-    """Train ``net`` on windows of ``train [T, D]``; early-stop on ``val`` (end of the training series).
+    """Train ``net`` on windows of ``train [T, D]`` (or the samples ``settings.sampler`` draws, e.g.
+    whole images); early-stop on ``val`` (end of the training series).
 
     The embedder first sees the training windows (``init_from_data``) and, for ``pretrain_epochs``,
     trains on its own loss alone (DeepSVDD's pretraining: the center is then taken from informative
@@ -216,7 +246,7 @@ def train_network(
         if observe_epoch is not None:
             observe_epoch(0, net)
     optimizers = net.embedder.configure_optimizers(net.head.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
-    starts = torch.as_tensor(window_starts(len(train), settings.window_size, settings.stride))
+    starts = torch.as_tensor(settings.samples().starts(len(train)))
     per_epoch = len(starts) if settings.epoch_windows is None else min(len(starts), settings.epoch_windows)
     n_batches = (per_epoch + settings.batch_size - 1) // settings.batch_size
 
@@ -300,6 +330,7 @@ def _train_epoch(
     net.head.begin_epoch(epoch)
     net.train()
     meter = _EpochMeter()
+    sampler = settings.samples()
     progress.begin_epoch(epoch)
 
     def objective(out: EmbedderOutput) -> torch.Tensor:
@@ -320,7 +351,7 @@ def _train_epoch(
         return parts.total
 
     for b in range(0, len(order), settings.batch_size):
-        x = gather_windows(train, order[b : b + settings.batch_size], settings.window_size)
+        x = sampler.gather(train, order[b : b + settings.batch_size])
         with precision_context(train.device, net.precision):
             net.embedder.training_step(x, objective, optimizers, epoch=epoch)
         progress.batch_done(b // settings.batch_size)

@@ -18,6 +18,10 @@ from madcluster.exceptions import OutputPathError
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
+    from madcluster.cli.images import fit_images_command, is_image_embedder
+
+    if is_image_embedder(args.embedder):  # an image folder / MVTec class folder
+        return fit_images_command(args)
     if Path(args.data).is_dir():  # a folder: one model per entity file (madcluster.fleet)
         from madcluster.fleet import fit_fleet_command
 
@@ -90,6 +94,10 @@ def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from madcluster.cli.images import is_image_model, score_images_command
+
+    if is_image_model(args.model):
+        return score_images_command(args)
     if Path(args.data).is_dir():  # a folder: one scores file per entity (madcluster.fleet)
         from madcluster.fleet import score_fleet_command
 
