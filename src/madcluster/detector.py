@@ -9,6 +9,7 @@ The steps live in their own modules: input scaling (:mod:`madcluster.data.scalin
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,12 +17,14 @@ import torch
 from torch import nn
 
 from madcluster.base import BaseDetector
+from madcluster.checkpoint import Checkpointing, data_digest
 from madcluster.data.scaling import fit_input_scaler, model_input
 from madcluster.data.validation import check_device, check_series
 from madcluster.data.windows import causal_window_of, gather_windows, pad_for_windows, window_starts
-from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
+from madcluster.defaults import DEFAULT_EPOCH_WINDOWS, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.embedders import EMBEDDERS, make_embedder
 from madcluster.exceptions import StreamError
+from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head, head_centers
 from madcluster.params import check_params
@@ -35,6 +38,7 @@ from madcluster.scoring import (
     point_outputs,
     score_statistics,
 )
+from madcluster.threads import DEFAULT_N_JOBS, torch_threads
 from madcluster.training import (
     PRECISIONS,
     MADClusterNet,
@@ -79,10 +83,12 @@ class MADCluster(BaseDetector):
     base_score_combination : when the embedder has its own score: ``standardized`` (z-scores from
         training statistics, summed) or ``raw`` sum.
     contamination : expected fraction of anomalies in training data; ``threshold_`` is the
-        (1 - contamination) quantile of training scores (the ``train-quantile`` protocol).
+        (1 - contamination) quantile of training scores (the ``train-quantile`` protocol), or with
+        ``threshold="pot"`` POT's estimate of it (its risk level q).
     random_state : seed for weights and shuffling; the same seed gives the same scores.
     device : ``"auto"`` (CUDA if available), ``"cpu"``, ``"cuda"``...
-    verbose : show progress bars.
+    verbose : report progress on stderr: a time estimate after the first batches, then tqdm bars
+        on a terminal or one line per epoch (elapsed, time left) anywhere else.
     scaling : per-feature input scaling fitted on the training series: ``standard`` (z-score) or
         ``minmax`` (training range to [0, 1], as the released code per entity; test values may
         fall outside it).
@@ -95,6 +101,16 @@ class MADCluster(BaseDetector):
         sees; 0 (the paper) feeds the scaled input only. Default (None): the embedder class's
         ``default_roughness_window`` (3 for the D-RNN, 0 for the others, so the base models see
         their published input; a custom module gets 0). See the README's method table.
+    epoch_windows : training windows drawn (without replacement, new ones each epoch) per epoch;
+        None = every window, as before (the benchmark's and the paper preset's budget). The default
+        bounds an epoch's steps whatever the series' length: the 20,000 x 6 series of issue 20 fits
+        in 56 CPU seconds on one thread instead of about 460 (``benchmarks/results/fit_budget.md``).
+    threshold : how ``fit`` sets ``threshold_`` from the training scores: ``quantile`` (their
+        ``1 - contamination`` quantile) or ``pot`` (peaks over threshold, Siffer et al. 2017 as in
+        OmniAnomaly: a generalized Pareto tail fitted to the top 2 % of training scores, and the
+        score it exceeds with probability ``contamination``; :mod:`madcluster.extreme_value`).
+    n_jobs : torch CPU threads for fit and scoring, scikit-learn style: None = 1 (the default,
+        right on shared machines), -1 = every core, k = k threads (:mod:`madcluster.threads`).
     """
 
     def __init__(
@@ -133,6 +149,9 @@ class MADCluster(BaseDetector):
         scaling: str = "standard",
         precision: str = "float32",
         roughness_window: int | None = None,
+        epoch_windows: int | None = DEFAULT_EPOCH_WINDOWS,
+        threshold: str = "quantile",
+        n_jobs: int | None = DEFAULT_N_JOBS,
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -168,6 +187,9 @@ class MADCluster(BaseDetector):
         self.scaling = scaling
         self.precision = precision
         self.roughness_window = roughness_window
+        self.epoch_windows = epoch_windows
+        self.threshold = threshold
+        self.n_jobs = n_jobs
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:
@@ -181,17 +203,37 @@ class MADCluster(BaseDetector):
         """The objective options as a validated :class:`MethodConfig`."""
         return MethodConfig(**{name: getattr(self, name) for name in MethodConfig.field_names() if name != "eps"})
 
-    def fit(self, X: Any, y: Any = None, *, validation_data: Any = None, pool_radius: bool = False) -> MADCluster:
+    def fit(
+        self, X: Any, y: Any = None, *, validation_data: Any = None, pool_radius: bool = False,
+        checkpoint: str | os.PathLike | None = None, resume: bool = False,
+    ) -> MADCluster:
         """Train on ``X`` (T, D), mostly normal data; ``y`` is ignored (unsupervised).
 
         ``validation_data`` (T', D) replaces the end-of-train split for early stopping and the best
         checkpoint (all of ``X`` is then trained on); ``pool_radius=True`` also takes R from the
         training and validation windows pooled. Both exist only to reproduce the released code,
         which passes the TEST set here (a leak); the default never sees anything but ``X``.
+
+        ``checkpoint`` (a file path): on Ctrl-C the training state after the last completed epoch
+        is written there and :class:`~madcluster.checkpoint.TrainingInterrupted` (a
+        ``KeyboardInterrupt``) names it; ``resume=True`` goes on from it, on the same data and
+        settings (``epochs`` may change), exactly as the uninterrupted fit would have. A completed
+        fit removes the file. :mod:`madcluster.checkpoint`.
         """
         self.method_config()
         check_params(self.get_params())
+        self._check_threshold_params()
+        if resume and checkpoint is None:
+            raise ValueError("resume=True needs the checkpoint path to resume from")
+        with torch_threads(self.n_jobs):
+            return self._fit(X, validation_data, pool_radius, checkpoint, resume)
+
+    def _fit(
+        self, X: Any, validation_data: Any, pool_radius: bool, checkpoint: str | os.PathLike | None, resume: bool,
+    ) -> MADCluster:
         data = check_series(X, min_length=self.window_size, name="X")
+        if self.threshold == "pot":
+            check_enough_scores(len(data), self.contamination)
         self.n_features_in_ = data.shape[1]
         self._record_feature_names(X)
         if pool_radius and validation_data is None:
@@ -221,10 +263,14 @@ class MADCluster(BaseDetector):
                 val_part = torch.from_numpy(extra_val).to(device)
             settings = TrainSettings(**{k: getattr(self, k) for k in TrainSettings.from_estimator}, progress=bool(self.verbose))
             path: list[np.ndarray] = []
+            checkpointing = None
+            if checkpoint is not None:
+                identity = {"train": data_digest(scaled), "validation": None if extra_val is None else data_digest(extra_val)}
+                checkpointing = Checkpointing(Path(checkpoint), {**self._training_identity(), **identity}, resume, path)
             self.history_ = train_network(
                 self.net_, train_part, val_part, settings, generator,
                 observe_epoch=lambda epoch, net: path.extend(head_centers(net.head)),
-                radius_extra=val_part if pool_radius else None,
+                radius_extra=val_part if pool_radius else None, checkpointing=checkpointing,
             )
         # c after epoch pretrain_epochs + i (row 0: its initial value); None for base-only
         self.center_path_ = np.stack(path) if path else None
@@ -235,7 +281,15 @@ class MADCluster(BaseDetector):
         self.score_stats_ = score_statistics({n: v[steady] for n, v in terms.items()}, self.score_scaling)
         self.warmup_quantiles_ = self._fit_warmup(data) if self._scores_causally() else None
         self._set_training_scores(self._calibrate_warmup(self._combine(terms), positions))
+        if checkpoint is not None:
+            Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
         return self
+
+    def _training_identity(self) -> dict[str, str]:
+        """The parameters a resumed fit must share with the interrupted one (not ``epochs``, nor
+        what only threads, progress or the threshold change)."""
+        free = ("epochs", "verbose", "n_jobs", "device", "threshold", "contamination")
+        return {k: repr(v) for k, v in self.get_params(deep=False).items() if k not in free}
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
@@ -306,9 +360,10 @@ class MADCluster(BaseDetector):
     def _point_outputs(self, scaled: np.ndarray, read: Any, first_step: int = 0, score_from: int = 0) -> dict[str, np.ndarray]:
         net = self.net_.eval()
         series = torch.from_numpy(scaled).to(next(net.parameters()).device)
-        if self._scores_causally():
-            return causal_point_outputs(read, series, self.window_size, self._score_stride(), 4 * self.batch_size, first_step, score_from)
-        return point_outputs(read, series, self.window_size, self._score_stride(), 4 * self.batch_size, net.embedder.causal)
+        with torch_threads(self.n_jobs):
+            if self._scores_causally():
+                return causal_point_outputs(read, series, self.window_size, self._score_stride(), 4 * self.batch_size, first_step, score_from)
+            return point_outputs(read, series, self.window_size, self._score_stride(), 4 * self.batch_size, net.embedder.causal)
 
     def _score_stride(self) -> int:
         causal = self.net_.embedder.causal

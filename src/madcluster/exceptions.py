@@ -47,3 +47,7 @@ class DeviceError(MADClusterError):
 class StreamError(MADClusterError):
     """A stream cannot be opened, fed or restored: a non-causal model, a state file of another
     model, a corrupt state file."""
+
+
+class ThresholdError(MADClusterError):
+    """The training scores cannot support the chosen threshold (e.g. POT with too few peaks)."""
