@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
@@ -20,24 +20,15 @@ from madcluster.base import BaseDetector
 from madcluster.checkpoint import Checkpointing, data_digest
 from madcluster.data.scaling import fit_input_scaler, model_input
 from madcluster.data.validation import check_device, check_series
-from madcluster.data.windows import causal_window_of, gather_windows, pad_for_windows, window_starts
 from madcluster.defaults import DEFAULT_EPOCH_WINDOWS, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.embedders import EMBEDDERS, make_embedder
-from madcluster.exceptions import StreamError
 from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head, head_centers
 from madcluster.params import check_params
 from madcluster.persistence import load_detector, save_detector
 from madcluster.presets import preset_params
-from madcluster.scoring import (
-    causal_point_outputs,
-    combine,
-    combine_scores,
-    default_score_stride,
-    point_outputs,
-    score_statistics,
-)
+from madcluster.scoring import combine_scores, score_statistics
 from madcluster.threads import DEFAULT_N_JOBS, torch_threads
 from madcluster.training import (
     PRECISIONS,
@@ -46,13 +37,10 @@ from madcluster.training import (
     train_network,
     validation_rows,
 )
-from madcluster.warmup import WARMUP_WINDOWS, calibrate, fit_quantile_table, sample_starts
-
-if TYPE_CHECKING:
-    from madcluster.streaming import StreamScorer
+from madcluster.windowed_scoring import WindowedScoring
 
 
-class MADCluster(BaseDetector):
+class MADCluster(WindowedScoring, BaseDetector):
     """MADCluster (Lee et al.): a Base Embedder trained with Cluster Distance Mapping and
     Sequence-wise Clustering; anomaly score per time step (paper Eq. 7).
 
@@ -302,42 +290,6 @@ class MADCluster(BaseDetector):
         length = self.window_size if min_length is None else min_length
         return check_series(self._align_feature_names(X), min_length=length, n_features=self.n_features_in_, name=name)
 
-    def score_with_history(self, rows: np.ndarray, first_step: int = 0, score_from: int | None = None) -> np.ndarray:
-        """Scores of steps ``score_from..`` (default: all) of checked ``rows`` whose first row is
-        step ``first_step`` of the series: the one scoring path of :meth:`decision_function`
-        (``first_step = 0``) and of :class:`~madcluster.streaming.StreamScorer` (a trailing buffer
-        that reaches back to :meth:`history_start` of the first step it scores)."""
-        score_from = first_step if score_from is None else score_from
-        terms = self._point_outputs(self._model_input(rows), self.net_.score, first_step, score_from)
-        return self._calibrate_warmup(self._combine(terms), self._warmup_positions(np.arange(score_from, first_step + len(rows))))
-
-    def stream(self) -> StreamScorer:
-        """A :class:`~madcluster.streaming.StreamScorer` (rows in chunks of any size, each new row's
-        score and flag out); needs a causal model (D-RNN, DeepSVDD, OmniAnomaly, THOC)."""
-        from madcluster.streaming import StreamScorer
-
-        self._check_fitted()
-        if not self._scores_causally():
-            name = self.embedder if isinstance(self.embedder, str) else type(self.embedder).__name__
-            why = "window-level scores (score_type='window')" if self.net_.embedder.causal else f"a non-causal embedder ({name})"
-            raise StreamError(f"streaming needs step t's score to read steps <= t only; this model has {why}: score whole series with decision_function")
-        return StreamScorer(self)
-
-    def history_start(self, step: int) -> int:
-        """The earliest step that scoring ``step`` (and any later one) reads, for a causal model:
-        its window's start, less the roughness channels' reach."""
-        return max(0, int(causal_window_of(np.asarray([step]), self.window_size, self._score_stride())[0]) - self.roughness_window_)
-
-    def model_windows(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """The windows ``[N, L, width]`` (float32 model input) that :meth:`decision_function`
-        scores for ``X`` and their start rows: the input of the ONNX graph (:mod:`madcluster.export`)."""
-        series = torch.from_numpy(self._checked_input(X))
-        if self._scores_causally():
-            starts = np.unique(causal_window_of(np.arange(len(series)), self.window_size, self._score_stride()))
-        else:
-            starts = window_starts(len(series), self.window_size, self._score_stride())
-        return gather_windows(pad_for_windows(series, starts, self.window_size), starts, self.window_size).numpy(), starts
-
     def score_terms(self, X: Any) -> dict[str, np.ndarray]:
         """The named per-step terms (T,) :meth:`decision_function` combines: the head's, and
         ``base`` when the embedder has its own score."""
@@ -356,53 +308,6 @@ class MADCluster(BaseDetector):
         self._check_fitted()
         X = self._align_feature_names(X)
         return self._model_input(check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X"))
-
-    def _point_outputs(self, scaled: np.ndarray, read: Any, first_step: int = 0, score_from: int = 0) -> dict[str, np.ndarray]:
-        net = self.net_.eval()
-        series = torch.from_numpy(scaled).to(next(net.parameters()).device)
-        with torch_threads(self.n_jobs):
-            if self._scores_causally():
-                return causal_point_outputs(read, series, self.window_size, self._score_stride(), 4 * self.batch_size, first_step, score_from)
-            return point_outputs(read, series, self.window_size, self._score_stride(), 4 * self.batch_size, net.embedder.causal)
-
-    def _score_stride(self) -> int:
-        causal = self.net_.embedder.causal
-        return int(self.score_stride) if self.score_stride is not None else default_score_stride(self.window_size, causal)
-
-    def _scores_causally(self) -> bool:
-        """Whether step t's score reads steps <= t only (a causal embedder, per-step scores): then
-        windows follow the fixed grid of ``causal_window_of``, the warm-up is calibrated and rows
-        can stream."""
-        return bool(self.net_.embedder.causal) and self.score_type == "point"
-
-    def _warmup_reference_from(self) -> int:
-        """First window position that steps after the first window use: L - s (0 if not causal)."""
-        return self.window_size - self._score_stride() if self._scores_causally() else 0
-
-    def _warmup_positions(self, steps: np.ndarray) -> np.ndarray:
-        """Each step's position in the window that scores it (its history, for causal models)."""
-        if not self._scores_causally():
-            return np.full(len(steps), self.window_size - 1)
-        return steps - causal_window_of(steps, self.window_size, self._score_stride())
-
-    def _fit_warmup(self, data: np.ndarray) -> np.ndarray:
-        """Quantiles of the score per window position (:mod:`madcluster.warmup`), on training
-        windows each scored as the start of a fresh series (model input built from the window alone)."""
-        starts = sample_starts(len(data), self.window_size, WARMUP_WINDOWS)
-        fresh = np.stack([self._model_input(data[s : s + self.window_size]) for s in starts])
-        with torch.no_grad():
-            terms = self.net_.eval().score(torch.from_numpy(fresh).to(next(self.net_.parameters()).device))
-        scores = self._combine({name: values.float().cpu().numpy().astype(np.float64) for name, values in terms.items()})
-        return fit_quantile_table(scores, self._warmup_reference_from())
-
-    def _calibrate_warmup(self, scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """Warm-up calibrated scores (unchanged for non-causal models and older files)."""
-        table = getattr(self, "warmup_quantiles_", None)
-        return scores if table is None else calibrate(scores, positions, table, self._warmup_reference_from())
-
-    def combine_terms(self, terms: dict[str, Any]) -> Any:
-        """The score from its named terms, numpy arrays or torch tensors alike (:func:`madcluster.scoring.combine`)."""
-        return combine(terms, self.score_stats_, self.score_scaling, self.base_score_combination)
 
     def _combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
         return combine_scores(terms, self.score_stats_, self.score_scaling, self.base_score_combination)
