@@ -33,8 +33,8 @@ import numpy as np
 from madcluster.atomic import atomic_path, atomic_write_bytes
 from madcluster.data.io import SUPPORTED_SUFFIXES, read_table
 from madcluster.parallel.executors import Job, Outcome, Progress, make_executor
-from madcluster.parallel.jobs import torch_threads
 from madcluster.parallel.options import add_executor_arguments, executor_options
+from madcluster.threads import torch_threads
 
 MODEL_SUFFIX = ".mcz"
 SCORES_SUFFIX = ".scores.csv"
@@ -103,7 +103,8 @@ def fit_fleet(
         arguments, and ``preset``; see :func:`~madcluster.factory.make_detector`).
     read_options: :func:`~madcluster.data.io.read_table` options (``label_column``, ...).
     resume: skip entities whose model file already exists.
-    threads: torch threads per model (default: one under Ray, torch's choice here).
+    threads: torch threads per model, as the estimator's ``n_jobs`` (default: one;
+        :mod:`madcluster.threads`).
     """
     files = entity_files(data)
     out = Path(output)
@@ -212,8 +213,6 @@ def _run(
         if isinstance(executor, str)
         else executor
     )
-    if threads is None and runner.name != "sequential":
-        threads = 1
     jobs = [
         Job(entity, (entity, item, {**payload, "threads": threads}))
         for entity, item in todo.items()
@@ -245,8 +244,11 @@ def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> di
     entity, path, options = payload
     table = read_table(path, **options["read"])
     started = time.perf_counter()
+    detector = make_detector(options["params"])
+    if "n_jobs" in detector.get_params():  # the fleet's threads per model (baselines have none)
+        detector.set_params(n_jobs=options["threads"])
     with torch_threads(options["threads"]):
-        detector = make_detector(options["params"]).fit(table.values)
+        detector.fit(table.values)
     seconds = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / f"{entity}{MODEL_SUFFIX}"
@@ -269,7 +271,7 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
     _, (path, model), options = payload
     table = read_table(path, **options["read"])
     with torch_threads(options["threads"]):
-        detector = MADCluster.load(model, device=options["device"])
+        detector = MADCluster.load(model, device=options["device"]).set_params(n_jobs=options["threads"])
         scores = detector.decision_function(table.values)
     threshold = detector.threshold_ if options["threshold"] is None else options["threshold"]
     predicted = (scores > threshold).astype(np.int64)
@@ -290,7 +292,9 @@ def add_fleet_arguments(parser: Any) -> None:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="folder of entities: skip entities whose output file already exists",
+        help="go on where an interrupted run stopped: `fit` of one file continues from "
+        "OUTPUT.partial, the training state Ctrl-C saved (same data and options; --epochs may "
+        "change); a folder of entities skips those whose output file already exists",
     )
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from madcluster.data.scaling import SCALINGS
 from madcluster.data.validation import check_positive_int
+from madcluster.threads import check_n_jobs
 from madcluster.training import PRECISIONS
 
 SCORE_COMBINATIONS = ("standardized", "raw")
@@ -32,6 +33,10 @@ def check_params(params: Mapping[str, Any]) -> None:
     for name, allowed in (("base_score_combination", SCORE_COMBINATIONS), ("scaling", SCALINGS), ("precision", PRECISIONS)):
         if params[name] not in allowed:
             raise ValueError(f"unknown {name} {params[name]!r}; choose one of {', '.join(allowed)}")
+    windows = params["epoch_windows"]
+    if windows is not None and (isinstance(windows, bool) or not isinstance(windows, (int, np.integer)) or windows < 1):
+        raise ValueError(f"epoch_windows must be a positive integer or None (every window), got {windows!r}")
+    check_n_jobs(params["n_jobs"])
     window = params["roughness_window"]
     if window is not None and (not isinstance(window, (int, np.integer)) or window < 0):
         raise ValueError(f"roughness_window must be an integer >= 0 (0: off) or None, got {window!r}")

@@ -23,6 +23,7 @@ from madcluster import __version__
 from madcluster.benchmark.command_line import add_benchmark_arguments
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
 from madcluster.cli.console import stdout_gone
+from madcluster.cli.deploy import add_deploy_parsers
 from madcluster.cli.options import (
     CLI_SETTINGS,
     DEFAULT_EPILOG,
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     # Demo settings (lr 3e-3, rho 0.1, stride 5) were picked on the demo series itself; see README.
     demo_settings = {**CLI_SETTINGS, "epochs": 10, "stride": 5, "lr": 3e-3, "rho": 0.1}
-    add_training_options(demo, demo_settings, threads=1)
+    add_training_options(demo, demo_settings)
     demo.set_defaults(func=cmd_demo)
 
     fit = sub.add_parser(
@@ -77,7 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train on (mostly normal) data. Features are standardised with training "
         "statistics; the last 20% of the series (--validation-size) is the validation split for "
         "early stopping. "
-        "Progress bars show on a terminal; when stderr is redirected, one line per epoch instead.",
+        "A time estimate prints after the first batches; then progress bars on a terminal, or one "
+        "line per epoch with the time left when stderr is redirected. Ctrl-C saves the training "
+        "state to OUTPUT.partial; --resume goes on from it.",
     )
     fit.add_argument(
         "data",
@@ -137,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--quiet", action="store_true", help="no notes on stderr (results still print)"
     )
-    add_runtime_options(score, threads=None, device="cpu")
+    add_runtime_options(score, device="cpu")
     add_input_options(score)
     add_fleet_arguments(score)
     score.add_argument("--maps", default=None, help="image models: also write each anomaly map as a PNG to this folder")
@@ -149,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_benchmark_arguments(bench)
     bench.set_defaults(func=cmd_benchmark)
     _add_report_parser(sub)
+    add_deploy_parsers(sub)
     return parser
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from madcluster.atomic import atomic_path, atomic_write_text, check_output_path
-from madcluster.cli.console import name_list, print_epochs, print_metrics, print_note, say
+from madcluster.cli.console import name_list, print_metrics, print_note, say
 from madcluster.cli.inputs import check_columns, feature_values, label_hint, read_input
 from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
 from madcluster.exceptions import OutputPathError
@@ -25,6 +26,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         from madcluster.fleet import fit_fleet_command
 
         return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
+    from madcluster.checkpoint import TrainingInterrupted, partial_path
     from madcluster.viz import plot_history
 
     check_output_path(args.output, what="model file", not_same_as=[args.data])
@@ -49,11 +51,17 @@ def cmd_fit(args: argparse.Namespace) -> int:
             "training is unsupervised and uses all rows",
         )
     detector = detector_from_args(args)
+    checkpoint = partial_path(args.output)
     t0 = time.perf_counter()
-    detector.fit(feature_values(table, args.data))
+    try:
+        detector.fit(feature_values(table, args.data), checkpoint=checkpoint, resume=args.resume)
+    except TrainingInterrupted as stop:
+        print(stop.describe(), file=sys.stderr)
+        if stop.path is not None:
+            print("run the same command with --resume to go on from there", file=sys.stderr)
+        return 130  # the shell's status for Ctrl-C
     elapsed = time.perf_counter() - t0
     h = detector.history_
-    print_epochs(args, h)
     detector.save(args.output)
     say(
         f"trained on {table.values.shape[0]} rows x {table.values.shape[1]} features "
@@ -61,7 +69,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     )
     say(f"final {_final_values(h)}")
     say(
-        f"threshold (train-quantile, contamination={detector.contamination}) "
+        f"threshold (train-{detector.threshold}, contamination={detector.contamination}) "
         f"= {detector.threshold_:.6g}"
     )
     say(f"model written to {args.output}")
@@ -103,6 +111,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     figures = _figure_paths(args.figures)
     apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
+    detector.set_params(n_jobs=args.threads)  # this command's threads, not the fitting machine's
     table = read_input(args.data, args)
     check_columns(table, args.data, detector, args)
     scores = detector.decision_function(feature_values(table, args.data))
@@ -184,7 +193,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     detector.fit(data.train)
     scores = detector.decision_function(data.test)
     h = detector.history_
-    print_epochs(args, h)
     say(
         f"trained {len(h['epoch'])} epochs in {sum(h['seconds']):.1f} s: "
         f"nu {h['nu'][0]:.4f} -> {h['nu'][-1]:.4f}, "

@@ -42,19 +42,6 @@ def name_list(names: Sequence[str], limit: int = 12, *, quote: bool = False) -> 
     return ", ".join(names[:limit]) + more
 
 
-def print_epochs(args: argparse.Namespace, history: dict) -> None:
-    """One line per epoch on stderr when progress bars were off because stderr is not a terminal."""
-    if args.quiet or sys.stderr.isatty():
-        return
-    shown = [("train_loss", "loss"), ("val_loss", "val"), ("nu", "nu"), ("radius", "R")]
-    for i, epoch in enumerate(history["epoch"]):
-        values = "  ".join(
-            f"{label} {history[key][i]:.4f}" for key, label in shown if key in history
-        )
-        seconds = f"  ({history['seconds'][i]:.2f} s)" if "seconds" in history else ""
-        print(f"epoch {int(epoch)}: {values}{seconds}", file=sys.stderr)
-
-
 def print_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
     from madcluster.metrics import evaluate
 
