@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
 
     rows = {k: r for k, r in load_runs(args.out / "runs.jsonl").items()
             if r["cls"] in classes and r["model"] in args.models and r["config"] in args.configs and r["seed"] in args.seeds}
-    data = "MVTec AD at " + str(root) if args.root else f"the generated texture-defect set (seed {args.data_seed}; NOT MVTec AD)"
+    data = "MVTec AD at " + str(root) if args.root else f"the generated texture-defect set (data seed {args.data_seed}; NOT MVTec AD)"
     given = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--tables-only"]  # the runs' command
     header = (f"## Image tables on {data}\n\nCommand: `python benchmarks/image_table.py {' '.join(given)}`"
               f"\n\n{args.epochs} epochs, {args.n_train or 'all'} training images a class, {args.image_size} px, batch {args.batch_size}, lr {args.lr}; RD4AD teacher "

@@ -42,17 +42,30 @@ def measure(name: str, demo, folder: Path) -> dict:
     windows = model.model_windows(demo.test)[0]
     got, expected = run_both(model, path, windows)
     diff = np.abs(got - expected)
-    double = copy.deepcopy(model)
-    double.net_ = double.net_.double()
-    with torch.no_grad():
-        exact = WindowScores(double).eval()(torch.from_numpy(windows).double()).numpy()
     row.update(
         exports=True, windows=len(windows), max_abs_diff=float(diff.max()),
-        torch_float32_vs_float64=float(np.abs(expected - exact).max()),
+        torch_float32_vs_float64=_float64_gap(model, windows, expected),
         max_abs_score=float(np.abs(expected).max()), within=bool(np.allclose(got, expected, atol=ATOL, rtol=RTOL)),
         within_abs_1e4=bool(diff.max() <= 1e-4),
     )
     return row
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1e}"
+
+
+def _float64_gap(model: MADCluster, windows: np.ndarray, expected: np.ndarray) -> float | None:
+    """Max |torch float32 - torch float64| of the same network: float32's own rounding error.
+    None where the model builds float32 tensors inside its forward pass (no float64 copy)."""
+    double = copy.deepcopy(model)
+    double.net_ = double.net_.double()
+    try:
+        with torch.no_grad():
+            exact = WindowScores(double).eval()(torch.from_numpy(windows).double()).numpy()
+    except RuntimeError:
+        return None
+    return float(np.abs(expected - exact).max())
 
 
 def main() -> None:
@@ -74,7 +87,7 @@ def main() -> None:
              "| embedder | exports | max abs diff, onnxruntime vs torch | torch float32 vs float64 | max abs score | within 1e-4 | why not |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["exports"]:
-            lines.append(f"| {r['embedder']} | yes | {r['max_abs_diff']:.1e} | {r['torch_float32_vs_float64']:.1e} | {r['max_abs_score']:.1f} | {'yes' if r['within_abs_1e4'] else 'no'} | |")
+            lines.append(f"| {r['embedder']} | yes | {r['max_abs_diff']:.1e} | {_fmt(r['torch_float32_vs_float64'])} | {r['max_abs_score']:.1f} | {'yes' if r['within_abs_1e4'] else 'no'} | |")
         else:
             lines.append(f"| {r['embedder']} | no | | | | | {r['why']} |")
     atomic_write_text(args.out + ".md", "\n".join(lines) + "\n")
