@@ -158,7 +158,7 @@ def decompose(args: argparse.Namespace) -> list[dict[str, Any]]:
     if "metrics_on_scores" not in results[ABCD]:
         run([ABC])  # an a b c d run from before that field existed
     command = "MADCLUSTER_DATA_DIR=<datasets> python " + shlex.join(
-        [str(Path(sys.argv[0]).resolve().relative_to(HERE.parent)), *sys.argv[1:]]
+        [str(Path(__file__).resolve().relative_to(HERE.parent)), *args.argv]
     )
     # runs made while others commit to the same checkout span several commits: name the last
     # run's (the code of every step was in place by then), dirty if any run's tree was
@@ -426,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         help="print the command of every section not measured yet, cheapest first, and exit",
     )
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command recorded with the rows
     if args.missing:
         rows = read_decomposition(args.out)
         groups = {(r["dataset"], r["model"], r["config"]): r for r in rows}
