@@ -335,8 +335,9 @@ def score_fleet_command(args: Any) -> int:
 
 
 def _read_options(args: Any) -> dict[str, Any]:
-    keys = ("label_column", "columns", "drop_columns")
-    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    from madcluster.cli.options import read_options
+
+    return read_options(args)
 
 
 def _executor_args(args: Any) -> dict[str, Any]:

@@ -9,15 +9,10 @@ from madcluster.cli.console import _list, _note
 
 
 def _read_input(path: str, args: argparse.Namespace):
+    from madcluster.cli.options import read_options
     from madcluster.data.io import read_table
 
-    return read_table(
-        path,
-        label_column=args.label_column,
-        columns=args.columns,
-        drop_columns=args.drop_columns,
-        header=args.header,
-    )
+    return read_table(path, **read_options(args))
 
 
 def _named(table, path: str) -> bool:

@@ -274,3 +274,39 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
         const=True,
         help="the CSV's first row is column names, even if they look like numbers",
     )
+    parser.add_argument(
+        "--sep",
+        default=None,
+        help="CSV field separator, e.g. ';' or tab (default: detected among , ; tab |)",
+    )
+    parser.add_argument(
+        "--decimal",
+        default=None,
+        choices=(".", ","),
+        help="CSV decimal mark (default: ',' when fields are not comma-separated and cells "
+        "such as 3,14 occur, else '.')",
+    )
+    parser.add_argument(
+        "--encoding",
+        default=None,
+        help="CSV text encoding, e.g. latin-1 or cp1252 (default: UTF-8; a file that is not "
+        "UTF-8 is read as cp1252 with a warning)",
+    )
+    parser.add_argument(
+        "--sort-by-time",
+        action="store_true",
+        help="sort the rows by the timestamp column (default: rows out of time order are an "
+        "error; the scores CSV then follows the sorted order)",
+    )
+
+
+#: ``madcluster fit`` / ``score`` options passed on to :func:`madcluster.data.io.read_table`.
+READ_OPTION_NAMES = (
+    "label_column", "columns", "drop_columns", "header", "sep", "decimal", "encoding",
+    "sort_by_time",
+)
+
+
+def read_options(args: argparse.Namespace) -> dict:
+    """The input options given on the command line, as ``read_table`` keyword arguments."""
+    return {k: getattr(args, k) for k in READ_OPTION_NAMES if getattr(args, k, None) is not None}
