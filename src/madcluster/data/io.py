@@ -279,7 +279,6 @@ def read_frame(
     if kind != "csv":
         return _read_frame(path, kind)
     return read_csv_frame(path, header=header, sep=sep, decimal=decimal, encoding=encoding)
-    return frame
 
 
 # ----------------------------------------------------------------------------------------------
