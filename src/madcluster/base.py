@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from madcluster.data.validation import align_columns, feature_names
-from madcluster.exceptions import NotFittedError
+from madcluster.exceptions import NotFittedError, ParameterError
 
 PROBA_METHODS = ("linear", "unify")
 
@@ -59,7 +59,7 @@ class BaseDetector(BaseEstimator, ABC):
         """
         self._check_fitted()
         if method not in PROBA_METHODS:
-            raise ValueError(f"unknown method {method!r}: choose one of {', '.join(PROBA_METHODS)}")
+            raise ParameterError(f"unknown method {method!r}: choose one of {', '.join(PROBA_METHODS)}")
         scores = np.asarray(self.decision_function(X), dtype=np.float64)
         train = np.asarray(self.decision_scores_, dtype=np.float64)
         if method == "linear":
@@ -112,7 +112,7 @@ class BaseDetector(BaseEstimator, ABC):
     def _set_training_scores(self, scores: np.ndarray) -> None:
         """Store training scores; derive ``threshold_`` / ``labels_`` (train-quantile protocol)."""
         if not 0.0 <= self.contamination < 0.5:
-            raise ValueError(f"contamination must be in [0, 0.5), got {self.contamination}")
+            raise ParameterError(f"contamination must be in [0, 0.5), got {self.contamination}")
         self.decision_scores_ = np.asarray(scores, dtype=np.float64)
         self.threshold_ = float(np.quantile(self.decision_scores_, 1.0 - self.contamination))
         self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)

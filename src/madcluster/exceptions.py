@@ -13,6 +13,12 @@ class MADClusterError(ValueError):
     """Base class of every error madcluster raises on bad input."""
 
 
+class ParameterError(MADClusterError):
+    """A parameter is out of range or unknown: ``epochs=-1``, ``embedder="nope"``,
+    ``contamination=2``, ``predict_proba(method="bogus")``. Also a ``ValueError``, so code written
+    as ``except ValueError`` keeps working."""
+
+
 class DataError(MADClusterError):
     """The input series is unusable: NaN/inf, wrong shape, too short, non-numeric columns."""
 

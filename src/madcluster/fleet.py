@@ -31,6 +31,7 @@ import numpy as np
 
 from madcluster.data.io import SUPPORTED_SUFFIXES
 from madcluster.evaluation.executors import Job, Outcome, Progress, make_executor
+from madcluster.exceptions import ParameterError
 
 MODEL_SUFFIX = ".mcz"
 SCORES_SUFFIX = ".scores.csv"
@@ -62,7 +63,7 @@ def entity_files(folder: str | os.PathLike) -> dict[str, Path]:
         if entity is None or not path.is_file() or path.name.endswith(SCORES_SUFFIX):
             continue
         if entity in found:
-            raise ValueError(f"two files for entity {entity!r}: {found[entity].name}, {path.name}")
+            raise ParameterError(f"two files for entity {entity!r}: {found[entity].name}, {path.name}")
         found[entity] = path
     if not found:
         raise FileNotFoundError(

@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from madcluster.data.windows import gather_windows, window_starts
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
+from madcluster.exceptions import ParameterError
 from madcluster.method.head import Head, LossParts
 
 LOSS_KEYS = ("train_loss", "distance_loss", "cluster_loss", "base_loss")
@@ -168,7 +169,7 @@ def train_network(
     ``pretrain_epochs``) and after every later epoch: read-only observers such as the center's path.
     """
     if settings.early_stopping not in EARLY_STOPPING:
-        raise ValueError(f"unknown early_stopping {settings.early_stopping!r}; choose one of {', '.join(EARLY_STOPPING)}")
+        raise ParameterError(f"unknown early_stopping {settings.early_stopping!r}; choose one of {', '.join(EARLY_STOPPING)}")
     keys = ("epoch", *LOSS_KEYS, "val_loss", *net.head.history_keys, "seconds")
     history: dict[str, list[float]] = {k: [] for k in keys}
     net.embedder.init_from_data(lambda: _tiles(train, settings))
@@ -204,7 +205,7 @@ def train_network(
         def _objective(out: EmbedderOutput, meter: _EpochMeter, pretraining: bool) -> torch.Tensor:
             if pretraining:
                 if out.loss is None:
-                    raise ValueError("pretrain_epochs > 0 needs an embedder with its own loss")
+                    raise ParameterError("pretrain_epochs > 0 needs an embedder with its own loss")
                 zero = out.loss.new_zeros(())
                 parts = LossParts(total=out.loss, distance=zero, cluster=zero, base=out.loss.detach())
             else:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from madcluster import __version__
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
-from madcluster.cli.console import _stdout_gone
+from madcluster.cli.console import OneLineErrorParser, _stdout_gone
 from madcluster.cli.options import (
     DEFAULT_EPILOG,
     _add_input_options,
@@ -33,7 +33,7 @@ from madcluster.exceptions import MADClusterError
 def build_parser() -> argparse.ArgumentParser:
     from madcluster.fleet import add_fleet_arguments
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="madcluster",
         description="MADCluster: unsupervised multivariate time-series anomaly detection "
         "(train on normal data, score new data).",

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 import numpy as np
 
@@ -66,3 +67,19 @@ def _print_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> 
     for key, value in metrics.items():
         _say(f"  {key:<15} {value:.4f}")
     return metrics
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line plus where to look, not the usage block.
+
+    A mistyped flag of ``madcluster fit`` used to print twenty lines of usage before the message;
+    the message and ``see `madcluster fit --help``` are what the user needs. Exit status stays 2.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        try:
+            print(f"{self.prog}: error: {message}", file=sys.stderr)
+            print(f"see `{self.prog} --help`", file=sys.stderr)
+        except BrokenPipeError:
+            pass
+        raise SystemExit(2)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from madcluster.exceptions import ParameterError
+
 ANOMALY_KINDS = ("spike", "level-shift", "frequency-change", "broken-correlation")
 
 
@@ -152,7 +154,7 @@ def _clean_signal(base: str, n: int, n_channels: int, rng: np.random.Generator) 
         # so train and test come from the same distribution
         latent = _ar1(rng, n, 3, 0.995)
     else:
-        raise ValueError(f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}")
+        raise ParameterError(f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}")
     mixing = rng.normal(size=(latent.shape[1], n_channels))
     mixing /= np.linalg.norm(mixing, axis=0, keepdims=True)
     return latent @ mixing + rng.normal(scale=0.5, size=n_channels)
@@ -177,11 +179,11 @@ def make_anomaly_suite(
     40-80 steps), flat-line (stuck at its first value, 50-100 steps). Same arguments, same arrays.
     """
     if base not in BASE_SIGNALS:
-        raise ValueError(f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}")
+        raise ParameterError(f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}")
     n_segments = per_kind * len(SUITE_KINDS)
     slot = n_test // (n_segments + 1)
     if slot < 260:
-        raise ValueError(f"n_test={n_test} is too short for {n_segments} anomalies (need >= {260 * (n_segments + 1)})")
+        raise ParameterError(f"n_test={n_test} is too short for {n_segments} anomalies (need >= {260 * (n_segments + 1)})")
     rng = np.random.default_rng(seed)
     # one long clean signal: train, test, and room for the 3x-faster replay and for replays
     clean = _clean_signal(base, n_train + 4 * n_test, n_channels, rng)

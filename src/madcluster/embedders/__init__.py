@@ -19,6 +19,7 @@ from madcluster.embedders.drnn import DilatedRNN
 from madcluster.embedders.omnianomaly import OmniAnomaly
 from madcluster.embedders.thoc import THOC
 from madcluster.embedders.usad import USAD
+from madcluster.exceptions import ParameterError
 
 EMBEDDERS: dict[str, Callable[..., BaseEmbedder]] = {
     "drnn": DilatedRNN,
@@ -42,15 +43,15 @@ def build_embedder(
     """
     key = name.lower()
     if key not in EMBEDDERS:
-        raise ValueError(f"unknown embedder {name!r}; available: {', '.join(sorted(EMBEDDERS))}")
+        raise ParameterError(f"unknown embedder {name!r}; available: {', '.join(sorted(EMBEDDERS))}")
     if window_size is not None and "window_size" in inspect.signature(EMBEDDERS[key]).parameters:
         given = params.setdefault("window_size", window_size)
         if given != window_size:
-            raise ValueError(f"embedder_params window_size={given} != window_size={window_size}")
+            raise ParameterError(f"embedder_params window_size={given} != window_size={window_size}")
     try:
         return EMBEDDERS[key](n_features, **params)
     except TypeError as exc:
-        raise ValueError(f"bad embedder_params for {name!r}: {exc}") from None
+        raise ParameterError(f"bad embedder_params for {name!r}: {exc}") from None
 
 
 __all__ = [

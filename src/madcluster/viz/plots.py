@@ -16,6 +16,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from madcluster.atomic import atomic_path
+from madcluster.exceptions import ParameterError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -53,7 +54,7 @@ def _time_axis(n: int, timestamps: Any) -> tuple[np.ndarray, str]:
 
     values = np.asarray(timestamps)
     if len(values) != n:
-        raise ValueError(f"timestamps has {len(values)} values for {n} time steps")
+        raise ParameterError(f"timestamps has {len(values)} values for {n} time steps")
     if np.issubdtype(values.dtype, np.number):
         return values, "time"
     parsed = pd.to_datetime(pd.Series(values), errors="coerce")
@@ -125,7 +126,7 @@ def plot_scores(
     if X is not None:
         values, names, stamps = _frame_parts(X)
         if len(values) != n:
-            raise ValueError(f"X has {len(values)} rows for {n} scores")
+            raise ParameterError(f"X has {len(values)} rows for {n} scores")
         timestamps = stamps if timestamps is None else timestamps
         if threshold is not None and np.any(scores > threshold):
             focus = scores > threshold
@@ -238,7 +239,7 @@ def _normal_mask(labels: np.ndarray | None, n: int) -> np.ndarray:
         return np.ones(n, dtype=bool)
     labels = np.asarray(labels).ravel()
     if len(labels) != n:
-        raise ValueError(f"labels has {len(labels)} values for {n} time steps")
+        raise ParameterError(f"labels has {len(labels)} values for {n} time steps")
     normal = labels == 0
     return normal if normal.any() else np.ones(n, dtype=bool)
 
@@ -246,7 +247,7 @@ def _normal_mask(labels: np.ndarray | None, n: int) -> np.ndarray:
 def projection_method(method: str = "auto") -> str:
     """``umap`` when requested or available (``auto``), else ``pca``; UMAP needs the ``viz`` extra."""
     if method not in ("auto", "umap", "pca"):
-        raise ValueError(f"unknown projection {method!r}; choose auto, umap or pca")
+        raise ParameterError(f"unknown projection {method!r}; choose auto, umap or pca")
     if method == "pca":
         return "pca"
     try:
