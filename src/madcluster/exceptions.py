@@ -6,7 +6,7 @@ do about it, so callers can catch ``ValueError`` and never see a traceback from 
 
 from __future__ import annotations
 
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+from typing import Any
 
 
 class MADClusterError(ValueError):
@@ -27,14 +27,6 @@ class ModelFileError(MADClusterError):
     """A model file is missing, truncated, corrupt or from an incompatible version."""
 
 
-class NotFittedError(MADClusterError, _SklearnNotFittedError):
-    """The detector was used before ``fit``.
-
-    Also scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and ``AttributeError``), so code
-    written for scikit-learn / PyOD estimators catches it unchanged.
-    """
-
-
 class DatasetNotFoundError(MADClusterError, FileNotFoundError):
     """A benchmark dataset's files are not in the data directory."""
 
@@ -48,3 +40,28 @@ class OutputPathError(MADClusterError):
 
 class DeviceError(MADClusterError):
     """The requested torch device does not exist or is not available in this torch build."""
+
+
+def _not_fitted_error() -> type:
+    """``NotFittedError``, built on first use: importing scikit-learn costs seconds, and only a
+    fitted-model check needs it (``import madcluster`` and ``madcluster --help`` must not)."""
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+
+    class NotFittedError(MADClusterError, SklearnNotFittedError):
+        """The detector was used before ``fit``.
+
+        Also scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and ``AttributeError``), so
+        code written for scikit-learn / PyOD estimators catches it unchanged.
+        """
+
+    NotFittedError.__module__ = __name__
+    NotFittedError.__qualname__ = "NotFittedError"
+    return NotFittedError
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NotFittedError":
+        cls = _not_fitted_error()
+        globals()[name] = cls  # built once: every import sees the same class
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -292,7 +292,7 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
 # ------------------------------------------------------------------------------ command line
 def add_fleet_arguments(parser: Any) -> None:
     """Options of ``madcluster fit`` / ``score`` for a folder of entity files."""
-    from madcluster.evaluation.command_line import add_executor_arguments
+    from madcluster.evaluation.executors import add_executor_arguments
 
     add_executor_arguments(parser, what="entities (when DATA is a folder)")
     parser.add_argument(
@@ -342,7 +342,7 @@ def _read_options(args: Any) -> dict[str, Any]:
 
 
 def _executor_args(args: Any) -> dict[str, Any]:
-    from madcluster.evaluation.command_line import executor_options
+    from madcluster.evaluation.executors import executor_options
 
     return {
         "executor": getattr(args, "executor", "auto"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from madcluster import __version__
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
@@ -29,10 +29,23 @@ from madcluster.cli.options import (
 )
 from madcluster.exceptions import MADClusterError
 
+#: Each command's one-line help, shown by ``madcluster --help`` without building its options.
+COMMAND_HELP = {
+    "demo": "train and evaluate on the embedded demo series (no download, CPU, < 1 min)",
+    "fit": "train a detector on a CSV / Parquet / .npy file",
+    "score": "score a file with a trained model: scores CSV and PNG plot",
+    "benchmark": "train, score and evaluate on MSL / SMAP / SMD / PSM with every threshold "
+    "protocol",
+    "report": "one self-contained HTML page (or Markdown) from benchmark result JSONs",
+}
 
-def build_parser() -> argparse.ArgumentParser:
-    from madcluster.fleet import add_fleet_arguments
 
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The ``madcluster`` parser; only the ``commands`` named get their options (None: all).
+
+    ``main`` builds just the command on its command line, so ``madcluster --help`` and
+    ``madcluster fit --bad-flag`` answer without importing torch (or the benchmark machinery).
+    """
     parser = OneLineErrorParser(
         prog="madcluster",
         description="MADCluster: unsupervised multivariate time-series anomaly detection "
@@ -41,10 +54,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"madcluster {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    builders = {
+        "demo": _add_demo_parser,
+        "fit": _add_fit_parser,
+        "score": _add_score_parser,
+        "benchmark": _add_benchmark_parser,
+        "report": _add_report_parser,
+    }
+    for name, add in builders.items():
+        if commands is None or name in commands:
+            add(sub)
+        else:
+            sub.add_parser(name, help=COMMAND_HELP[name])
+    return parser
 
+
+def _add_demo_parser(sub) -> None:
     demo = sub.add_parser(
         "demo",
-        help="train and evaluate on the embedded demo series (no download, CPU, < 1 min)",
+        help=COMMAND_HELP["demo"],
         description="Train MADCluster on a built-in synthetic series with injected anomalies, "
         "then print metrics and write plots.",
     )
@@ -62,9 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_training_options(demo, epochs=10, stride=5, lr=3e-3, rho=0.1, threads=1)
     demo.set_defaults(func=cmd_demo)
 
+
+def _add_fit_parser(sub) -> None:
+    from madcluster.fleet import add_fleet_arguments
+
     fit = sub.add_parser(
         "fit",
-        help="train a detector on a CSV / Parquet / .npy file",
+        help=COMMAND_HELP["fit"],
         description="Train on (mostly normal) data. Features are standardised with training "
         "statistics; the last 20% of the series (--validation-size) is the validation split for "
         "early stopping. "
@@ -93,9 +125,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_fleet_arguments(fit)
     fit.set_defaults(func=cmd_fit)
 
+
+def _add_score_parser(sub) -> None:
+    from madcluster.fleet import add_fleet_arguments
+
     score = sub.add_parser(
         "score",
-        help="score a file with a trained model: scores CSV and PNG plot",
+        help=COMMAND_HELP["score"],
         description="Write one anomaly score per row (higher = more anomalous) and 0/1 predictions "
         "from the model's threshold; with --label-column also print metrics. The CSV has "
         "row, the input's timestamp column (if any), score, is_anomaly and label (if given). "
@@ -132,7 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_fleet_arguments(score)
     score.set_defaults(func=cmd_score)
 
-    bench = sub.add_parser("benchmark", help="train, score and evaluate on MSL / SMAP / SMD / PSM with every threshold protocol",
+
+def _add_benchmark_parser(sub) -> None:
+    bench = sub.add_parser("benchmark", help=COMMAND_HELP["benchmark"],
                            description="Paper metrics under every threshold protocol (best-f1 is an ORACLE that uses test labels).",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     try:
@@ -142,14 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
     if add_benchmark_arguments is not None:
         add_benchmark_arguments(bench)
     bench.set_defaults(func=cmd_benchmark)
-    _add_report_parser(sub)
-    return parser
 
 
 def _add_report_parser(sub) -> None:
     report = sub.add_parser(
         "report",
-        help="one self-contained HTML page (or Markdown) from benchmark result JSONs",
+        help=COMMAND_HELP["report"],
         description="Build a report from the `madcluster benchmark` result JSONs in RESULTS_DIR: per "
         "dataset a figure and Table 1 (each model alone and + MADCluster, mean ± std over seeds, the "
         "paper's row beside it) under every threshold protocol, the evaluation decomposition "
@@ -188,7 +224,9 @@ def _add_report_parser(sub) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    named = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser({named} if named in COMMAND_HELP else set())
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:

@@ -4,26 +4,7 @@
 the released code's evaluation step by step (:mod:`.released_protocol`; c is an ORACLE, e a LEAK).
 """
 
-from madcluster.evaluation.aggregate import BenchmarkResult
-from madcluster.evaluation.config import BenchmarkConfig
-from madcluster.evaluation.released_protocol import (
-    STEPS,
-    check_steps,
-    window_labels,
-    window_scores,
-)
-from madcluster.evaluation.runner import GridResult, run_benchmark, run_grid
-from madcluster.evaluation.thresholds import (
-    PROTOCOLS,
-    ThresholdProtocol,
-    ThresholdResult,
-    best_f1_threshold,
-    combined_threshold,
-    compute_thresholds,
-    get_protocol,
-    test_ratio_threshold,
-    train_quantile_threshold,
-)
+from madcluster.lazy import lazy_exports
 
 __all__ = [
     "PROTOCOLS",
@@ -45,3 +26,19 @@ __all__ = [
     "window_labels",
     "window_scores",
 ]
+
+_MODULES = {
+    "aggregate": ["BenchmarkResult"],
+    "config": ["BenchmarkConfig"],
+    "released_protocol": ["STEPS", "check_steps", "window_labels", "window_scores"],
+    "runner": ["GridResult", "run_benchmark", "run_grid"],
+    "thresholds": [
+        "PROTOCOLS", "ThresholdProtocol", "ThresholdResult", "best_f1_threshold",
+        "combined_threshold", "compute_thresholds", "get_protocol", "test_ratio_threshold",
+        "train_quantile_threshold",
+    ],
+}
+# imported on first use: the command line's options live in this package and must stay light
+__getattr__, __dir__ = lazy_exports(
+    __name__, globals(), {n: f"{__name__}.{m}" for m, names in _MODULES.items() for n in names}
+)

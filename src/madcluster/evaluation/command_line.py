@@ -14,7 +14,7 @@ from typing import Any
 
 from madcluster.detector import DEFAULT_EPOCHS
 from madcluster.evaluation.config import BenchmarkConfig, parse_key_values
-from madcluster.evaluation.executors import EXECUTORS
+from madcluster.evaluation.executors import add_executor_arguments, executor_options
 from madcluster.evaluation.grid import expand_grid, load_grid_file
 from madcluster.evaluation.released_protocol import STEP_ORDER, STEPS
 from madcluster.evaluation.schema import DETECTORS
@@ -217,34 +217,6 @@ _GROUPS = {
 }
 
 
-def add_executor_arguments(parser: argparse.ArgumentParser, *, what: str = "tasks") -> None:
-    """``--executor``, ``--ray-address``, ``--num-cpus``, ``--max-retries``: shared by commands."""
-    g = parser.add_argument_group("execution")
-    g.add_argument(
-        "--executor",
-        default="auto",
-        choices=list(EXECUTORS),
-        help=f"run the {what} one after another here (sequential) or in parallel on Ray "
-        "(ray; pip install 'madcluster[distributed]'); auto = ray when it is installed and there "
-        "is more than one (default: auto)",
-    )
-    g.add_argument(
-        "--ray-address",
-        default=None,
-        help="address of a running Ray cluster (e.g. auto, or ray://head:10001); without it a "
-        "local Ray is started with one CPU and one torch thread per task",
-    )
-    g.add_argument(
-        "--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)"
-    )
-    g.add_argument(
-        "--max-retries",
-        type=int,
-        default=3,
-        help="Ray: times a task whose worker died is retried (default: 3)",
-    )
-
-
 def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``madcluster benchmark`` (the CLI calls this on its sub-parser)."""
     from madcluster.embedders import EMBEDDERS
@@ -306,14 +278,6 @@ def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
     add_executor_arguments(parser)
     if not any("--quiet" in a.option_strings for a in parser._actions):
         groups["metrics"].add_argument("--quiet", action="store_true", help="no progress bars")
-
-
-def executor_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Keyword arguments of :func:`~madcluster.evaluation.executors.make_executor` from options."""
-    options: dict[str, Any] = {"max_retries": getattr(args, "max_retries", 3)}
-    if getattr(args, "num_cpus", None) is not None:
-        options["num_cpus"] = args.num_cpus
-    return options
 
 
 def configs_from_args(args: argparse.Namespace) -> list[BenchmarkConfig]:
