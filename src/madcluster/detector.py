@@ -329,6 +329,19 @@ class MADCluster(BaseDetector):
         data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
         return self._combine(self._score_terms(self._model_input(data)))
 
+    def explain(self, X: Any) -> np.ndarray:
+        """Per-channel contributions to the score, ``(T, D)``: how much of ``decision_function(X)[t]``
+        goes away when channel j is held at its training mean (occlusion; why and what it costs:
+        :mod:`madcluster.attribution`). Large positive values name the channels behind an alert."""
+        from madcluster.attribution import channel_groups, occlusion_contributions
+
+        self._check_fitted()
+        X = self._align_feature_names(X)
+        data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
+        inputs = self._model_input(data)
+        groups = channel_groups(self.n_features_in_, inputs.shape[1])
+        return occlusion_contributions(lambda m: self._combine(self._score_terms(m)), inputs, groups)
+
     def embed(self, X: Any) -> np.ndarray:
         """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
 

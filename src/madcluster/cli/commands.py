@@ -105,6 +105,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     threshold = detector.threshold_ if args.threshold is None else args.threshold
     predicted = (scores > threshold).astype(np.int64)
     frame = pd.DataFrame({"score": scores, "is_anomaly": predicted})
+    contributions = None
+    if not args.no_explain:
+        from madcluster.attribution import top_channels
+
+        contributions = detector.explain(_features(table, args.data))
+        frame["top_channels"] = top_channels(contributions, table.columns)
     if table.timestamp_column is not None:
         name = table.timestamp_column if table.timestamp_column not in frame else "timestamp"
         frame.insert(0, name, table.timestamps)
@@ -125,6 +131,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             threshold,
             table.labels,
             X=_features(table, args.data),
+            contributions=contributions,
             timestamps=table.timestamps,
             title=f"MADCluster scores: {Path(args.data).name}",
             path=plot,
@@ -184,6 +191,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     detector = _detector_from_args(args)
     detector.fit(data.train)
     scores = detector.decision_function(data.test)
+    contributions = detector.explain(data.test)
     h = detector.history_
     _print_epochs(args, h)
     _say(
@@ -203,6 +211,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         detector.threshold_,
         data.labels,
         X=data.test,
+        contributions=contributions,
         title="MADCluster on the demo series",
         path=out / "demo_scores.png",
     )
@@ -218,7 +227,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     _say(
         f"plots: {out / 'demo_scores.png'}, {out / 'demo_training.png'}; "
-        f"model: {out / 'demo_model.mcz'}"
+        f"model: {out / 'demo_model.mcz'}; metrics: {out / 'demo_metrics.json'}"
     )
     _say(f"total time {time.perf_counter() - t0:.1f} s")
     return 0

@@ -23,6 +23,13 @@ class AnomalySegment:
     end: int  # exclusive
     kind: str
     channel: int
+    #: every channel the anomaly was injected into (a spike can hit several); () means (channel,)
+    channels: tuple[int, ...] = ()
+
+    @property
+    def affected(self) -> tuple[int, ...]:
+        """The channels the anomaly was injected into."""
+        return self.channels or (self.channel,)
 
 
 @dataclass(frozen=True)
@@ -200,10 +207,12 @@ def make_anomaly_suite(
         c = int(rng.integers(0, n_channels))
         s = scale[c]
         sign = rng.choice([-1.0, 1.0])
+        affected: tuple[int, ...] = (c,)
         if kind == "spike":
             length = 1
             chans = rng.choice(n_channels, size=int(rng.integers(1, n_channels + 1)), replace=False)
             test[start, chans] += sign * rng.uniform(4, 6) * scale[chans]
+            affected = tuple(sorted(int(j) for j in chans))
         elif kind == "level-shift":
             length = int(rng.integers(30, 81))
             test[start : start + length, c] += sign * rng.uniform(1.5, 2.5) * s
@@ -225,7 +234,7 @@ def make_anomaly_suite(
             length = int(rng.integers(50, 101))
             test[start : start + length, c] = test[start, c]
         kinds[start : start + length] = k
-        segments.append(AnomalySegment(start, start + length, kind, c))
+        segments.append(AnomalySegment(start, start + length, kind, c, affected))
     return SuiteData(
         train=train.astype(np.float32),
         test=test.astype(np.float32),

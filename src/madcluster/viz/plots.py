@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 
 from madcluster.atomic import atomic_path
 from madcluster.exceptions import ParameterError
+from madcluster.viz.channels import channels_to_show
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -86,21 +87,6 @@ def _frame_parts(X: Any) -> tuple[np.ndarray, list[str], Any]:
     return values, [f"channel {j}" for j in range(values.shape[1])], None
 
 
-def top_deviating_channels(X: np.ndarray, focus: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` channels that deviate most on the ``focus`` steps.
-
-    Each channel is put on a robust scale (median, MAD), then ranked by its mean |z| over the
-    focus steps: the channels the reader should look at where the detector fires.
-    """
-    median = np.median(X, axis=0)
-    mad = 1.4826 * np.median(np.abs(X - median), axis=0)
-    scale = np.where(mad > 1e-12, mad, X.std(axis=0))
-    z = np.abs(X - median) / np.where(scale > 1e-12, scale, 1.0)
-    rows = z[focus] if focus.any() else z
-    order = np.argsort(-rows.mean(axis=0), kind="stable")
-    return order[: max(1, min(k, X.shape[1]))]
-
-
 # ---------------------------------------------------------------------------------- score plot
 def plot_scores(
     scores: np.ndarray,
@@ -110,14 +96,17 @@ def plot_scores(
     X: Any = None,
     timestamps: Any = None,
     top_k: int = 5,
+    contributions: np.ndarray | None = None,
     title: str = "MADCluster anomaly score",
     path: str | os.PathLike | None = None,
 ) -> Figure:
     """Score per time step with the threshold, predicted points and true anomaly spans.
 
-    With ``X`` (the scored input, array or DataFrame) the ``top_k`` input channels that deviate
-    most where the score is above the threshold (or in its top 1% without one) are drawn above
-    the score, so a flagged step can be traced to the channels behind it. ``timestamps`` (or a
+    With ``X`` (the scored input, array or DataFrame) ``top_k`` input channels are drawn above the
+    score, so a flagged step can be traced to the channels behind it: with ``contributions``
+    (``MADCluster.explain(X)``) those contributing most to the score where it is above the
+    threshold (or in its top 1% without one), each labelled with its share; without, those
+    deviating most there. ``timestamps`` (or a
     DataFrame's DatetimeIndex) become the x-axis.
     """
     scores = np.asarray(scores, dtype=np.float64).ravel()
@@ -132,7 +121,8 @@ def plot_scores(
             focus = scores > threshold
         else:
             focus = scores >= np.quantile(scores, 0.99)
-        channels = [(names[j], values[:, j]) for j in top_deviating_channels(values, focus, top_k)]
+        picked, caption = channels_to_show(values, focus, top_k, contributions)
+        channels = [(label(names[j]), values[:, j]) for j, label in picked]
     x, xlabel = _time_axis(n, timestamps)
 
     heights = [0.9] * len(channels) + [2.6]
@@ -145,8 +135,7 @@ def plot_scores(
         ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=8)
         ax.tick_params(labelsize=7)
     if channels:
-        axes[0].set_title(f"input: the {len(channels)} channels deviating most where the score is high",
-                          fontsize=9, loc="left")
+        axes[0].set_title(caption, fontsize=9, loc="left")
     ax = axes[-1]
     ax.plot(x, scores, lw=0.7, color=SCORE_COLOR, label="score")
     if threshold is not None:
