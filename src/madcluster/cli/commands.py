@@ -270,8 +270,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     )
     n_tables = len(content.tables)
     _say(f"{kind} report of {len(content.results)} result files ({n_tables} tables) written to {output}")
+    _say(content.read_note)
     for note in content.notes:
-        _say(f"note: {note}")
+        if note.rstrip(".") != content.read_note:
+            _say(f"note: {note}")
     return 0
 
 
