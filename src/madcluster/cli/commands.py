@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -55,6 +56,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
         f"in {elapsed:.1f} s ({len(h['epoch'])} epochs)"
     )
     _say(f"final {_final_values(h)}")
+    from madcluster.method.diagnostics import collapse_diagnosis
+
+    collapsed, verdict = collapse_diagnosis(h)
+    if collapsed:
+        print(f"warning: {verdict}", file=sys.stderr)
     _say(
         f"threshold (train-quantile, contamination={detector.contamination}) "
         f"= {detector.threshold_:.6g}"

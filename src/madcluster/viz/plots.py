@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 
 from madcluster.atomic import atomic_path
 from madcluster.exceptions import ParameterError
+from madcluster.method.diagnostics import collapse_diagnosis
 from madcluster.viz.channels import channels_to_show
 
 if TYPE_CHECKING:
@@ -160,8 +161,8 @@ HISTORY_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("radius R", ("radius",)),
     ("mean distance ||h - c||^2", ("mean_distance",)),
     ("loss", ("train_loss", "val_loss", "distance_loss", "cluster_loss", "base_loss")),
-    ("soft assignment q (collapse: q -> 1)", ("q_mean", "q_p50", "q_p01")),
-    ("spread (collapse: -> 0)", ("q_std", "h_spread")),
+    ("soft assignment q (rises toward 1 by design)", ("q_mean", "q_p50", "q_p01")),
+    ("spread (shrinks by design; ~0 = collapse)", ("q_std", "h_spread")),
     ("fraction of steps with p = 0", ("frac_p0",)),
     ("score-term spread (std)", ("cluster_term_std", "distance_term_std")),
 )
@@ -175,9 +176,10 @@ def plot_history(
 ) -> Figure:
     """The paper's training figure (nu, R, distance, losses) plus the collapse diagnostics.
 
-    The second row is what tells a collapsed model apart: q's mean and spread (q pinned at 1 with
-    a tiny std means every step sits on the center and Eq. 4 never fires), the fraction of steps
-    with p = 0, the feature spread of h, and the spread of the two score terms.
+    The second row shows q, the spreads of q and h, the fraction of steps with p = 0 and the
+    spread of the two score terms. In a healthy default run q rises toward 1 and the spreads
+    shrink (by design); the subtitle says "COLLAPSED" (in red) only when
+    :func:`~madcluster.method.diagnostics.collapse_diagnosis` finds h's spread gone.
     """
     epochs = list(history["epoch"])
     fig = Figure(figsize=(15, 6), dpi=110)
@@ -193,7 +195,8 @@ def plot_history(
             ax.set_yscale("symlog", linthresh=1e-4)
         if len(keys) > 1 and ax.lines:
             ax.legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
+    collapsed, verdict = collapse_diagnosis(history)
+    fig.suptitle(f"{title}\n{verdict}", fontsize=9, color="#d62728" if collapsed else "black")
     fig.tight_layout()
     return save_figure(fig, path)
 
