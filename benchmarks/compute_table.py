@@ -142,9 +142,9 @@ def table(n_features: int, window: int) -> str:
 def default_row(n_features: int, window: int) -> str:
     """The library's default detector (not in the paper): the D-RNN + MADCluster, whose input is
     the D channels and their D roughness channels (``roughness_window=3``)."""
-    from madcluster.detector import DEFAULT_ROUGHNESS_WINDOW
+    from madcluster.embedders import EMBEDDERS
 
-    width = 2 * n_features if DEFAULT_ROUGHNESS_WINDOW else n_features
+    width = 2 * n_features if EMBEDDERS["drnn"].default_roughness_window else n_features
     params, macs = measure("drnn", "full", width, window)
     return "\n".join(
         [

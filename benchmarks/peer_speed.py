@@ -127,19 +127,19 @@ def _ours(model: str, train: np.ndarray, test: np.ndarray, spec: dict) -> dict[s
                      validation_size=0.0, random_state=SEED, device="cpu",
                      precision=spec.get("precision", "float32"))
     timings: dict[str, float] = {}
-    inner = det._score_terms
+    inner = det._point_outputs
 
-    def timed_score_terms(scaled: np.ndarray) -> dict[str, np.ndarray]:  # fit's trailing scoring
+    def timed_point_outputs(*args):  # its first call is fit's trailing scoring of the train set
         t0 = time.perf_counter()
-        out = inner(scaled)
+        out = inner(*args)
         timings.setdefault("trail_s", time.perf_counter() - t0)
         return out
 
-    det._score_terms = timed_score_terms  # type: ignore[method-assign]
+    det._point_outputs = timed_point_outputs  # type: ignore[method-assign]
     t0 = time.perf_counter()
     det.fit(train)
     fit_s = time.perf_counter() - t0
-    del det._score_terms
+    del det._point_outputs
     rss_train = _rss_mb()
     t0 = time.perf_counter()
     scores = det.decision_function(test)

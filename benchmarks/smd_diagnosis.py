@@ -26,7 +26,8 @@ from sklearn.metrics import roc_auc_score
 
 from madcluster import MADCluster, PCADetector
 from madcluster.data.datasets import load_dataset
-from madcluster.data.validation import check_series
+from madcluster.data.features import roughness
+from madcluster.scoring import combine_scores
 
 
 class ClippedInput(MADCluster):
@@ -36,9 +37,18 @@ class ClippedInput(MADCluster):
         super().__init__(**params)
         self.clip = clip
 
-    def _scale_input(self, data: np.ndarray) -> np.ndarray:
-        z = super()._scale_input(data)
-        return self.clip * np.tanh(z / self.clip) if self.clip else z
+    def _model_input(self, data: np.ndarray) -> np.ndarray:
+        """The scaled input soft-clipped, then its roughness channels (scaled with the training
+        statistics of the unclipped input's roughness)."""
+        if not self.clip:
+            return super()._model_input(data)
+        d = data.shape[1]
+        z = (data - self.scaler_mean_[:d]) / self.scaler_scale_[:d]
+        z = self.clip * np.tanh(z / self.clip)
+        if self.roughness_window_:
+            rough = roughness(z, self.roughness_window_)
+            z = np.concatenate([z, (rough - self.scaler_mean_[d:]) / self.scaler_scale_[d:]], axis=1)
+        return z.astype(np.float32)
 
 
 def run_variant(variant: str, train: np.ndarray, test: np.ndarray, labels: np.ndarray) -> dict:
@@ -48,9 +58,8 @@ def run_variant(variant: str, train: np.ndarray, test: np.ndarray, labels: np.nd
     params = {"window_size": 100, "random_state": 0, **json.loads(variant)}
     clip = params.pop("clip", 0.0)
     det = (ClippedInput(clip=clip, **params) if clip else MADCluster(**params)).fit(train)
-    data = check_series(test, min_length=det.window_size, n_features=det.n_features_in_, name="X")
-    terms = det._score_terms(det._model_input(data))
-    out = {"auc": roc_auc_score(labels, det._combine(terms))}
+    terms = det.score_terms(test)
+    out = {"auc": roc_auc_score(labels, combine_scores(terms, det.score_stats_, det.score_scaling, det.base_score_combination))}
     out.update({f"auc_{name}": roc_auc_score(labels, values) for name, values in terms.items()})
     out["epochs_run"] = len(det.history_.get("epoch", []))
     return out

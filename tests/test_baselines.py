@@ -12,7 +12,7 @@ from madcluster.exceptions import DataError, NotFittedError
 
 DETECTORS = [
     pytest.param(lambda **kw: PCADetector(window_size=20, n_components=0.9, **kw), id="pca"),
-    pytest.param(lambda **kw: KMeansDetector(window_size=20, n_clusters=8, **kw), id="kmeans"),
+    pytest.param(lambda **kw: KMeansDetector(window_size=20, n_centroids=8, **kw), id="kmeans"),
 ]
 
 
@@ -106,8 +106,8 @@ def test_parameter_errors(data):
         KMeansDetector(window_size=0).fit(train)
     with pytest.raises(ValueError, match="variance fraction"):
         PCADetector(window_size=10, n_components=1.5).fit(train)
-    with pytest.raises(DataError, match="n_clusters=50 is more than the 6 training windows"):
-        KMeansDetector(window_size=10, n_clusters=50, stride=10).fit(train[:60])
+    with pytest.raises(DataError, match="n_centroids=50 is more than the 6 training windows"):
+        KMeansDetector(window_size=10, n_centroids=50, stride=10).fit(train[:60])
 
 
 def test_pca_matches_sklearn_reconstruction_error():
@@ -131,7 +131,7 @@ def test_pca_matches_sklearn_reconstruction_error():
 def test_kmeans_score_is_distance_to_nearest_centroid():
     rng = np.random.default_rng(1)
     x = rng.normal(size=(300, 2))
-    det = KMeansDetector(window_size=5, n_clusters=4, stride=1, random_state=0).fit(x)
+    det = KMeansDetector(window_size=5, n_centroids=4, stride=1, random_state=0).fit(x)
     windows = det._gather(det._scale(x), np.arange(len(x) - 4))
     expected = det.kmeans_.transform(windows).min(axis=1)
     got = det._score_windows(windows, (windows.astype(np.float64) ** 2).sum(axis=1))
@@ -140,14 +140,14 @@ def test_kmeans_score_is_distance_to_nearest_centroid():
 
 def test_minibatch_for_many_windows(monkeypatch, data):
     monkeypatch.setattr(baselines, "_MINIBATCH_ABOVE", 100)
-    det = KMeansDetector(window_size=20, n_clusters=4, random_state=0).fit(data[0])
+    det = KMeansDetector(window_size=20, n_centroids=4, random_state=0).fit(data[0])
     assert isinstance(det.kmeans_, MiniBatchKMeans)
     assert det.n_train_windows_ > 100
 
 
 def test_max_train_windows_subsamples(data):
     det = KMeansDetector(
-        window_size=20, n_clusters=4, stride=1, max_train_windows=50, random_state=0
+        window_size=20, n_centroids=4, stride=1, max_train_windows=50, random_state=0
     ).fit(data[0])
     assert det.n_train_windows_ == 50
 
@@ -170,6 +170,6 @@ def test_each_detector_reports_its_own_cost():
     x = make_series(400, 3)
     pca = PCADetector(window_size=10).fit(x)
     assert pca.cost()["macs_per_window"] == 30 * (pca.n_components_ + 1)
-    km = KMeansDetector(window_size=10, n_clusters=4).fit(x)
+    km = KMeansDetector(window_size=10, n_centroids=4).fit(x)
     assert km.cost(20) == {"n_params": 4 * 60, "macs_per_window": 4 * 60,
                            "macs_method": "analytic: window vector (L*D) times the k centroids"}

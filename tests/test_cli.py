@@ -74,10 +74,31 @@ def test_fit_preset_selects_the_configuration(csv_files, preset, scaling):
 
 
 def test_fit_defaults_are_the_detectors():
-    """`madcluster fit` without training flags trains what `MADCluster()` trains."""
-    from madcluster import MADCluster
+    """`madcluster fit` without training flags trains what `MADCluster()` trains: every training
+    flag defaults to None (the estimator's signature decides), and its help shows that default."""
+    import inspect
 
-    args = build_parser().parse_args(["fit", "train.csv", "-o", "model.mcz"])
-    default = MADCluster()
-    assert args.epochs == default.epochs
-    assert args.stride == default.stride
+    from madcluster import MADCluster
+    from madcluster.cli.options import (
+        CLI_SETTINGS,
+        TRAINING_FLAGS,
+        detector_params_from_args,
+        signature_default,
+    )
+    from madcluster.embedders import EMBEDDERS
+
+    parser = build_parser()
+    args = parser.parse_args(["fit", "train.csv", "-o", "model.mcz"])
+    signature = inspect.signature(MADCluster).parameters
+    for flag, param, _, _ in TRAINING_FLAGS:
+        assert getattr(args, flag[2:].replace("-", "_")) is None, flag
+        owner, _, name = param.rpartition(".")
+        if owner:
+            assert name in inspect.signature(EMBEDDERS[owner]).parameters, flag
+        elif param != "preset":
+            assert param in signature, flag
+            assert signature_default(param) == signature[param].default
+    assert detector_params_from_args(args) == {**CLI_SETTINGS, "verbose": False}
+    fit_help = parser._subparsers._group_actions[0].choices["fit"].format_help()
+    assert f"(default: {signature['window_size'].default})" in " ".join(fit_help.split())
+    assert MADCluster.from_preset("default", **CLI_SETTINGS).get_params() == MADCluster(random_state=0).get_params()

@@ -11,7 +11,7 @@ DETECTORS = [
     MADCluster(window_size=5, epochs=1, batch_size=8, random_state=0, validation_size=0.0,
                embedder_params={"hidden_size": 4, "n_layers": 1}),
     PCADetector(window_size=5),
-    KMeansDetector(window_size=5, n_clusters=2),
+    KMeansDetector(window_size=5, n_centroids=2),
 ]
 CHECKS = [
     checks.check_parameters_default_constructible,

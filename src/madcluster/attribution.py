@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from madcluster.exceptions import ParameterError
+
 #: Channels named in the scores CSV's ``top_channels`` column, most contributing first.
 TOP_CHANNELS = 3
 TOP_SEPARATOR = ";"
@@ -50,7 +52,7 @@ def occlusion_contributions(
 def channel_groups(n_channels: int, n_inputs: int) -> list[list[int]]:
     """Input columns of each channel: ``[j]``, plus ``j + D``, ``j + 2D``, ... for derived ones."""
     if n_inputs % n_channels:
-        raise ValueError(f"{n_inputs} model inputs are not a multiple of {n_channels} channels")
+        raise ParameterError(f"{n_inputs} model inputs are not a multiple of {n_channels} channels")
     return [list(range(j, n_inputs, n_channels)) for j in range(n_channels)]
 
 

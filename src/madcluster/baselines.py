@@ -35,7 +35,7 @@ setting), which stays available. The same stride is used for training windows an
   Here PCA is fitted on windows, keeps ``n_components`` (a variance fraction or a count), and scores
   the reconstruction error (as a distance: the root of the squared error), so it sees temporal
   context like the other detectors.
-* Both default to ``window_size=100`` (the paper's L), not TSB-AD's 20.
+* Both default to the estimator's window size (the paper's L), not TSB-AD's 20.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from sklearn.preprocessing import StandardScaler
 from madcluster.base import BaseDetector
 from madcluster.data.validation import check_series
 from madcluster.data.windows import window_starts
+from madcluster.defaults import DEFAULT_WINDOW_SIZE
 from madcluster.exceptions import DataError, ParameterError
 
 _CHUNK_VALUES = 1 << 23  # windows x values per scoring chunk (32 MB of float32)
@@ -198,7 +199,7 @@ class PCADetector(_WindowDetector):
 
     def __init__(
         self,
-        window_size: int = 100,
+        window_size: int = DEFAULT_WINDOW_SIZE,
         n_components: float = 0.95,
         stride: int | None = None,
         contamination: float = 0.01,
@@ -284,7 +285,8 @@ class KMeansDetector(_WindowDetector):
     Parameters
     ----------
     window_size : steps per window (L).
-    n_clusters : number of centroids (TSB-AD default 20).
+    n_centroids : number of centroids k (TSB-AD's ``n_clusters``, default 20); named apart from
+        MADCluster's ``n_clusters`` (its number of hypersphere centers).
     stride : step between windows, 1 to ``window_size``; ``None`` = ``max(1, window_size // 10)``
         (each point then averages about 10 windows; ``stride=1`` scores every window, as TSB-AD).
     contamination : training-score fraction above ``threshold_`` (train-quantile protocol).
@@ -298,27 +300,27 @@ class KMeansDetector(_WindowDetector):
 
     def __init__(
         self,
-        window_size: int = 100,
-        n_clusters: int = 20,
+        window_size: int = DEFAULT_WINDOW_SIZE,
+        n_centroids: int = 20,
         stride: int | None = None,
         contamination: float = 0.01,
         max_train_windows: int = 10_000,
         random_state: int | None = None,
     ) -> None:
         self.window_size = window_size
-        self.n_clusters = n_clusters
+        self.n_centroids = n_centroids
         self.stride = stride
         self.contamination = contamination
         self.max_train_windows = max_train_windows
         self.random_state = random_state
 
     def _fit_windows(self, windows: np.ndarray) -> None:
-        k = self.n_clusters
+        k = self.n_centroids
         if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
-            raise ParameterError(f"n_clusters must be an integer >= 1, got {k!r}")
+            raise ParameterError(f"n_centroids must be an integer >= 1, got {k!r}")
         if k > len(windows):
             raise DataError(
-                f"n_clusters={k} is more than the {len(windows)} training windows: use fewer clusters, "
+                f"n_centroids={k} is more than the {len(windows)} training windows: use fewer centroids, "
                 "a smaller stride or a longer training series"
             )
         if len(windows) > _MINIBATCH_ABOVE:

@@ -1,12 +1,13 @@
 """The MADCluster estimator: ``fit`` / ``decision_function`` / ``predict`` / ``save`` / ``load``.
 
 Scikit-learn / PyOD style: ``__init__`` only stores parameters; everything learned ends in ``_``.
+The steps live in their own modules: input scaling (:mod:`madcluster.data.scaling`), training
+(:mod:`madcluster.training`), scoring (:mod:`madcluster.scoring`), presets
+(:mod:`madcluster.presets`) and model files (:mod:`madcluster.persistence`).
 """
 
 from __future__ import annotations
 
-import copy
-import logging
 import os
 from typing import Any
 
@@ -15,45 +16,24 @@ import torch
 from torch import nn
 
 from madcluster.base import BaseDetector
-from madcluster.data.features import roughness
-from madcluster.data.validation import check_device, check_positive_int, check_series
-from madcluster.data.windows import (
-    gather_windows,
-    window_starts,
-    windows_to_points,
-    windows_to_points_with_history,
-)
-from madcluster.embedders import BaseEmbedder, ModuleEmbedder, build_embedder
-from madcluster.exceptions import DataError, ModelFileError
+from madcluster.data.scaling import fit_input_scaler, model_input
+from madcluster.data.validation import check_device, check_series
+from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
+from madcluster.embedders import EMBEDDERS, make_embedder
+from madcluster.exceptions import ParameterError
 from madcluster.method.config import MethodConfig
-from madcluster.method.head import build_head
-from madcluster.persistence import read_model_file, write_model_file
-from madcluster.training import PRECISIONS, MADClusterNet, TrainSettings, train_network
-
-logger = logging.getLogger(__name__)
-
-CUSTOM_EMBEDDER = "<custom module>"
-
-# Named configurations (see MADCluster.from_preset). "default" is the constructor's defaults.
-PRESETS: dict[str, dict[str, Any]] = {
-    "default": {},
-    "paper": {
-        "drnn_params": {"auxiliary": "none", "bias": True},  # the D-RNN's defaults, pinned
-        "score_scaling": "raw",
-        "roughness_window": 0,
-        "center_warmup": 0,
-        "early_stopping": "loss",
-    },
-}
-SCORE_COMBINATIONS = ("standardized", "raw")
-# The D-RNN's roughness channels (README method table: synthetic suite .862 -> .930, MSL per entity
-# VUS-PR .335 -> .363; w = 5 and 10 were measured too).
-DEFAULT_ROUGHNESS_WINDOW = 3
-# At most 20 epochs (early stopping usually ends sooner). README method table: synthetic suite
-# .930 -> .940, higher on every base; MSL flat (per entity VUS-PR .363 -> .367, concatenated .158 ->
-# .161, 3 seeds); training up to 2x longer.
-DEFAULT_EPOCHS = 20
-SCALINGS = ("standard", "minmax")
+from madcluster.method.head import build_head, head_centers
+from madcluster.params import check_params
+from madcluster.persistence import load_detector, save_detector
+from madcluster.presets import preset_params
+from madcluster.scoring import combine_scores, default_score_stride, point_outputs, score_statistics
+from madcluster.training import (
+    PRECISIONS,
+    MADClusterNet,
+    TrainSettings,
+    train_network,
+    validation_rows,
+)
 
 
 class MADCluster(BaseDetector):
@@ -65,7 +45,7 @@ class MADCluster(BaseDetector):
     embedder : registered name (``"drnn"``) or your own ``nn.Module`` mapping ``[B, L, D]`` to
         ``h [B, L, f]`` (or a :class:`~madcluster.embedders.BaseEmbedder`).
     embedder_params : keyword arguments of the registered embedder, e.g. ``{"hidden_size": 64}``.
-    window_size : window length L (paper: 100).
+    window_size : window length L (the paper's).
     stride : step between training windows (1 = every window; larger trains faster).
     score_stride : step between scoring windows. Default: ``window_size // 10`` for causal
         embedders (the D-RNN), where each point is scored from the window in which it has the most
@@ -96,21 +76,20 @@ class MADCluster(BaseDetector):
         fall outside it).
     precision : ``float32`` (default) or ``bfloat16``: mixed precision (``torch.autocast``) for the
         embedder's matrix products in training and scoring, on CPUs with bfloat16 instructions
-        (AVX-512 BF16, AMX) and GPUs. About 2.5x faster for the Anomaly Transformer on this
-        project's CPU (``benchmarks/results/peer_speed.md``); weights, the head, the losses it
-        sums and every score stay float32.
+        (AVX-512 BF16, AMX) and GPUs (measured speed-ups: ``benchmarks/results/peer_speed.md``);
+        weights, the head, the losses it sums and every score stay float32.
     roughness_window : w > 0 appends, per channel, the log of the mean squared first difference
         over the trailing w steps (``madcluster.data.features.roughness``) to what the embedder
-        sees; 0 (the paper) feeds the scaled input only. Default (None): 3 for the D-RNN, 0 for
-        every other embedder, so the base models see their published input. See the README's
-        method table.
+        sees; 0 (the paper) feeds the scaled input only. Default (None): the embedder class's
+        ``default_roughness_window`` (3 for the D-RNN, 0 for the others, so the base models see
+        their published input; a custom module gets 0). See the README's method table.
     """
 
     def __init__(
         self,
         embedder: str | nn.Module = "drnn",
         embedder_params: dict | None = None,
-        window_size: int = 100,
+        window_size: int = DEFAULT_WINDOW_SIZE,
         stride: int = 1,
         score_stride: int | None = None,
         epochs: int = DEFAULT_EPOCHS,
@@ -180,79 +159,16 @@ class MADCluster(BaseDetector):
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:
-        """A detector with a named configuration; ``params`` override it.
+        """A detector with a named configuration (:data:`madcluster.presets.PRESETS`); ``params``
+        override it."""
+        embedder = params.get("embedder", cls().embedder)
+        registered = EMBEDDERS.get(embedder) if isinstance(embedder, str) else None
+        return cls(**preset_params(preset, params, getattr(registered, "paper_params", {})))
 
-        ``"default"`` is the library default (what was measured to detect, see the README's method
-        table); ``"paper"`` is the paper's formulation exactly (``DESIGN.md``): no auxiliary loss on
-        the D-RNN, Eq. 7's raw sum, non-overlapping scoring windows, early stopping on the total loss.
-        """
-        if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-        values = dict(PRESETS[preset])
-        embedder = params.get("embedder", "drnn")
-        drnn_params = values.pop("drnn_params", None)
-        if drnn_params and embedder == "drnn":
-            values["embedder_params"] = {**drnn_params, **(params.pop("embedder_params", None) or {})}
-        if preset == "paper" and "score_stride" not in params:
-            values["score_stride"] = params.get("window_size", 100)
-        values.update(params)
-        return cls(**values)
-
-    # ------------------------------------------------------------------ configuration helpers
     def method_config(self) -> MethodConfig:
         """The objective options as a validated :class:`MethodConfig`."""
         return MethodConfig(**{name: getattr(self, name) for name in MethodConfig.field_names() if name != "eps"})
 
-    def _validate_params(self) -> None:
-        self.method_config()
-        for name in ("window_size", "stride", "epochs", "batch_size", "patience"):
-            check_positive_int(name, getattr(self, name))
-        if self.score_stride is not None and (not isinstance(self.score_stride, (int, np.integer)) or self.score_stride < 1):
-            raise ValueError(f"score_stride must be a positive integer or None, got {self.score_stride!r}")
-        if not isinstance(self.pretrain_epochs, (int, np.integer)) or not 0 <= self.pretrain_epochs < self.epochs:
-            raise ValueError(f"pretrain_epochs must be an integer in [0, epochs), got {self.pretrain_epochs!r}")
-        if not 0.0 <= self.validation_size < 1.0:
-            raise ValueError(f"validation_size must be in [0, 1), got {self.validation_size}")
-        if self.lr <= 0 or self.weight_decay < 0:
-            raise ValueError("lr must be > 0 and weight_decay >= 0")
-        if self.base_score_combination not in SCORE_COMBINATIONS:
-            raise ValueError(f"unknown base_score_combination {self.base_score_combination!r}; choose one of {', '.join(SCORE_COMBINATIONS)}")
-        if self.scaling not in SCALINGS:
-            raise ValueError(f"unknown scaling {self.scaling!r}; choose one of {', '.join(SCALINGS)}")
-        window = self.roughness_window
-        if window is not None and (not isinstance(window, (int, np.integer)) or window < 0):
-            raise ValueError(f"roughness_window must be an integer >= 0 (0: off) or None, got {window!r}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"unknown precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}")
-
-    def _resolve_device(self) -> torch.device:
-        return check_device(self.device)  # one-line DeviceError for e.g. cuda on CPU-only torch
-
-    def _build_embedder(self, n_features: int) -> BaseEmbedder:
-        if isinstance(self.embedder, str):
-            return build_embedder(self.embedder, n_features, window_size=self.window_size, **(self.embedder_params or {}))
-        if isinstance(self.embedder, BaseEmbedder):
-            return copy.deepcopy(self.embedder)
-        if isinstance(self.embedder, nn.Module):
-            module = copy.deepcopy(self.embedder)
-            return ModuleEmbedder(module, out_features=self._probe_features(module, n_features))
-        raise ValueError(f"embedder must be a registered name or a torch.nn.Module, got {type(self.embedder).__name__}")
-
-    def _probe_features(self, module: nn.Module, n_features: int) -> int:
-        """Run a tiny batch through a user's module to check its output shape and read f."""
-        x = torch.zeros(2, self.window_size, n_features)
-        try:
-            with torch.no_grad():
-                out = module(x)
-        except Exception as exc:  # noqa: BLE001 - a user's module can fail in any way; say where
-            raise ValueError(f"the embedder module failed on a batch of shape {tuple(x.shape)} [B, L, D]: {exc}") from None
-        h = getattr(out, "h", out)
-        if not isinstance(h, torch.Tensor) or h.dim() != 3 or tuple(h.shape[:2]) != (2, self.window_size):
-            shape = tuple(h.shape) if isinstance(h, torch.Tensor) else type(h).__name__
-            raise ValueError(f"the embedder module must return h of shape [B, L, f] = [2, {self.window_size}, f] for input {tuple(x.shape)}; got {shape}")
-        return int(h.shape[-1])
-
-    # ------------------------------------------------------------------ fit / score
     def fit(self, X: Any, y: Any = None, *, validation_data: Any = None, pool_radius: bool = False) -> MADCluster:
         """Train on ``X`` (T, D), mostly normal data; ``y`` is ignored (unsupervised).
 
@@ -261,19 +177,15 @@ class MADCluster(BaseDetector):
         training and validation windows pooled. Both exist only to reproduce the released code,
         which passes the TEST set here (a leak); the default never sees anything but ``X``.
         """
-        self._validate_params()
+        self.method_config()
+        check_params(self.get_params())
         data = check_series(X, min_length=self.window_size, name="X")
         self.n_features_in_ = data.shape[1]
         self._record_feature_names(X)
         if pool_radius and validation_data is None:
-            raise ValueError("pool_radius=True needs validation_data")
-        self.scaler_mean_, self.scaler_scale_ = self._fit_scaler(data)
+            raise ParameterError("pool_radius=True needs validation_data")
         self.roughness_window_ = self._resolve_roughness()
-        if self.roughness_window_:  # the roughness channels, from the scaled input, get their own
-            rough = roughness(self._scale_input(data), self.roughness_window_)
-            mean, scale = self._fit_scaler(rough)
-            self.scaler_mean_ = np.concatenate([self.scaler_mean_, mean])
-            self.scaler_scale_ = np.concatenate([self.scaler_scale_, scale])
+        self.scaler_mean_, self.scaler_scale_ = fit_input_scaler(data, self.scaling, self.roughness_window_)
         scaled = self._model_input(data)
         extra_val = None
         if validation_data is not None:
@@ -282,52 +194,42 @@ class MADCluster(BaseDetector):
                 n_features=self.n_features_in_, name="validation_data",
             ))
 
-        n_val = 0 if extra_val is not None else int(len(scaled) * self.validation_size)
-        if n_val and (n_val < self.window_size or len(scaled) - n_val < self.window_size):
-            logger.warning("series too short for a %s validation split of windows of %d; early stopping disabled", self.validation_size, self.window_size)
-            n_val = 0
-        device = self._resolve_device()
+        n_val = 0 if extra_val is not None else validation_rows(len(scaled), self.validation_size, self.window_size)
+        device = check_device(self.device)  # one-line DeviceError for e.g. cuda on CPU-only torch
         self.device_ = str(device)
         with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
             if self.random_state is not None:
                 torch.manual_seed(self.random_state)
             generator = torch.Generator().manual_seed(self.random_state if self.random_state is not None else int(torch.seed() % 2**63))
-            embedder = self._build_embedder(self._model_width())
-            head = build_head(embedder.out_features, self.method_config())
-            self.net_ = MADClusterNet(embedder, head, PRECISIONS[self.precision]).to(device)
+            self.net_ = self._build_network().to(device)
             series = torch.from_numpy(scaled).to(device)
             train_part = series[: len(series) - n_val]
             val_part = series[len(series) - n_val :] if n_val else None
             if extra_val is not None:
                 val_part = torch.from_numpy(extra_val).to(device)
-            settings = TrainSettings(
-                window_size=self.window_size, stride=self.stride, epochs=self.epochs, batch_size=self.batch_size,
-                lr=self.lr, weight_decay=self.weight_decay, patience=self.patience,
-                early_stopping=self.early_stopping, pretrain_epochs=self.pretrain_epochs, progress=bool(self.verbose),
-            )
+            settings = TrainSettings(**{k: getattr(self, k) for k in TrainSettings.from_estimator}, progress=bool(self.verbose))
             path: list[np.ndarray] = []
             self.history_ = train_network(
                 self.net_, train_part, val_part, settings, generator,
-                observe_epoch=lambda epoch, net: path.extend(_head_centers(net.head)),
+                observe_epoch=lambda epoch, net: path.extend(head_centers(net.head)),
                 radius_extra=val_part if pool_radius else None,
             )
         # c after epoch pretrain_epochs + i (row 0: its initial value); None for base-only
         self.center_path_ = np.stack(path) if path else None
 
-        terms = self._score_terms(scaled)
-        self.score_stats_ = {name: _mean_std(values) for name, values in terms.items()}
-        head_terms = [name for name in terms if name != "base"]
-        if head_terms:
-            self.score_stats_["own"] = _mean_std(self._head_score(terms))
+        terms = self._point_outputs(scaled, self.net_.score)
+        self.score_stats_ = score_statistics(terms, self.score_scaling)
         self._set_training_scores(self._combine(terms))
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
-        self._check_fitted()
-        X = self._align_feature_names(X)
-        data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
-        return self._combine(self._score_terms(self._model_input(data)))
+        return self._combine(self.score_terms(X))
+
+    def score_terms(self, X: Any) -> dict[str, np.ndarray]:
+        """The named per-step terms (T,) :meth:`decision_function` combines: the head's, and
+        ``base`` when the embedder has its own score."""
+        return self._point_outputs(self._checked_input(X), self.net_.score)
 
     def explain(self, X: Any) -> np.ndarray:
         """Per-channel contributions to the score, ``(T, D)``: how much of ``decision_function(X)[t]``
@@ -335,12 +237,11 @@ class MADCluster(BaseDetector):
         :mod:`madcluster.attribution`). Large positive values name the channels behind an alert."""
         from madcluster.attribution import channel_groups, occlusion_contributions
 
-        self._check_fitted()
-        X = self._align_feature_names(X)
-        data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
-        inputs = self._model_input(data)
+        inputs = self._checked_input(X)
         groups = channel_groups(self.n_features_in_, inputs.shape[1])
-        return occlusion_contributions(lambda m: self._combine(self._score_terms(m)), inputs, groups)
+        return occlusion_contributions(
+            lambda m: self._combine(self._point_outputs(m, self.net_.score)), inputs, groups
+        )
 
     def embed(self, X: Any) -> np.ndarray:
         """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
@@ -348,191 +249,64 @@ class MADCluster(BaseDetector):
         Windows and the window-to-point mapping are exactly those of :meth:`decision_function`, so
         ``embed(X)[t]`` is the h behind the score of step t (the paper's figures plot these).
         """
+        return self._point_outputs(self._checked_input(X), lambda x: {"h": self.net_(x).h})["h"]
+
+    def _checked_input(self, X: Any) -> np.ndarray:
+        """``X`` checked against the training columns, as the network's input."""
         self._check_fitted()
         X = self._align_feature_names(X)
-        data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
+        return self._model_input(check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X"))
+
+    def _point_outputs(self, scaled: np.ndarray, read: Any) -> dict[str, np.ndarray]:
         net = self.net_.eval()
-        device = next(net.parameters()).device
-        series = torch.from_numpy(self._model_input(data)).to(device)
-        starts = window_starts(len(series), self.window_size, self._effective_score_stride())
-        chunks = []
-        with torch.no_grad():
-            for i in range(0, len(starts), 4 * self.batch_size):
-                x = gather_windows(series, starts[i : i + 4 * self.batch_size], self.window_size)
-                chunks.append(net(x).h.float().cpu().numpy())
-        h = np.concatenate(chunks)
-        if net.embedder.causal:
-            return windows_to_points_with_history(h, starts, len(series))
-        return np.stack([windows_to_points(h[..., j], starts, len(series)) for j in range(h.shape[-1])], axis=1)
-
-    def _fit_scaler(self, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per-channel offset and scale of ``scaling`` (a constant channel keeps scale 1)."""
-        if self.scaling == "minmax":
-            offset = data.min(axis=0).astype(np.float64)
-            scale = data.max(axis=0).astype(np.float64) - offset
-        else:
-            offset = data.mean(axis=0, dtype=np.float64)
-            scale = data.std(axis=0, dtype=np.float64)
-        return offset, np.where(scale > 1e-8, scale, 1.0)
-
-    def _scale_input(self, data: np.ndarray) -> np.ndarray:
-        d = self.n_features_in_
-        return (data - self.scaler_mean_[:d]) / self.scaler_scale_[:d]
-
-    def _model_input(self, data: np.ndarray) -> np.ndarray:
-        """What the network sees: the scaled input and, with ``roughness_window``, its scaled
-        roughness channels (``madcluster.data.features``), float32 ``(T, model width)``."""
-        scaled = self._scale_input(data)
-        if self.roughness_window_:
-            d = self.n_features_in_
-            rough = roughness(scaled, self.roughness_window_)
-            scaled = np.concatenate([scaled, (rough - self.scaler_mean_[d:]) / self.scaler_scale_[d:]], axis=1)
-        return scaled.astype(np.float32)
-
-    def _resolve_roughness(self) -> int:
-        """``roughness_window``, with None resolved: 3 for the D-RNN, 0 for any other embedder."""
-        if self.roughness_window is not None:
-            return int(self.roughness_window)
-        return DEFAULT_ROUGHNESS_WINDOW if self.embedder == "drnn" else 0
-
-    def _model_width(self) -> int:
-        """Input channels of the network: D, or 2D with the roughness channels."""
-        return len(self.scaler_mean_)
-
-    def _effective_score_stride(self) -> int:
-        if self.score_stride is not None:
-            return int(self.score_stride)
-        return max(1, self.window_size // 10) if self.net_.embedder.causal else self.window_size
-
-    @torch.no_grad()
-    def _score_terms(self, scaled: np.ndarray) -> dict[str, np.ndarray]:
-        """Per-point score terms (the head's and the base model's) for a scaled series."""
-        net = self.net_.eval()
-        device = next(net.parameters()).device
-        series = torch.from_numpy(scaled).to(device)
-        starts = window_starts(len(series), self.window_size, self._effective_score_stride())
-        parts: dict[str, list[np.ndarray]] = {}
-        for i in range(0, len(starts), 4 * self.batch_size):
-            x = gather_windows(series, starts[i : i + 4 * self.batch_size], self.window_size)
-            for name, values in net.score(x).items():
-                parts.setdefault(name, []).append(values.float().cpu().numpy())
-        to_points = windows_to_points_with_history if net.embedder.causal else windows_to_points
-        return {name: to_points(np.concatenate(chunks), starts, len(series)) for name, chunks in parts.items()}
-
-    def _head_score(self, terms: dict[str, np.ndarray]) -> np.ndarray:
-        """MADCluster's own score: Eq. 7's sum (``raw``) or the sum of standardised terms."""
-        names = [name for name in terms if name != "base"]
-        if self.score_scaling == "standardized":
-            return sum(_standardize(terms[n], self.score_stats_[n]) for n in names)
-        return sum(terms[n] for n in names)
+        series = torch.from_numpy(scaled).to(next(net.parameters()).device)
+        causal = net.embedder.causal
+        stride = int(self.score_stride) if self.score_stride is not None else default_score_stride(self.window_size, causal)
+        return point_outputs(read, series, self.window_size, stride, 4 * self.batch_size, causal)
 
     def _combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
-        base = terms.get("base")
-        if len(terms) == (base is not None):  # no head terms: the base model alone
-            if base is None:
-                raise DataError("the model produced no score terms")
-            scores = base
-        else:
-            own = self._head_score(terms)
-            if base is None:
-                scores = own
-            elif self.base_score_combination == "raw":
-                scores = own + base
-            else:
-                scores = _standardize(own, self.score_stats_["own"]) + _standardize(base, self.score_stats_["base"])
-        if not np.all(np.isfinite(scores)):
-            raise DataError("the model produced non-finite scores: the input may be far outside the training range")
-        return np.asarray(scores, dtype=np.float64)
+        return combine_scores(terms, self.score_stats_, self.score_scaling, self.base_score_combination)
+
+    def _model_input(self, data: np.ndarray) -> np.ndarray:
+        return model_input(data, self.scaler_mean_, self.scaler_scale_, self.roughness_window_)
+
+    def _resolve_roughness(self) -> int:
+        """``roughness_window``, with None resolved to the embedder class's default (0 for a module)."""
+        if self.roughness_window is not None:
+            return int(self.roughness_window)
+        registered = EMBEDDERS.get(self.embedder) if isinstance(self.embedder, str) else None
+        return int(getattr(registered, "default_roughness_window", 0))
+
+    def _build_network(self, n_hidden: int | None = None) -> MADClusterNet:
+        """Embedder and head for this detector's input width (D, or 2D with roughness channels)."""
+        embedder = make_embedder(self.embedder, len(self.scaler_mean_), self.window_size, self.embedder_params)
+        head = build_head(n_hidden or embedder.out_features, self.method_config())
+        return MADClusterNet(embedder, head, PRECISIONS[self.precision])
+
+    def restore_network(self, n_hidden: int, state: dict[str, torch.Tensor]) -> None:
+        """Rebuild the network of a loaded model (scaler already set) and load its weights."""
+        self.roughness_window_ = self._resolve_roughness()
+        net = self._build_network(n_hidden)
+        net.load_state_dict(state, strict=True)
+        device = check_device(self.device)
+        self.net_ = net.to(device).eval()
+        self.device_ = str(device)
 
     def cost(self, window_size: int | None = None) -> dict[str, Any]:
         """Parameters and MACs of scoring one window (batch 1), as the paper's compute table."""
         from madcluster.compute import torch_model_cost
 
         self._check_fitted()
-        return torch_model_cost(self.net_, window_size or self.window_size, self._model_width())
+        return torch_model_cost(self.net_, window_size or self.window_size, len(self.scaler_mean_))
 
-    # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted detector to ``path`` (zip of JSON config + npz weights), atomically."""
         self._check_fitted()
-        params = self.get_params()
-        if not isinstance(params["embedder"], str):
-            params["embedder"] = CUSTOM_EMBEDDER
-        config = {
-            "params": params,
-            "fitted": {
-                "n_features_in_": self.n_features_in_,
-                "feature_names_in_": _names_list(self),
-                "threshold_": self.threshold_,
-                "score_stats_": self.score_stats_,
-                "history_": self.history_,
-                "n_hidden": self.net_.embedder.out_features,
-            },
-        }
-        arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in self.net_.state_dict().items()}
-        arrays.update(scaler_mean=self.scaler_mean_, scaler_scale=self.scaler_scale_, decision_scores=self.decision_scores_)
-        if getattr(self, "center_path_", None) is not None:
-            arrays["center_path"] = self.center_path_
-        write_model_file(path, config, arrays)
+        save_detector(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, embedder: nn.Module | None = None, device: str = "cpu") -> MADCluster:
         """Load a detector written by :meth:`save`. Models with a custom embedder need that module
         (freshly constructed, same architecture) passed as ``embedder``."""
-        config, arrays = read_model_file(path)
-        try:
-            params = dict(config["params"])
-            fitted = config["fitted"]
-            if params["embedder"] == CUSTOM_EMBEDDER:
-                if embedder is None:
-                    raise ModelFileError(f"{os.fspath(path)!r} was trained with a custom embedder module: pass the same architecture as MADCluster.load(path, embedder=MyModule(...))")
-                params["embedder"] = embedder
-            params["device"] = device
-            params.setdefault("roughness_window", 0)  # files written before the option existed
-            model = cls(**params)
-            model.roughness_window_ = model._resolve_roughness()
-            model.n_features_in_ = int(fitted["n_features_in_"])
-            if fitted.get("feature_names_in_") is not None:  # absent in older model files
-                model.feature_names_in_ = np.asarray(fitted["feature_names_in_"], dtype=object)
-            model.scaler_mean_ = arrays["scaler_mean"]
-            model.scaler_scale_ = arrays["scaler_scale"]
-            model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
-            model.history_ = fitted["history_"]
-            model.center_path_ = arrays.get("center_path")  # absent in older model files
-            base = model._build_embedder(model._model_width())
-            head = build_head(int(fitted["n_hidden"]), model.method_config())
-            net = MADClusterNet(base, head, PRECISIONS[params.get("precision", "float32")])
-            state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
-            net.load_state_dict(state, strict=True)
-            model.net_ = net.to(model._resolve_device()).eval()
-            model.device_ = str(model._resolve_device())
-            model.decision_scores_ = arrays["decision_scores"].astype(np.float64)
-            model.threshold_ = float(fitted["threshold_"])
-            model.labels_ = (model.decision_scores_ > model.threshold_).astype(np.int64)
-        except ModelFileError:
-            raise
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-            raise ModelFileError(f"{os.fspath(path)!r} does not match this madcluster version or its embedder: {exc}") from None
-        return model
+        return load_detector(cls, path, embedder, device)
 
-
-def _head_centers(head: nn.Module) -> list[np.ndarray]:
-    """The head's current center(s) as a copy, ``[f]`` (k = 1) or ``[k, f]``; none without a head."""
-    center = getattr(head, "center", getattr(head, "centers", None))
-    return [] if center is None else [center.detach().cpu().numpy().astype(np.float64).copy()]
-
-
-def _standardize(values: np.ndarray, stats: tuple[float, float]) -> np.ndarray:
-    mean, std = stats
-    return (values - mean) / std
-
-
-def _mean_std(values: np.ndarray) -> tuple[float, float]:
-    std = float(values.std())
-    return float(values.mean()), std if std > 1e-12 else 1.0
-
-
-def _names_list(detector: BaseDetector) -> list[str] | None:
-    """``feature_names_in_`` as a JSON list for the model file (None when fitted on an array)."""
-    names = getattr(detector, "feature_names_in_", None)
-    return None if names is None else [str(n) for n in names]

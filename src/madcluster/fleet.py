@@ -96,7 +96,8 @@ def fit_fleet(
 ) -> FleetResult:
     """Fit one MADCluster per file of ``data`` and write ``<output>/<entity>.mcz``.
 
-    params: ``MADCluster`` constructor arguments, the same for every entity.
+    params: the detector's parameters, the same for every entity (``MADCluster`` constructor
+        arguments, and ``preset``; see :func:`~madcluster.factory.make_detector`).
     read_options: :func:`~madcluster.data.io.read_table` options (``label_column``, ...).
     resume: skip entities whose model file already exists.
     threads: torch threads per model (default: one under Ray, torch's choice here).
@@ -242,14 +243,14 @@ def _run(
 def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> dict[str, Any]:
     """In a worker: read one entity's file, fit, and return the model file's bytes."""
     from madcluster.data.io import read_table
-    from madcluster.detector import MADCluster
     from madcluster.evaluation.fit_score import torch_threads
+    from madcluster.factory import make_detector
 
     entity, path, options = payload
     table = read_table(path, **options["read"])
     started = time.perf_counter()
     with torch_threads(options["threads"]):
-        detector = MADCluster(**options["params"]).fit(table.values)
+        detector = make_detector(options["params"]).fit(table.values)
     seconds = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / f"{entity}{MODEL_SUFFIX}"
@@ -302,9 +303,8 @@ def add_fleet_arguments(parser: Any) -> None:
     )
 
 
-def fit_fleet_command(args: Any, detector: Any) -> int:
-    """``madcluster fit FOLDER -o MODELS``: ``detector``'s parameters for every entity."""
-    params = {**detector.get_params(), "verbose": False}
+def fit_fleet_command(args: Any, params: Mapping[str, Any]) -> int:
+    """``madcluster fit FOLDER -o MODELS``: the detector ``params`` describe, for every entity."""
     result = fit_fleet(
         args.data,
         args.output,

@@ -1,4 +1,5 @@
-"""Model files: one zip archive with ``config.json`` and ``arrays.npz``.
+"""Model files: one zip archive with ``config.json`` and ``arrays.npz``; a fitted MADCluster to and
+from one (:func:`save_detector`, :func:`load_detector`).
 
 Nothing is ever unpickled: JSON for configuration and fitted scalars (including the training
 column names, ``feature_names_in_``), ``np.load(allow_pickle=False)`` for tensors. Files are
@@ -11,15 +12,21 @@ import io
 import json
 import os
 import zipfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from madcluster.atomic import atomic_path
 from madcluster.exceptions import ModelFileError
 
+if TYPE_CHECKING:
+    from torch import nn
+
+    from madcluster.detector import MADCluster
+
 FORMAT = "madcluster-model"
 FORMAT_VERSION = 1
+CUSTOM_EMBEDDER = "<custom module>"
 
 
 def write_model_file(
@@ -75,3 +82,63 @@ def read_model_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, 
             f"(format {config['format_version']}); upgrade madcluster"
         )
     return config, arrays
+
+
+def save_detector(detector: MADCluster, path: str | os.PathLike) -> None:
+    """Write a fitted detector: its parameters and fitted scalars as JSON, its weights, scaler,
+    training scores and center path as arrays."""
+    params = detector.get_params()
+    if not isinstance(params["embedder"], str):
+        params["embedder"] = CUSTOM_EMBEDDER
+    names = getattr(detector, "feature_names_in_", None)
+    config = {
+        "params": params,
+        "fitted": {
+            "n_features_in_": detector.n_features_in_,
+            "feature_names_in_": None if names is None else [str(n) for n in names],
+            "threshold_": detector.threshold_,
+            "score_stats_": detector.score_stats_,
+            "history_": detector.history_,
+            "n_hidden": detector.net_.embedder.out_features,
+        },
+    }
+    arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in detector.net_.state_dict().items()}
+    arrays.update(scaler_mean=detector.scaler_mean_, scaler_scale=detector.scaler_scale_, decision_scores=detector.decision_scores_)
+    if getattr(detector, "center_path_", None) is not None:
+        arrays["center_path"] = detector.center_path_
+    write_model_file(path, config, arrays)
+
+
+def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.Module | None, device: str) -> MADCluster:
+    """Rebuild the detector :func:`save_detector` wrote (``embedder``: the custom module, if any)."""
+    import torch
+
+    config, arrays = read_model_file(path)
+    try:
+        params = dict(config["params"])
+        fitted = config["fitted"]
+        if params["embedder"] == CUSTOM_EMBEDDER:
+            if embedder is None:
+                raise ModelFileError(f"{os.fspath(path)!r} was trained with a custom embedder module: pass the same architecture as MADCluster.load(path, embedder=MyModule(...))")
+            params["embedder"] = embedder
+        params["device"] = device
+        params.setdefault("roughness_window", 0)  # files written before the option existed
+        model = cls(**params)
+        model.n_features_in_ = int(fitted["n_features_in_"])
+        if fitted.get("feature_names_in_") is not None:  # absent in older model files
+            model.feature_names_in_ = np.asarray(fitted["feature_names_in_"], dtype=object)
+        model.scaler_mean_ = arrays["scaler_mean"]
+        model.scaler_scale_ = arrays["scaler_scale"]
+        model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
+        model.history_ = fitted["history_"]
+        model.center_path_ = arrays.get("center_path")  # absent in older model files
+        state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
+        model.restore_network(int(fitted["n_hidden"]), state)
+        model.decision_scores_ = arrays["decision_scores"].astype(np.float64)
+        model.threshold_ = float(fitted["threshold_"])
+        model.labels_ = (model.decision_scores_ > model.threshold_).astype(np.int64)
+    except ModelFileError:
+        raise
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise ModelFileError(f"{os.fspath(path)!r} does not match this madcluster version or its embedder: {exc}") from None
+    return model

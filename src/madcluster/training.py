@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import logging
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -23,10 +25,12 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from madcluster.data.windows import gather_windows, window_starts
+from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
 from madcluster.exceptions import ParameterError
 from madcluster.method.head import Head, LossParts
 
+logger = logging.getLogger(__name__)
 LOSS_KEYS = ("train_loss", "distance_loss", "cluster_loss", "base_loss")
 EARLY_STOPPING = ("loss", "base-loss", "relative-distance")
 PRECISIONS: dict[str, torch.dtype | None] = {"float32": None, "bfloat16": torch.bfloat16}
@@ -72,9 +76,14 @@ class MADClusterNet(nn.Module):
 
 @dataclass
 class TrainSettings:
-    window_size: int = 100
+    """What the loop needs; the estimator's parameters of the same names fill the fields."""
+
+    from_estimator: ClassVar[tuple[str, ...]] = (
+        "window_size", "stride", "epochs", "batch_size", "lr", "weight_decay", "patience", "early_stopping", "pretrain_epochs",
+    )
+    window_size: int = DEFAULT_WINDOW_SIZE
     stride: int = 1
-    epochs: int = 20
+    epochs: int = DEFAULT_EPOCHS
     batch_size: int = 128
     lr: float = 1e-3
     weight_decay: float = 1e-5
@@ -122,6 +131,16 @@ def feature_source(net: MADClusterNet, series: torch.Tensor, settings: TrainSett
                     yield net(x).h
 
     return features
+
+
+def validation_rows(length: int, validation_size: float, window_size: int) -> int:
+    """Rows at the end of a training series of ``length`` held out for early stopping: 0 when
+    either part would be shorter than one window (with a warning)."""
+    n_val = int(length * validation_size)
+    if n_val and (n_val < window_size or length - n_val < window_size):
+        logger.warning("series too short for a %s validation split of windows of %d; early stopping disabled", validation_size, window_size)
+        return 0
+    return n_val
 
 
 @torch.no_grad()

@@ -64,8 +64,8 @@ def test_default_roughness_is_for_the_drnn_only():
     x = np.random.default_rng(0).standard_normal((300, 2))
     small = {"window_size": 20, "epochs": 1, "stride": 10, "random_state": 0}
     drnn = MADCluster(embedder_params={"hidden_size": 4, "n_layers": 1}, **small).fit(x)
-    assert drnn.roughness_window_ == 3 and drnn._model_width() == 4
+    assert drnn.roughness_window_ == 3 and len(drnn.scaler_mean_) == 4
     svdd = MADCluster(embedder="deepsvdd", embedder_params={"hidden_size": 4, "n_layers": 1}, **small).fit(x)
-    assert svdd.roughness_window_ == 0 and svdd._model_width() == 2  # base models: published input
+    assert svdd.roughness_window_ == 0 and len(svdd.scaler_mean_) == 2  # base models: published input
     paper = MADCluster.from_preset("paper", embedder_params={"hidden_size": 4, "n_layers": 1}, **small).fit(x)
     assert paper.roughness_window_ == 0

@@ -56,7 +56,7 @@ def test_base_loss_and_score_are_combined():
     # standardised combination: training scores have mean ~0 and each part contributes
     assert abs(model.decision_scores_.mean()) < 1e-6 and np.isfinite(scores).all()
     raw = MADCluster(embedder=TinyAutoencoder(3), window_size=20, stride=4, epochs=2, random_state=0, base_score_combination="raw", score_scaling="raw").fit(x)
-    terms = raw._score_terms(raw._model_input(x))
+    terms = raw.score_terms(x)
     np.testing.assert_allclose(raw.decision_function(x), terms["cluster"] + terms["distance"] + terms["base"], rtol=1e-5)
 
 

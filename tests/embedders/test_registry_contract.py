@@ -6,6 +6,8 @@ these tests without writing any.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 import torch
@@ -45,6 +47,16 @@ def detector(name: str, **kw) -> MADCluster:
     settings.update(stride=4, random_state=0, batch_size=32)
     settings.update(kw)
     return MADCluster(**settings)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_class_attributes_describe_the_constructor(name):
+    """What the estimator reads from the class instead of special-casing names is true of it."""
+    cls = EMBEDDERS[name]
+    signature = inspect.signature(cls).parameters
+    assert cls.window_dependent == ("window_size" in signature)
+    assert set(cls.paper_params) <= set(signature) and set(cls.size_options) <= set(signature)
+    assert isinstance(cls.default_roughness_window, int) and cls.default_roughness_window >= 0
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -129,7 +141,7 @@ def test_base_only_mode_uses_the_models_own_score(name):
         return
     x = make_series(400, D)
     model = detector(name, mode="base-only").fit(x)
-    terms = model._score_terms(model._model_input(x))
+    terms = model.score_terms(x)
     assert set(terms) == {"base"}
     np.testing.assert_array_equal(model.decision_function(x), terms["base"])
     assert np.isfinite(model.history_["train_loss"]).all()

@@ -28,15 +28,15 @@ def _rows(dataset, out, **kw):
 
 @pytest.fixture()
 def count_fits(monkeypatch):
-    """Number of detectors built (one per fit) in this process."""
+    """Number of detectors described (one per fit) in this process."""
     calls = []
-    original = fit_score.build_detector
+    original = fit_score.detector_params
 
     def counting(config, seed, **kw):
         calls.append((config.result_name(), seed))
         return original(config, seed, **kw)
 
-    monkeypatch.setattr(fit_score, "build_detector", counting)
+    monkeypatch.setattr(fit_score, "detector_params", counting)
     return calls
 
 
@@ -213,16 +213,16 @@ def test_unreadable_task_file_is_recomputed(dataset, tmp_path, count_fits):
 
 # ------------------------------------------------------------------------------ failures
 def test_failing_task_is_recorded_and_others_finish(dataset, tmp_path, monkeypatch):
-    original = fit_score.build_detector
+    original = fit_score.detector_params
 
     def flaky(config, seed, **kw):
         if seed == 1 and config.embedder == "pca":
             raise MemoryError("pretend the fit ran out of memory")
         return original(config, seed, **kw)
 
-    monkeypatch.setattr(fit_score, "build_detector", flaky)
+    monkeypatch.setattr(fit_score, "detector_params", flaky)
     out = tmp_path / "out"
-    rows = _rows(dataset, out, embedder=["pca", "kmeans"], seeds=[0, 1], n_clusters=3)
+    rows = _rows(dataset, out, embedder=["pca", "kmeans"], seeds=[0, 1], n_centroids=3)
     grid = run_grid(rows, progress=False)
     assert not grid.ok and len(grid.failures) == 1
     failure = grid.failures[0]
@@ -233,7 +233,7 @@ def test_failing_task_is_recorded_and_others_finish(dataset, tmp_path, monkeypat
     stored = json.loads((out / "tiny_pca_baseline.json").read_text())
     assert stored["tasks"]["failures"][0]["error"].startswith("MemoryError")
 
-    monkeypatch.setattr(fit_score, "build_detector", original)  # the cause is gone: rerun
+    monkeypatch.setattr(fit_score, "detector_params", original)  # the cause is gone: rerun
     again = run_grid(rows, progress=False)
     assert again.ok and again.n_run == 1 and again.results[0].complete
 
@@ -244,10 +244,10 @@ def test_cli_grid_exit_status_and_summary(dataset, tmp_path, capsys):
     out = tmp_path / "cli"
     base = ["benchmark", "--dataset", str(dataset), "--seeds", "0", "1", "--window-size", "20"]
     base += ["--metric-window", "20", "--out", str(out), "--quiet", "--executor", "sequential"]
-    assert main([*base, "--embedder", "pca", "kmeans", "--n-clusters", "3"]) == 0
+    assert main([*base, "--embedder", "pca", "kmeans", "--n-centroids", "3"]) == 0
     text = capsys.readouterr().out
     assert "4 tasks in 2 row(s): 4 run, 0 resumed" in text and "best-f1 (ORACLE)" in text
-    assert main([*base, "--embedder", "pca", "kmeans", "--n-clusters", "3"]) == 0
+    assert main([*base, "--embedder", "pca", "kmeans", "--n-centroids", "3"]) == 0
     assert "0 run, 4 resumed" in capsys.readouterr().out
     # a detector option the detector does not have: each of its tasks fails, the command says so
     assert main([*base, "--embedder", "pca", "--detector-param", "bogus=1"]) == 1
@@ -320,7 +320,7 @@ def test_detector_is_chosen_apart_from_the_embedder():
     assert new.is_baseline and old.detector == "pca"
     assert new.result_name() == old.result_name() and new.fingerprint() == old.fingerprint()
     assert "--detector pca" in new.command() and "--embedder" not in new.command()
-    assert isinstance(fit_score.build_detector(new, 0), type(fit_score.build_detector(old, 0)))
+    assert fit_score.detector_params(new, 0) == fit_score.detector_params(old, 0)
     with pytest.raises(ValueError, match="unknown detector"):
         BenchmarkConfig(dataset="MSL", detector="lof")
 

@@ -15,7 +15,7 @@ from madcluster.data.datasets import load_dataset
 from madcluster.detector import MADCluster
 from madcluster.evaluation.command_line import add_benchmark_arguments, configs_from_args
 from madcluster.evaluation.config import BenchmarkConfig
-from madcluster.evaluation.fit_score import build_detector, evaluate_protocols, run_task
+from madcluster.evaluation.fit_score import detector_params, evaluate_protocols, run_task
 from madcluster.evaluation.grid import plan_rows
 from madcluster.evaluation.released_protocol import (
     check_steps,
@@ -31,6 +31,7 @@ from madcluster.evaluation.released_protocol import (
 )
 from madcluster.evaluation.runner import run_grid
 from madcluster.evaluation.thresholds import best_f1_threshold
+from madcluster.factory import make_detector
 from madcluster.metrics.pointwise import precision_recall_f1
 from madcluster.metrics.range_vus import range_auc_pr, range_auc_roc, vus_pr, vus_roc
 from madcluster.training import TrainSettings, feature_source
@@ -81,6 +82,7 @@ def test_config_names_fingerprint_and_command(dataset):
         if k not in ("seeds", "entities", "out", "verbose", "threads", "argv", "data_dir",
                      "released_steps")
     }
+    kept["n_clusters"] = kept.pop("n_centroids")  # the KMeans baseline's k, under its old name
     old = hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()[:10]
     assert honest.fingerprint() == old
     leaky = _config(dataset, released_steps=["e", "a", "c"])
@@ -184,12 +186,12 @@ def test_metrics_on_predictions_equal_metrics_on_0_1_scores():
 def test_step_a_minmax_maps_each_entity_train_part_to_0_1(dataset):
     loaded = load_dataset(str(dataset))
     config = _config(dataset, released_steps=["a"])
-    assert build_detector(config, 0).scaling == "minmax"
-    assert build_detector(_config(dataset, per_entity=True), 0).scaling == "standard"
+    assert make_detector(detector_params(config, 0)).scaling == "minmax"
+    assert make_detector(detector_params(_config(dataset, per_entity=True), 0)).scaling == "standard"
     for entity in range(2):
         task, arrays = _task(config, loaded, entity)
         train = arrays["train"][slice(*task.train_slice)]
-        scaled = build_detector(config, 0).fit(train)._model_input(train)
+        scaled = make_detector(detector_params(config, 0)).fit(train)._model_input(train)
         assert np.allclose(scaled.min(axis=0), 0.0) and np.allclose(scaled.max(axis=0), 1.0)
     with pytest.raises(ValueError, match="unknown scaling"):
         MADCluster(scaling="robust").fit(np.zeros((50, 2)))

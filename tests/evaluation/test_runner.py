@@ -16,9 +16,10 @@ from madcluster.evaluation.runner import (
     CONTINUOUS_METRICS,
     METRICS,
     BenchmarkConfig,
-    build_detector,
+    detector_params,
     run_benchmark,
 )
+from madcluster.factory import make_detector
 
 N_TRAIN, N_TEST = 600, 400
 
@@ -139,7 +140,7 @@ def test_same_seed_same_result_and_one_score_per_point(data_folder):
     from madcluster.data.datasets import load_dataset
 
     ds = load_dataset(data_folder)
-    detector = build_detector(config, 3).fit(ds.train)
+    detector = make_detector(detector_params(config, 3)).fit(ds.train)
     scores = detector.decision_function(ds.test)
     assert scores.shape == (len(ds.test),) and np.isfinite(scores).all()
 
@@ -147,7 +148,7 @@ def test_same_seed_same_result_and_one_score_per_point(data_folder):
 @pytest.mark.parametrize("embedder", ["pca", "kmeans"])
 def test_baselines(data_folder, tmp_path, embedder):
     out = tmp_path / "results"
-    result = run_benchmark(_config(data_folder, out, embedder=embedder, mode="full", n_clusters=4))
+    result = run_benchmark(_config(data_folder, out, embedder=embedder, mode="full", n_centroids=4))
     assert result.config.mode == "baseline" and (out / f"tiny_{embedder}_baseline.json").is_file()
     assert result.runs[0]["n_scores"] == N_TEST
     assert "analytic" in result.cost["macs_method"] and "history" not in result.cost

@@ -21,11 +21,13 @@ from madcluster import __version__
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
 from madcluster.cli.console import OneLineErrorParser, _stdout_gone
 from madcluster.cli.options import (
+    CLI_SETTINGS,
     DEFAULT_EPILOG,
+    SettingsHelpFormatter,
     _add_input_options,
-    _add_runtime_options,
-    _add_training_options,
     _finite_float,
+    add_runtime_options,
+    add_training_options,
 )
 from madcluster.exceptions import MADClusterError
 
@@ -72,6 +74,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
 def _add_demo_parser(sub) -> None:
     demo = sub.add_parser(
         "demo",
+        formatter_class=SettingsHelpFormatter,
         help=COMMAND_HELP["demo"],
         description="Train MADCluster on a built-in synthetic series with injected anomalies, "
         "then print metrics and write plots.",
@@ -87,7 +90,8 @@ def _add_demo_parser(sub) -> None:
         help="no progress bars, epoch lines or notes (results still print)",
     )
     # Demo settings (lr 3e-3, rho 0.1, stride 5) were picked on the demo series itself; see README.
-    _add_training_options(demo, epochs=10, stride=5, lr=3e-3, rho=0.1, threads=1)
+    demo_settings = {**CLI_SETTINGS, "epochs": 10, "stride": 5, "lr": 3e-3, "rho": 0.1}
+    add_training_options(demo, demo_settings, threads=1)
     demo.set_defaults(func=cmd_demo)
 
 
@@ -96,6 +100,7 @@ def _add_fit_parser(sub) -> None:
 
     fit = sub.add_parser(
         "fit",
+        formatter_class=SettingsHelpFormatter,
         help=COMMAND_HELP["fit"],
         description="Train on (mostly normal) data. Features are standardised with training "
         "statistics; the last 20% of the series (--validation-size) is the validation split for "
@@ -121,7 +126,7 @@ def _add_fit_parser(sub) -> None:
         help="no progress bars, epoch lines or notes (results still print)",
     )
     _add_input_options(fit)
-    _add_training_options(fit, epochs=20, stride=1)  # = MADCluster's default (tested)
+    add_training_options(fit, CLI_SETTINGS)
     add_fleet_arguments(fit)
     fit.set_defaults(func=cmd_fit)
 
@@ -170,7 +175,7 @@ def _add_score_parser(sub) -> None:
         help="skip the per-channel attribution (the CSV's top_channels column and the plot's "
         "channel choice); it costs one extra scoring pass per channel",
     )
-    _add_runtime_options(score, device="cpu", threads=None)
+    add_runtime_options(score, threads=None, device="cpu")
     _add_input_options(score)
     add_fleet_arguments(score)
     score.set_defaults(func=cmd_score)

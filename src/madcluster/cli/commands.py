@@ -12,14 +12,14 @@ import numpy as np
 
 from madcluster.cli.console import _list, _note, _print_epochs, _print_metrics, _say
 from madcluster.cli.inputs import _check_columns, _features, _label_hint, _read_input
-from madcluster.cli.options import _apply_runtime, _detector_from_args
+from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
     if Path(args.data).is_dir():  # a folder: one model per entity file (madcluster.fleet)
         from madcluster.fleet import fit_fleet_command
 
-        return fit_fleet_command(args, _detector_from_args(args))
+        return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
     from madcluster.atomic import check_output_path
     from madcluster.viz import plot_history
 
@@ -28,7 +28,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         check_output_path(
             args.history_plot, what="history plot", not_same_as=[args.data, args.output]
         )
-    _apply_runtime(args)
+    apply_runtime(args)
     table = _read_input(args.data, args)
     dropped = [f"{c} ({why})" for c, why in table.dropped.items()]
     _say(f"features ({len(table.columns)}): {_list(table.columns)}")
@@ -44,7 +44,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
             f"{int(table.labels.sum())} rows are labelled anomalous; "
             "training is unsupervised and uses all rows",
         )
-    detector = _detector_from_args(args)
+    detector = detector_from_args(args)
     t0 = time.perf_counter()
     detector.fit(_features(table, args.data))
     elapsed = time.perf_counter() - t0
@@ -103,7 +103,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     output, plot = _score_outputs(args)
     figures = _figure_paths(args.figures)
-    _apply_runtime(args)
+    apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
     table = _read_input(args.data, args)
     _check_columns(table, args.data, detector, args)
@@ -186,7 +186,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise OutputPathError(f"--output-dir {args.output_dir!r} is a file, not a folder")
     for name in DEMO_FILES:
         check_output_path(out / name, what="demo output")
-    _apply_runtime(args)
+    apply_runtime(args)
     t0 = time.perf_counter()
     data = make_demo_data()
     _say(
@@ -194,7 +194,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         f"{data.labels.mean():.1%} anomalous ({len(data.segments)} injected anomalies: "
         "spikes, level shifts, frequency changes, broken correlations)"
     )
-    detector = _detector_from_args(args)
+    detector = detector_from_args(args)
     detector.fit(data.train)
     scores = detector.decision_function(data.test)
     contributions = detector.explain(data.test)

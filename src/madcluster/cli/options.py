@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 import numpy as np
 
 from madcluster.method.config import DISTANCE_LOSSES, MODES
+from madcluster.presets import PRESETS
 
 DEFAULT_EPILOG = "Run `madcluster COMMAND --help` for the options of each command."
 
@@ -50,33 +52,81 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _add_training_options(
-    parser: argparse.ArgumentParser,
-    *,
-    epochs: int,
-    stride: int,
-    lr: float = 1e-3,
-    rho: float = 0.01,
-    threads: int | None = None,
-) -> None:
+_FROM_SIGNATURE = object()
+# (flag, estimator parameter, argparse keywords, help); every default is the estimator's (shown by
+# SettingsHelpFormatter, read from the signature) unless a command sets its own (the demo's)
+TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
+    ("--embedder", "embedder", {}, "Base Embedder name (drnn: the paper's Dilated RNN)"),
+    ("--hidden-size", "drnn.hidden_size", {"type": _positive_int}, "D-RNN hidden size = feature dimension f"),
+    ("--layers", "drnn.n_layers", {"type": _positive_int}, "D-RNN layers; dilations 1, 2, 4, ..."),
+    ("--window-size", "window_size", {"type": _positive_int}, "window length L (the paper's)"),
+    ("--stride", "stride", {"type": _positive_int}, "step between training windows (1 = every window)"),
+    ("--epochs", "epochs", {"type": _positive_int}, "maximum epochs; early stopping on the end of the training series"),
+    ("--validation-size", "validation_size", {"type": _fraction},
+     ("fraction at the END of the training series held out for early stopping; 0 trains on everything "
+     "for --epochs epochs, best for concatenated series")),
+    ("--batch-size", "batch_size", {"type": _positive_int}, "windows per batch"),
+    ("--lr", "lr", {"type": _finite_float}, "Adam learning rate"),
+    ("--rho", "rho", {"type": _finite_float}, "soft-boundary weight; R = (1 - rho) quantile of training distances (paper: 0.01)"),
+    ("--distance-loss", "distance_loss", {"choices": DISTANCE_LOSSES},
+     "paper's soft boundary, or mean distance as the released script"),
+    ("--preset", "preset", {"choices": tuple(PRESETS)},
+     ("default = the library default (what was measured to detect); paper = the paper's formulation "
+     "exactly (raw Eq. 7 sum, non-overlapping scoring windows); see the README's method table")),
+    ("--mode", "mode", {"choices": MODES},
+     ("full MADCluster, the paper's two ablations, or base-only (a base model alone; needs an embedder "
+     "with its own loss)")),
+    ("--contamination", "contamination", {"type": _contamination},
+     "expected anomaly fraction in training data; threshold = (1 - c) quantile of training scores"),
+    ("--seed", "random_state", {"type": int}, "random seed; same seed, same scores"),
+    ("--precision", "precision", {"choices": ("float32", "bfloat16")},
+     ("bfloat16: mixed precision for the embedder's matrix products (CPUs with AVX-512 BF16 or AMX, "
+     "GPUs); faster, same scores to a rank correlation of .9999 (benchmarks/results/peer_speed.md)")),
+    ("--roughness-window", "roughness_window", {"type": int, "metavar": "W"},
+     ("append each channel's log mean squared step over the last W steps to the embedder's input; 0 "
+     "turns it off (None: the embedder's default, 3 for the D-RNN, 0 for the others and for --preset paper)")),
+)
+# what every command that trains uses where the estimator has no default of its own to offer
+CLI_SETTINGS = {"random_state": 0}
+
+
+class SettingsHelpFormatter(argparse.HelpFormatter):
+    """Shows each training flag's default: the command's own, else the estimator's signature's
+    (read only when help is printed, so building the parser never imports torch)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        param = getattr(action, "estimator_param", None)
+        if param is None:
+            return action.help
+        default = getattr(action, "shown_default", _FROM_SIGNATURE)
+        if default is _FROM_SIGNATURE:
+            default = signature_default(param)
+        return f"{action.help} (default: {default})"
+
+
+def signature_default(param: str) -> Any:
+    """The default of an estimator parameter, or ``embedder.argument`` of a registered embedder."""
+    import inspect
+
+    from madcluster.detector import MADCluster
+    from madcluster.embedders import EMBEDDERS
+    from madcluster.presets import PRESETS
+
+    if param == "preset":
+        return next(iter(PRESETS))
+    owner, _, name = param.rpartition(".")
+    return inspect.signature(EMBEDDERS[owner] if owner else MADCluster).parameters[name].default
+
+
+def add_training_options(parser: argparse.ArgumentParser, settings: dict[str, Any], *, threads: int | None = None) -> None:
+    """The model and training flags, all ``None`` unless given; ``settings`` are the command's own
+    defaults over the estimator's (the demo's), applied by :func:`detector_params_from_args`."""
     group = parser.add_argument_group("model and training")
-    group.add_argument(
-        "--embedder",
-        default="drnn",
-        help="Base Embedder name (default: drnn, the paper's Dilated RNN)",
-    )
-    group.add_argument(
-        "--hidden-size",
-        type=_positive_int,
-        default=64,
-        help="D-RNN hidden size = feature dimension f (default: 64)",
-    )
-    group.add_argument(
-        "--layers",
-        type=_positive_int,
-        default=3,
-        help="D-RNN layers; dilations 1, 2, 4, ... (default: 3)",
-    )
+    for flag, param, kwargs, text in TRAINING_FLAGS:
+        action = group.add_argument(flag, default=None, help=text, **kwargs)
+        action.estimator_param = param
+        if param in settings:
+            action.shown_default = settings[param]
     group.add_argument(
         "--embedder-param",
         action="append",
@@ -84,103 +134,47 @@ def _add_training_options(
         help="keyword argument of the embedder, repeatable; VALUE is read as JSON when it parses "
         "(e.g. --embedder-param hidden_size=32); overrides --hidden-size / --layers",
     )
-    group.add_argument(
-        "--window-size",
-        type=_positive_int,
-        default=100,
-        help="window length L (default: 100, as the paper)",
-    )
-    group.add_argument(
-        "--stride",
-        type=_positive_int,
-        default=stride,
-        help=f"step between training windows (default: {stride}; 1 = every window)",
-    )
-    group.add_argument(
-        "--epochs",
-        type=_positive_int,
-        default=epochs,
-        help=f"maximum epochs (default: {epochs}); "
-        "early stopping on the end of the training series",
-    )
-    group.add_argument(
-        "--validation-size",
-        type=_fraction,
-        default=0.2,
-        help="fraction at the END of the training series held out for early stopping "
-        "(default: 0.2); "
-        "0 trains on everything for --epochs epochs, best for concatenated series",
-    )
-    group.add_argument(
-        "--batch-size", type=_positive_int, default=128, help="windows per batch (default: 128)"
-    )
-    group.add_argument(
-        "--lr", type=_finite_float, default=lr, help=f"Adam learning rate (default: {lr:g})"
-    )
-    group.add_argument(
-        "--rho",
-        type=_finite_float,
-        default=rho,
-        help="soft-boundary weight; R = (1 - rho) quantile of training distances "
-        f"(default: {rho:g}; paper: 0.01)",
-    )
-    group.add_argument(
-        "--distance-loss",
-        default="soft-boundary",
-        choices=DISTANCE_LOSSES,
-        help="paper's soft boundary, or mean distance as the released script "
-        "(default: soft-boundary)",
-    )
-    group.add_argument(
-        "--preset",
-        default="default",
-        choices=["default", "paper"],
-        help="default = the library default (what was measured to detect); paper = the paper's "
-        "formulation exactly (raw Eq. 7 sum, non-overlapping scoring windows); see the README's "
-        "method table (default: default)",
-    )
-    group.add_argument(
-        "--mode",
-        default="full",
-        choices=MODES,
-        help="full MADCluster, the paper's two ablations, or base-only (a base model alone; "
-        "needs an embedder with its own loss) (default: full)",
-    )
-    group.add_argument(
-        "--contamination",
-        type=_contamination,
-        default=0.01,
-        help="expected anomaly fraction in training data; "
-        "threshold = (1 - c) quantile of training scores (default: 0.01)",
-    )
-    group.add_argument(
-        "--seed", type=int, default=0, help="random seed; same seed, same scores (default: 0)"
-    )
-    group.add_argument(
-        "--precision",
-        default="float32",
-        choices=("float32", "bfloat16"),
-        help="bfloat16: mixed precision for the embedder's matrix products (CPUs with AVX-512 BF16 "
-        "or AMX, GPUs); about 2x faster training for the Anomaly Transformer here, same scores "
-        "to a rank correlation of .9999 (default: float32)",
-    )
-    group.add_argument(
-        "--roughness-window",
-        type=int,
-        default=None,
-        metavar="W",
-        help="append each channel's log mean squared step over the last W steps to the "
-        "embedder's input; 0 turns it off (default: the preset's: 3 for the D-RNN, 0 for other "
-        "embedders and for --preset paper)",
-    )
-    _add_runtime_options(group, device="auto", threads=threads)
+    parser.set_defaults(settings=dict(settings))
+    add_runtime_options(group, threads=threads)
 
 
-def _add_runtime_options(group, *, device: str, threads: int | None) -> None:
-    default = "auto (CUDA if available)" if device == "auto" else device
-    group.add_argument(
-        "--device", default=device, help=f"cpu, cuda, cuda:N or auto (default: {default})"
-    )
+def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The parameters of :func:`~madcluster.factory.make_detector` the flags given describe."""
+    from madcluster.embedders import EMBEDDERS
+    from madcluster.evaluation.config import parse_key_values
+
+    params = dict(getattr(args, "settings", {}))
+    sizes: dict[str, Any] = {}
+    for flag, param, _, _ in TRAINING_FLAGS:
+        value = getattr(args, flag[2:].replace("-", "_"))
+        owner, _, name = param.rpartition(".")
+        if value is not None and not owner:
+            params[param] = value
+        elif value is not None:
+            sizes[name] = value
+    embedder = EMBEDDERS.get(params.get("embedder", signature_default("embedder")))
+    embedder_params = {k: v for k, v in sizes.items() if k in getattr(embedder, "size_options", {})}
+    embedder_params.update(parse_key_values(getattr(args, "embedder_param", None)) or {})
+    if embedder_params:
+        params["embedder_params"] = embedder_params
+    if getattr(args, "device", None) is not None:
+        params["device"] = args.device
+    params["verbose"] = show_progress(args)
+    return params
+
+
+def detector_from_args(args: argparse.Namespace) -> Any:
+    """Check the runtime flags, then build the detector the training flags describe."""
+    from madcluster.factory import make_detector
+
+    apply_runtime(args)
+    return make_detector(detector_params_from_args(args))
+
+
+def add_runtime_options(group, *, threads: int | None, device: str | None = None) -> None:
+    """``--device`` (default ``device``, else the estimator's) and ``--threads``."""
+    shown = device or "the estimator's: auto, CUDA if available"
+    group.add_argument("--device", default=device, help=f"cpu, cuda, cuda:N or auto (default: {shown})")
     group.add_argument(
         "--threads",
         type=_positive_int,
@@ -190,56 +184,21 @@ def _add_runtime_options(group, *, device: str, threads: int | None) -> None:
     )
 
 
-def _apply_runtime(args: argparse.Namespace) -> None:
+def apply_runtime(args: argparse.Namespace) -> None:
     """Check ``--device`` and set ``--threads`` before any data is read or model trained."""
     import torch
 
     from madcluster.data.validation import check_device
 
-    check_device(args.device)
+    if args.device is not None:
+        check_device(args.device)
     if args.threads:
         torch.set_num_threads(args.threads)
 
 
-def _show_progress(args: argparse.Namespace) -> bool:
+def show_progress(args: argparse.Namespace) -> bool:
     """Progress bars only on a terminal: redirected to a log they are kilobytes of escape codes."""
     return not args.quiet and sys.stderr.isatty()
-
-
-def _embedder_params(args: argparse.Namespace) -> dict | None:
-    """D-RNN size flags, then every ``--embedder-param KEY=VALUE`` over them."""
-    from madcluster.evaluation.config import parse_key_values
-
-    params = {"hidden_size": args.hidden_size, "n_layers": args.layers}
-    params = params if args.embedder == "drnn" else {}
-    params.update(parse_key_values(getattr(args, "embedder_param", None)) or {})
-    return params or None
-
-
-def _detector_from_args(args: argparse.Namespace):
-    from madcluster.detector import MADCluster
-
-    _apply_runtime(args)
-    return MADCluster.from_preset(
-        getattr(args, "preset", "default"),
-        embedder=args.embedder,
-        embedder_params=_embedder_params(args),
-        window_size=args.window_size,
-        stride=args.stride,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        lr=args.lr,
-        rho=args.rho,
-        distance_loss=args.distance_loss,
-        mode=args.mode,
-        contamination=args.contamination,
-        validation_size=args.validation_size,
-        random_state=args.seed,
-        device=args.device,
-        precision=args.precision,
-        verbose=_show_progress(args),
-        **({} if args.roughness_window is None else {"roughness_window": args.roughness_window}),
-    )
 
 
 def _add_input_options(parser: argparse.ArgumentParser) -> None:

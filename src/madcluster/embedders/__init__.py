@@ -6,9 +6,11 @@
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
+import copy
 from typing import Any
+
+import torch
+from torch import nn
 
 from madcluster.embedders.anomaly_transformer import AnomalyTransformer
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, ModuleEmbedder
@@ -21,7 +23,7 @@ from madcluster.embedders.thoc import THOC
 from madcluster.embedders.usad import USAD
 from madcluster.exceptions import ParameterError
 
-EMBEDDERS: dict[str, Callable[..., BaseEmbedder]] = {
+EMBEDDERS: dict[str, type[BaseEmbedder]] = {
     "drnn": DilatedRNN,
     "deepsvdd": DeepSVDD,
     "usad": USAD,
@@ -44,7 +46,7 @@ def build_embedder(
     key = name.lower()
     if key not in EMBEDDERS:
         raise ParameterError(f"unknown embedder {name!r}; available: {', '.join(sorted(EMBEDDERS))}")
-    if window_size is not None and "window_size" in inspect.signature(EMBEDDERS[key]).parameters:
+    if window_size is not None and EMBEDDERS[key].window_dependent:
         given = params.setdefault("window_size", window_size)
         if given != window_size:
             raise ParameterError(f"embedder_params window_size={given} != window_size={window_size}")
@@ -54,8 +56,38 @@ def build_embedder(
         raise ParameterError(f"bad embedder_params for {name!r}: {exc}") from None
 
 
+def make_embedder(
+    spec: str | nn.Module, n_features: int, window_size: int, params: dict[str, Any] | None = None
+) -> BaseEmbedder:
+    """The embedder ``MADCluster(embedder=spec)`` trains: a registered one by name, or a copy of
+    the user's module (a plain ``nn.Module`` adapted by :class:`ModuleEmbedder`)."""
+    if isinstance(spec, str):
+        return build_embedder(spec, n_features, window_size=window_size, **(params or {}))
+    if isinstance(spec, BaseEmbedder):
+        return copy.deepcopy(spec)
+    if isinstance(spec, nn.Module):
+        module = copy.deepcopy(spec)
+        return ModuleEmbedder(module, out_features=_probe_features(module, n_features, window_size))
+    raise ParameterError(f"embedder must be a registered name or a torch.nn.Module, got {type(spec).__name__}")
+
+
+def _probe_features(module: nn.Module, n_features: int, window_size: int) -> int:
+    """Run a tiny batch through a user's module to check its output shape and read f."""
+    x = torch.zeros(2, window_size, n_features)
+    try:
+        with torch.no_grad():
+            out = module(x)
+    except Exception as exc:  # noqa: BLE001 - a user's module can fail in any way; say where
+        raise ParameterError(f"the embedder module failed on a batch of shape {tuple(x.shape)} [B, L, D]: {exc}") from None
+    h = getattr(out, "h", out)
+    if not isinstance(h, torch.Tensor) or h.dim() != 3 or tuple(h.shape[:2]) != (2, window_size):
+        shape = tuple(h.shape) if isinstance(h, torch.Tensor) else type(h).__name__
+        raise ParameterError(f"the embedder module must return h of shape [B, L, f] = [2, {window_size}, f] for input {tuple(x.shape)}; got {shape}")
+    return int(h.shape[-1])
+
+
 __all__ = [
     "EMBEDDERS", "THOC", "USAD", "AnomalyTransformer", "BaseEmbedder", "BeatGAN", "DCdetector",
     "DeepSVDD", "DilatedRNN", "EmbedderOutput",
-    "ModuleEmbedder", "OmniAnomaly", "build_embedder",
+    "ModuleEmbedder", "OmniAnomaly", "build_embedder", "make_embedder",
 ]

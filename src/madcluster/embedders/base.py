@@ -13,8 +13,12 @@ Training goes through hooks, so no model ever edits the training loop:
   weights, BeatGAN's discriminator, Anomaly Transformer's minimax) override these two;
 - :meth:`BaseEmbedder.on_epoch_end`: learning-rate schedules, temperature annealing.
 
-``causal`` says whether h_t depends only on steps <= t; scoring then keeps, for each point, the
-window position with the most history. A plain ``nn.Module`` returning ``h`` is adapted by
+Class attributes describe the model to the estimator, so it never special-cases a name: ``causal``
+says whether h_t depends only on steps <= t (scoring then keeps, for each point, the window
+position with the most history); ``window_dependent`` whether the constructor takes
+``window_size`` (the estimator passes its own); ``default_roughness_window`` the roughness channels
+the estimator adds by default; ``paper_params`` the settings ``MADCluster.from_preset("paper")``
+pins; ``size_options`` maps constructor arguments to the command line's size flags. A plain ``nn.Module`` returning ``h`` is adapted by
 :class:`ModuleEmbedder`.
 """
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import torch
 from torch import nn
@@ -58,7 +63,11 @@ class BaseEmbedder(nn.Module):
     """Base class of every Base Embedder. Subclasses set ``out_features`` and implement ``forward``."""
 
     out_features: int
-    causal: bool = False
+    causal: ClassVar[bool] = False
+    window_dependent: ClassVar[bool] = False
+    default_roughness_window: ClassVar[int] = 0
+    paper_params: ClassVar[dict[str, Any]] = {}
+    size_options: ClassVar[dict[str, str]] = {}
 
     def forward(self, x: torch.Tensor) -> EmbedderOutput:  # pragma: no cover - abstract
         raise NotImplementedError

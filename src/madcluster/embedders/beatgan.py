@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from madcluster.defaults import DEFAULT_WINDOW_SIZE
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective
 from madcluster.embedders.blocks import (
     RangeScaler,
@@ -82,13 +83,15 @@ class Discriminator(nn.Module):
 class BeatGAN(BaseEmbedder):
     """BeatGAN as a Base Embedder (see the module docstring)."""
 
+    window_dependent = True
+
     causal = False
     test_params: ClassVar[dict] = {"channels": (4, 8), "nz": 4}
 
     def __init__(
         self,
         n_features: int,
-        window_size: int = 100,
+        window_size: int = DEFAULT_WINDOW_SIZE,
         channels: Sequence[int] = (32, 64, 128, 256, 512),
         nz: int = 50,
         w_adv: float = 1.0,

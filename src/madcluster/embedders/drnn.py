@@ -8,6 +8,8 @@ single cuDNN/MKL RNN call, with no Python loop over time steps.
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -54,6 +56,10 @@ class DilatedRNN(BaseEmbedder):
     """
 
     causal = True
+    # the roughness channels the estimator adds by default (measured: the README's method table)
+    default_roughness_window = 3
+    paper_params: ClassVar[dict[str, Any]] = {"auxiliary": "none", "bias": True}  # the paper's D-RNN (= the defaults, pinned)
+    size_options: ClassVar[dict[str, str]] = {"hidden_size": "hidden_size", "n_layers": "layers"}
 
     def __init__(
         self,

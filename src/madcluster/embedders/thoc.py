@@ -133,6 +133,7 @@ class THOC(BaseEmbedder):
     """THOC with the project's dilated RNN; h = the top layer's output (see the module docstring)."""
 
     causal = True
+    window_dependent = True
     test_params: ClassVar[dict] = {"hidden_size": 8, "n_layers": 2, "n_centers": 3}
 
     def __init__(

@@ -27,6 +27,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
+from madcluster.defaults import DEFAULT_WINDOW_SIZE
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective
 from madcluster.embedders.blocks import (
     RangeScaler,
@@ -53,13 +54,15 @@ def usad_losses(
 class USAD(BaseEmbedder):
     """USAD as a Base Embedder (see the module docstring)."""
 
+    window_dependent = True
+
     causal = False
     test_params: ClassVar[dict] = {"hidden": 4}
 
     def __init__(
         self,
         n_features: int,
-        window_size: int = 100,
+        window_size: int = DEFAULT_WINDOW_SIZE,
         hidden: int = 100,
         alpha: float = 0.5,
         beta: float = 0.5,

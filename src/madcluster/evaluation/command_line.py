@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from madcluster.detector import DEFAULT_EPOCHS
+from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.evaluation.config import BenchmarkConfig, parse_key_values
 from madcluster.evaluation.executors import add_executor_arguments, executor_options
 from madcluster.evaluation.grid import expand_grid, load_grid_file
@@ -111,7 +111,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     (
         "model",
         "--window-size",
-        {"type": int, "help": "window length L (default: 100, as the paper)"},
+        {"type": int, "help": f"window length L (default: {DEFAULT_WINDOW_SIZE}, as the paper)"},
     ),
     ("model", "--batch-size", {"type": int, "help": "windows per batch (default: 128)"}),
     ("model", "--lr", {"type": float, "help": "Adam learning rate (default: 1e-3)"}),
@@ -141,7 +141,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         "--n-components",
         {"type": float, "help": "pca: variance fraction kept (default: 0.95)"},
     ),
-    ("model", "--n-clusters", {"type": int, "help": "kmeans: number of centroids (default: 20)"}),
+    ("model", "--n-centroids", {"type": int, "help": "kmeans: number of centroids k (default: 20)"}),
     (
         "model",
         "--embedder-param",

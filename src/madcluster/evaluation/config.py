@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from madcluster.data.validation import check_positive_int
-from madcluster.detector import DEFAULT_EPOCHS
+from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.evaluation.released_protocol import check_steps, steps_suffix
 from madcluster.evaluation.schema import BASELINE_MODE, BASELINES, DETECTORS
 from madcluster.method.config import MODES
@@ -25,7 +25,7 @@ _POSITIVE_INTS = (
     "hidden_size",
     "layers",
     "patience",
-    "n_clusters",
+    "n_centroids",
     "metric_window",
 )
 # settings that change nothing in a task's result: left out of its fingerprint, so a rerun with
@@ -85,7 +85,7 @@ class BenchmarkConfig:
     entities: tuple[str, ...] | None = None
     epochs: int = DEFAULT_EPOCHS  # the detector's, so a default row measures the default
     stride: int | None = None
-    window_size: int = 100
+    window_size: int = DEFAULT_WINDOW_SIZE
     batch_size: int = 128
     lr: float = 1e-3
     weight_decay: float = 1e-5
@@ -94,7 +94,7 @@ class BenchmarkConfig:
     validation_size: float = 0.2
     patience: int = 3
     n_components: float = 0.95
-    n_clusters: int = 20
+    n_centroids: int = 20  # the KMeans baseline's k
     embedder_params: dict[str, Any] | None = None
     detector_params: dict[str, Any] | None = None
     contamination: float = 0.01
@@ -185,10 +185,12 @@ class BenchmarkConfig:
         return "_".join(parts)
 
     def resolved_embedder_params(self) -> dict[str, Any] | None:
-        """What the embedder receives: D-RNN size flags, then ``embedder_params`` over them."""
-        params: dict[str, Any] = {}
-        if self.embedder == "drnn":
-            params = {"hidden_size": self.hidden_size, "n_layers": self.layers}
+        """What the embedder receives: the size settings it reads (its class's ``size_options``:
+        ``hidden_size`` / ``layers`` for the D-RNN), then ``embedder_params`` over them."""
+        from madcluster.embedders import EMBEDDERS
+
+        options = getattr(EMBEDDERS.get(self.embedder), "size_options", {})
+        params: dict[str, Any] = {name: getattr(self, setting) for name, setting in options.items()}
         params.update(self.embedder_params or {})
         return params or None
 
@@ -203,6 +205,7 @@ class BenchmarkConfig:
     def fingerprint(self) -> str:
         """Short hash of every setting that can change a task's result (resume key)."""
         kept = {k: v for k, v in self.settings().items() if k not in _NOT_IN_FINGERPRINT}
+        kept["n_clusters"] = kept.pop("n_centroids")  # its name when the finished tasks were keyed
         if not kept["released_steps"]:  # honest rows keep the fingerprint they had before steps
             del kept["released_steps"]
         text = json.dumps(kept, sort_keys=True, default=str)
@@ -225,7 +228,7 @@ class BenchmarkConfig:
         if self.embedder != "pca":
             skip.add("n_components")
         if self.embedder != "kmeans":
-            skip.add("n_clusters")
+            skip.add("n_centroids")
         if self.per_entity:
             args.append("--per-entity")
         if self.entities:

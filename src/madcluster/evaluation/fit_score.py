@@ -27,6 +27,7 @@ from madcluster.evaluation.released_protocol import (
 )
 from madcluster.evaluation.schema import CONTINUOUS_METRICS, METRICS, TASK_SCHEMA
 from madcluster.evaluation.thresholds import compute_thresholds
+from madcluster.factory import make_detector
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -35,30 +36,18 @@ if TYPE_CHECKING:
     from madcluster.evaluation.grid import Task
 
 
-def build_detector(config: BenchmarkConfig, seed: int, *, verbose: bool = False) -> Any:
-    """The detector of ``config`` for one seed (MADCluster or a baseline).
+def detector_params(config: BenchmarkConfig, seed: int, *, verbose: bool = False) -> dict[str, Any]:
+    """The parameters of ``config``'s detector for one seed (for :func:`~madcluster.factory.make_detector`).
 
-    ``config.detector_params`` is passed to the constructor as it is, so options the detector
-    gains later need no change here. Released-protocol step ``a`` adds ``scaling="minmax"`` where
-    the detector has that option (explicit ``detector_params`` still win).
+    ``config.detector_params`` go to the constructor as they are (over everything else), so
+    options the detector gains later need no change here. Released-protocol step ``a`` adds
+    ``scaling="minmax"`` where the detector has that option.
     """
     extra = dict(config.detector_params or {})
     if config.is_baseline:
-        from madcluster.baselines import KMeansDetector, PCADetector
-
-        cls, size = (
-            (PCADetector, {"n_components": config.n_components})
-            if config.detector == "pca"
-            else (KMeansDetector, {"n_clusters": config.n_clusters})
-        )
-        params = dict(
-            window_size=config.window_size,
-            stride=config.stride,
-            contamination=config.contamination,
-            random_state=seed,
-            **size,
-        )
-        return cls(**{**params, **extra})
+        size = {"n_components": config.n_components} if config.detector == "pca" else {"n_centroids": config.n_centroids}
+        params = {"window_size": config.window_size, "stride": config.stride, "contamination": config.contamination, "random_state": seed, **size}
+        return {"detector": config.detector, **params, **extra}
     from madcluster.detector import MADCluster
 
     params = {
@@ -79,7 +68,7 @@ def build_detector(config: BenchmarkConfig, seed: int, *, verbose: bool = False)
         "verbose": verbose,
     }
     overrides = detector_overrides(config.released_steps, MADCluster().get_params())
-    return MADCluster(**{**params, **overrides, **extra})
+    return {**params, **overrides, **extra}
 
 
 def run_task(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
@@ -117,7 +106,7 @@ def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
         record["skipped"] = f"shorter than one window ({config.window_size})"
         return record
     steps = config.released_steps
-    detector = build_detector(config, task.seed, verbose=task.show_epochs)
+    detector = make_detector(detector_params(config, task.seed, verbose=task.show_epochs))
     if steps:
         record["released_protocol"] = {
             **describe_steps(steps),
@@ -272,4 +261,4 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-__all__ = ["build_detector", "continuous_metrics", "evaluate_protocols", "history_summary", "run_task", "torch_threads"]
+__all__ = ["continuous_metrics", "detector_params", "evaluate_protocols", "history_summary", "run_task", "torch_threads"]

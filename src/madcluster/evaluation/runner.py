@@ -35,7 +35,7 @@ from madcluster.evaluation.aggregate import BenchmarkResult, build_result
 from madcluster.evaluation.config import BenchmarkConfig
 from madcluster.evaluation.cost import torch_model_cost
 from madcluster.evaluation.executors import Job, Outcome, Progress, make_executor
-from madcluster.evaluation.fit_score import build_detector, evaluate_protocols, run_task
+from madcluster.evaluation.fit_score import detector_params, evaluate_protocols, run_task
 from madcluster.evaluation.grid import Row, Task, dataset_key, plan_rows
 from madcluster.evaluation.provenance import git_state, provenance
 from madcluster.evaluation.schema import (
@@ -249,7 +249,7 @@ __all__ = [
     "BenchmarkConfig",
     "BenchmarkResult",
     "GridResult",
-    "build_detector",
+    "detector_params",
     "evaluate_protocols",
     "git_state",
     "run_benchmark",

@@ -277,3 +277,9 @@ def build_head(n_hidden: int, config: MethodConfig) -> Head:
 
         return MultiClusterHead(n_hidden, config)
     return MADClusterHead(n_hidden, config)
+
+
+def head_centers(head: nn.Module) -> list[np.ndarray]:
+    """The head's current center(s) as a copy, ``[f]`` (k = 1) or ``[k, f]``; none without a head."""
+    center = getattr(head, "center", getattr(head, "centers", None))
+    return [] if center is None else [center.detach().cpu().numpy().astype(np.float64).copy()]

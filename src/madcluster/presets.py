@@ -1,0 +1,46 @@
+"""Named configurations of :class:`~madcluster.detector.MADCluster` (``MADCluster.from_preset``).
+
+``default`` is the constructor's defaults (what was measured to detect, see the README's method
+table); ``paper`` is the paper's formulation exactly (``DESIGN.md``): the embedder's paper settings
+pinned (for the D-RNN: no auxiliary loss), Eq. 7's raw sum, non-overlapping scoring windows,
+early stopping on the total loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from madcluster.defaults import DEFAULT_WINDOW_SIZE
+from madcluster.exceptions import ParameterError
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "paper": {
+        "score_scaling": "raw",
+        "roughness_window": 0,
+        "center_warmup": 0,
+        "early_stopping": "loss",
+    },
+}
+# presets that pin the embedder's ``paper_params`` and score each point from one whole window
+_PAPER_LIKE = ("paper",)
+
+
+def preset_params(preset: str, params: Mapping[str, Any], paper_embedder_params: Mapping[str, Any]) -> dict[str, Any]:
+    """Constructor arguments of ``preset`` with ``params`` over them.
+
+    ``paper_embedder_params`` are the chosen embedder's paper settings (its class's
+    ``paper_params``); the preset pins them under any ``embedder_params`` given.
+    """
+    if preset not in PRESETS:
+        raise ParameterError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    params = dict(params)
+    values = dict(PRESETS[preset])
+    if preset in _PAPER_LIKE:
+        if paper_embedder_params:
+            values["embedder_params"] = {**paper_embedder_params, **(params.pop("embedder_params", None) or {})}
+        if "score_stride" not in params:
+            values["score_stride"] = params.get("window_size", DEFAULT_WINDOW_SIZE)
+    values.update(params)
+    return values
