@@ -16,6 +16,11 @@ import torch
 from torch import nn
 
 from madcluster.base import BaseDetector
+from madcluster.data.constant_columns import (
+    constant_columns,
+    hold_constant_columns,
+    warn_constant_at_fit,
+)
 from madcluster.data.scaling import fit_input_scaler, model_input
 from madcluster.data.validation import check_device, check_series
 from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
@@ -186,6 +191,8 @@ class MADCluster(BaseDetector):
             raise ParameterError("pool_radius=True needs validation_data")
         self.roughness_window_ = self._resolve_roughness()
         self.scaler_mean_, self.scaler_scale_ = fit_input_scaler(data, self.scaling, self.roughness_window_)
+        self.constant_columns_ = constant_columns(data)
+        warn_constant_at_fit(self.constant_columns_, self.scaler_mean_, getattr(self, "feature_names_in_", None))
         scaled = self._model_input(data)
         extra_val = None
         if validation_data is not None:
@@ -255,7 +262,10 @@ class MADCluster(BaseDetector):
         """``X`` checked against the training columns, as the network's input."""
         self._check_fitted()
         X = self._align_feature_names(X)
-        return self._model_input(check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X"))
+        data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
+        held = getattr(self, "constant_columns_", np.empty(0, dtype=np.int64))  # absent in older files
+        data = hold_constant_columns(data, held, self.scaler_mean_, getattr(self, "feature_names_in_", None))
+        return self._model_input(data)
 
     def _point_outputs(self, scaled: np.ndarray, read: Any) -> dict[str, np.ndarray]:
         net = self.net_.eval()
