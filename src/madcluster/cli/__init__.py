@@ -96,7 +96,7 @@ def _add_demo_parser(sub) -> None:
 
 
 def _add_fit_parser(sub) -> None:
-    from madcluster.fleet import add_fleet_arguments
+    from madcluster.cli.fleet import add_fleet_arguments
 
     fit = sub.add_parser(
         "fit",
@@ -132,7 +132,7 @@ def _add_fit_parser(sub) -> None:
 
 
 def _add_score_parser(sub) -> None:
-    from madcluster.fleet import add_fleet_arguments
+    from madcluster.cli.fleet import add_fleet_arguments
 
     score = sub.add_parser(
         "score",

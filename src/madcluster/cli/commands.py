@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 
 from madcluster.cli.console import _list, _note, _print_epochs, _print_metrics, _say
-from madcluster.cli.inputs import _check_columns, _features, _label_hint, _read_input
+from madcluster.cli.inputs import _read_input, check_columns, features, label_hint
 from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
     if Path(args.data).is_dir():  # a folder: one model per entity file (madcluster.fleet)
-        from madcluster.fleet import fit_fleet_command
+        from madcluster.cli.fleet import fit_fleet_command
 
         return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
     from madcluster.atomic import check_output_path
@@ -35,7 +35,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if dropped or args.label_column is not None:
         label = [f"{args.label_column} (labels)"] if args.label_column is not None else []
         _say(f"not used as features: {_list(label + dropped)}")
-    hint = _label_hint(table.columns, args)
+    hint = label_hint(table.columns, args.label_column)
     if hint:
         _note(args, f"{args.data}: training uses every column as a feature{hint}")
     if table.labels is not None and table.labels.any():
@@ -46,7 +46,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         )
     detector = detector_from_args(args)
     t0 = time.perf_counter()
-    detector.fit(_features(table, args.data))
+    detector.fit(features(table, args.data))
     elapsed = time.perf_counter() - t0
     h = detector.history_
     _print_epochs(args, h)
@@ -92,12 +92,12 @@ def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     if Path(args.data).is_dir():  # a folder: one scores file per entity (madcluster.fleet)
-        from madcluster.fleet import score_fleet_command
+        from madcluster.cli.fleet import score_fleet_command
 
         return score_fleet_command(args)
-    import pandas as pd
-
     from madcluster.atomic import atomic_path
+    from madcluster.attribution import top_channels
+    from madcluster.cli.outputs import scores_frame
     from madcluster.detector import MADCluster
     from madcluster.viz import plot_scores
 
@@ -106,22 +106,21 @@ def cmd_score(args: argparse.Namespace) -> int:
     apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
     table = _read_input(args.data, args)
-    _check_columns(table, args.data, detector, args)
-    scores = detector.decision_function(_features(table, args.data))
+    check_columns(
+        table, args.data, detector, label_column=args.label_column,
+        note=lambda message: _note(args, message),
+    )
+    scores = detector.decision_function(features(table, args.data))
     threshold = detector.threshold_ if args.threshold is None else args.threshold
     predicted = (scores > threshold).astype(np.int64)
-    frame = pd.DataFrame({"score": scores, "is_anomaly": predicted})
     contributions = None
     if not args.no_explain:
-        from madcluster.attribution import top_channels
-
-        contributions = detector.explain(_features(table, args.data))
-        frame["top_channels"] = top_channels(contributions, table.columns)
-    if table.timestamp_column is not None:
-        name = table.timestamp_column if table.timestamp_column not in frame else "timestamp"
-        frame.insert(0, name, table.timestamps)
-    if table.labels is not None:
-        frame["label"] = table.labels
+        contributions = detector.explain(features(table, args.data))
+    frame = scores_frame(
+        scores, predicted, labels=table.labels, timestamp_column=table.timestamp_column,
+        timestamps=table.timestamps,
+        top_channels=None if contributions is None else top_channels(contributions, table.columns),
+    )
     with atomic_path(output) as tmp:
         frame.to_csv(tmp, index_label="row")
     _say(
@@ -136,7 +135,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             scores,
             threshold,
             table.labels,
-            X=_features(table, args.data),
+            X=features(table, args.data),
             contributions=contributions,
             timestamps=table.timestamps,
             title=f"MADCluster scores: {Path(args.data).name}",
@@ -144,7 +143,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
         _say(f"plot written to {plot}")
     if figures:
-        _model_figures(detector, _features(table, args.data), table, figures)
+        _model_figures(detector, features(table, args.data), table, figures)
     return 0
 
 

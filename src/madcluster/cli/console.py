@@ -43,17 +43,25 @@ def _list(names: Sequence[str], limit: int = 12, *, quote: bool = False) -> str:
     return ", ".join(names[:limit]) + more
 
 
-def _print_epochs(args: argparse.Namespace, history: dict) -> None:
-    """One line per epoch on stderr when progress bars were off because stderr is not a terminal."""
-    if args.quiet or sys.stderr.isatty():
-        return
+def epoch_lines(history: dict) -> list[str]:
+    """``epoch 3: loss 0.1234  val 0.1300  nu 0.0100  R 0.5000  (0.42 s)``, one per epoch."""
     shown = [("train_loss", "loss"), ("val_loss", "val"), ("nu", "nu"), ("radius", "R")]
-    for i, epoch in enumerate(history["epoch"]):
+    lines = []
+    for i, epoch in enumerate(history.get("epoch", [])):
         values = "  ".join(
             f"{label} {history[key][i]:.4f}" for key, label in shown if key in history
         )
         seconds = f"  ({history['seconds'][i]:.2f} s)" if "seconds" in history else ""
-        print(f"epoch {int(epoch)}: {values}{seconds}", file=sys.stderr)
+        lines.append(f"epoch {int(epoch)}: {values}{seconds}")
+    return lines
+
+
+def _print_epochs(args: argparse.Namespace, history: dict) -> None:
+    """One line per epoch on stderr when progress bars were off because stderr is not a terminal."""
+    if args.quiet or sys.stderr.isatty():
+        return
+    for line in epoch_lines(history):
+        print(line, file=sys.stderr)
 
 
 def _print_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
