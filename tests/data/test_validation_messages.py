@@ -23,3 +23,9 @@ def test_huge_value_names_the_column():
     frame = pd.DataFrame({"a": [1.0, 2.0], "b": [1e300, 1.0]})
     with pytest.raises(DataError, match="column 'b'"):
         check_series(frame)
+
+
+def test_duplicated_dataframe_columns_are_refused_by_name():
+    frame = pd.DataFrame([[1.0, 2.0, 3.0]], columns=["a", "b", "a"])
+    with pytest.raises(DataError, match=r"duplicated column name\(s\) \['a'\]"):
+        check_series(frame)

@@ -46,6 +46,9 @@ def check_series(
             )
         labels = [str(c) for c in X.columns if str(c).lower() in LABEL_LIKE_NAMES]
         columns = [str(c) for c in X.columns]
+        dupes = sorted({c for c in columns if columns.count(c) > 1})
+        if dupes:
+            raise DataError(f"{name} has duplicated column name(s) {dupes[:10]}: give each column its own name")
         X = X.to_numpy()
     try:
         arr = np.asarray(X)
