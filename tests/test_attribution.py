@@ -11,6 +11,7 @@ from madcluster.attribution import (
     channel_groups,
     channel_ranking,
     occlusion_contributions,
+    spans_around,
     top_channels,
 )
 from madcluster.embedders import EMBEDDERS
@@ -62,3 +63,20 @@ def test_explain_works_for_every_base_model(name, spiky):
     assert contributions.shape == test.shape and np.isfinite(contributions).all()
     # the contributions explain the score: holding every channel at its mean changes it
     assert np.abs(contributions).sum() > 0
+
+
+def test_spans_around_alerts_keep_a_window_of_history_and_merge():
+    rows = np.zeros(1000, dtype=bool)
+    rows[[300, 301, 340, 900]] = True
+    assert spans_around(rows, 20, 1000) == [(260, 361), (860, 921)]
+    assert spans_around(np.zeros(50, dtype=bool), 20, 50) == []
+
+
+def test_explain_of_alert_rows_only_matches_the_full_ranking(spiky, small_params):
+    train, test = spiky
+    model = MADCluster(**small_params).fit(train)
+    rows = np.zeros(len(test), dtype=bool)
+    rows[150:160] = True
+    some = model.explain(test, rows=rows)
+    assert np.all(some[~rows] == 0) and np.abs(some[rows]).sum() > 0
+    assert channel_ranking(some, rows)[0] == channel_ranking(model.explain(test), rows)[0] == 2

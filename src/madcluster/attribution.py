@@ -11,7 +11,9 @@ steps) and explains exactly the score the user sees, threshold and all. It costs
 scoring pass per channel (``benchmarks/attribution.py`` measures it). "Held at its training mean"
 is 0 in the scaled input the network sees, for the channel and for any channel derived from it
 (the roughness channels of ``roughness_window``), so a derived channel never sees a value that
-could not occur in training.
+could not occur in training. ``explain(X, rows=mask)`` explains only the masked steps (e.g. those
+above the threshold), scoring just the spans around them, which is what ``madcluster score``
+does: the cost then grows with the number of alerts, not with the length of the series.
 """
 
 from __future__ import annotations
@@ -47,6 +49,24 @@ def occlusion_contributions(
         out[:, g] = full - np.asarray(score(occluded), dtype=np.float64)
         occluded[:, columns] = kept
     return out
+
+
+def spans_around(rows: np.ndarray, context: int, length: int) -> list[tuple[int, int]]:
+    """``[start, end)`` spans covering the True ``rows`` with ``2 * context`` steps before and
+    ``context`` after each run (so every explained step keeps a full window of history), merged
+    where they overlap."""
+    rows = np.asarray(rows, dtype=bool)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], rows.astype(np.int8), [0]])))
+    spans: list[tuple[int, int]] = []
+    for start, end in zip(edges[::2], edges[1::2]):
+        lo, hi = max(0, int(start) - 2 * context), min(length, int(end) + context)
+        if hi - lo < context:  # shorter than one window: widen to one window
+            lo, hi = max(0, hi - context), max(hi, min(length, lo + context))
+        if spans and lo <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
+        else:
+            spans.append((lo, hi))
+    return spans
 
 
 def channel_groups(n_channels: int, n_inputs: int) -> list[list[int]]:

@@ -238,17 +238,30 @@ class MADCluster(BaseDetector):
         ``base`` when the embedder has its own score."""
         return self._point_outputs(self._checked_input(X), self.net_.score)
 
-    def explain(self, X: Any) -> np.ndarray:
+    def explain(self, X: Any, rows: Any = None) -> np.ndarray:
         """Per-channel contributions to the score, ``(T, D)``: how much of ``decision_function(X)[t]``
         goes away when channel j is held at its training mean (occlusion; why and what it costs:
-        :mod:`madcluster.attribution`). Large positive values name the channels behind an alert."""
-        from madcluster.attribution import channel_groups, occlusion_contributions
+        :mod:`madcluster.attribution`). Large positive values name the channels behind an alert.
+        ``rows`` (a boolean mask, e.g. ``scores > threshold_``) explains only those steps (the
+        others are 0), scoring only the spans around them."""
+        from madcluster.attribution import channel_groups, occlusion_contributions, spans_around
 
         inputs = self._checked_input(X)
         groups = channel_groups(self.n_features_in_, inputs.shape[1])
-        return occlusion_contributions(
-            lambda m: self._combine(self._point_outputs(m, self.net_.score)), inputs, groups
-        )
+
+        def score(m: np.ndarray) -> np.ndarray:
+            return self._combine(self._point_outputs(m, self.net_.score))
+
+        if rows is None:
+            return occlusion_contributions(score, inputs, groups)
+        mask = np.asarray(rows, dtype=bool)
+        if mask.shape != (len(inputs),):
+            raise ParameterError(f"rows must be a boolean mask of the {len(inputs)} rows, got shape {mask.shape}")
+        out = np.zeros((len(inputs), len(groups)))
+        for start, end in spans_around(mask, self.window_size, len(inputs)):
+            out[start:end] = occlusion_contributions(score, inputs[start:end], groups)
+        out[~mask] = 0.0
+        return out
 
     def embed(self, X: Any) -> np.ndarray:
         """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.

@@ -295,9 +295,10 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
         check_columns(table, str(path), detector, label_column=options["read"].get("label_column"))
         X = features(table, str(path))
         scores = detector.decision_function(X)
-        contributions = detector.explain(X) if options.get("explain") else None
     threshold = detector.threshold_ if options["threshold"] is None else options["threshold"]
     predicted = (scores > threshold).astype(np.int64)
+    with torch_threads(options["threads"]):
+        contributions = detector.explain(X, rows=predicted == 1) if options.get("explain") else None
     return {
         "scores": scores,
         "predicted": predicted,

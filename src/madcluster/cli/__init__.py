@@ -139,8 +139,9 @@ def _add_score_parser(sub) -> None:
         help=COMMAND_HELP["score"],
         description="Write one anomaly score per row (higher = more anomalous) and 0/1 predictions "
         "from the model's threshold; with --label-column also print metrics. The CSV has "
-        "row, the input's timestamp column (if any), score, is_anomaly, top_channels (the up to "
-        "3 channels contributing most to the row's score, ';'-separated, from MADCluster.explain) "
+        "row, the input's timestamp column (if any), score, is_anomaly, top_channels (on rows above "
+        "the threshold: the up to 3 channels contributing most to the score, ';'-separated, from "
+        "MADCluster.explain) "
         "and label (if given). "
         "Columns are matched to the model's by name (reordered if needed).",
     )
@@ -173,7 +174,8 @@ def _add_score_parser(sub) -> None:
     score.add_argument(
         "--no-explain", action="store_true",
         help="skip the per-channel attribution (the CSV's top_channels column and the plot's "
-        "channel choice); it costs one extra scoring pass per channel",
+        "channel choice); it scores the spans around the rows above the threshold once more per "
+        "channel",
     )
     add_runtime_options(score, threads=None, device="cpu")
     _add_input_options(score)

@@ -115,7 +115,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     predicted = (scores > threshold).astype(np.int64)
     contributions = None
     if not args.no_explain:
-        contributions = detector.explain(features(table, args.data))
+        contributions = detector.explain(features(table, args.data), rows=predicted == 1)
     frame = scores_frame(
         scores, predicted, labels=table.labels, timestamp_column=table.timestamp_column,
         timestamps=table.timestamps,
@@ -196,7 +196,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     detector = detector_from_args(args)
     detector.fit(data.train)
     scores = detector.decision_function(data.test)
-    contributions = detector.explain(data.test)
+    contributions = detector.explain(data.test, rows=scores > detector.threshold_)
     h = detector.history_
     _print_epochs(args, h)
     _say(
