@@ -12,12 +12,13 @@ import argparse
 import json
 from pathlib import Path
 
+from madcluster.reporting.format import METRIC_LABELS, TABLE1_METRICS, mean_std
 from madcluster.reporting.paper import PAPER_TABLE1
 
 MODELS = ("deepsvdd", "usad", "beatgan", "omnianomaly", "thoc", "anomaly_transformer", "dcdetector")
 DATASETS = ("MSL", "SMAP", "SMD", "PSM")
-METRICS = ("f1", "aff_precision", "aff_recall", "range_auc_roc", "range_auc_pr", "vus_roc", "vus_pr")
-NAMES = ("F1", "Aff-P", "Aff-R", "R_A_R", "R_A_P", "V_ROC", "V_PR")
+METRICS = TABLE1_METRICS
+NAMES = tuple(METRIC_LABELS[m] for m in METRICS)
 
 PAPER = PAPER_TABLE1  # the paper's Table 1: (alone, + MADCluster) per dataset and model
 ROWS = (("base-only", "alone", 0), ("full", "+ MADCluster", 1))
@@ -29,10 +30,7 @@ def _stat(result: dict, metric: str, protocol: str = "test-ratio") -> dict | Non
 
 
 def _cell(result: dict, metric: str, protocol: str = "test-ratio") -> str:
-    stat = _stat(result, metric, protocol)
-    if stat is None:
-        return "-"
-    return f"{stat['mean']:.3f}" + (f" ± {stat['std']:.3f}" if len(result["seeds"]) > 1 else "")
+    return mean_std(_stat(result, metric, protocol), n=len(result["seeds"]))
 
 
 def _row(model: str, label: str, result: dict) -> str:

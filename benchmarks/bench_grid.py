@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from madcluster.evaluation.grid import expand_grid
-from madcluster.evaluation.runner import run_grid
+from madcluster.benchmark.grid import expand_grid
+from madcluster.benchmark.runner import run_grid
 
 
 def main() -> None:

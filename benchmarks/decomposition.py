@@ -23,9 +23,8 @@ fall back to a separate ``a b c`` run, as the first decompositions did.
 
 Each run's JSON (with its exact ``madcluster benchmark`` command, commit, settings) goes to
 ``benchmarks/results/decomposition_runs/``; finished tasks are resumed. The rows are merged into
-``benchmarks/results/decomposition.json`` (``{"rows": [{"dataset", "model", "config", "metric",
-"values": {"honest", "a", ..., "e"}, "paper", "command", "commit"}]}``, read by ``madcluster
-report``) and ``decomposition.md`` is regenerated from it.
+``benchmarks/results/decomposition.json`` (its format: ``madcluster.reporting.decomposition``,
+read by ``madcluster report``) and ``decomposition.md`` is regenerated from it.
 """
 
 from __future__ import annotations
@@ -39,10 +38,15 @@ from pathlib import Path
 from typing import Any
 
 from madcluster.atomic import atomic_path, atomic_write_text
+from madcluster.benchmark.config import BenchmarkConfig
+from madcluster.benchmark.runner import run_grid
 from madcluster.detector import MADCluster
-from madcluster.evaluation.config import BenchmarkConfig
 from madcluster.evaluation.released_protocol import STEPS
-from madcluster.evaluation.runner import run_grid
+from madcluster.reporting.decomposition import (
+    decomposition_row,
+    read_decomposition,
+    write_decomposition,
+)
 from madcluster.reporting.figures import decomposition_figure
 from madcluster.reporting.paper import PAPER_METRICS, PAPER_TABLE1
 
@@ -165,16 +169,16 @@ def decompose(args: argparse.Namespace) -> list[dict[str, Any]]:
     for metric in METRICS:
         values = {column: column_value(results, column, metric) for column in COLUMNS}
         rows.append(
-            {
-                "dataset": results[()]["dataset"],
-                "model": model_name(args.embedder, args.mode),
-                "config": args.preset,
-                "metric": metric,
-                "values": values,
-                "paper": paper_value(results[()]["dataset"], args.embedder, args.mode, metric),
-                "command": command,
-                "commit": commit,
-            }
+            decomposition_row(
+                dataset=results[()]["dataset"],
+                model=model_name(args.embedder, args.mode),
+                config=args.preset,
+                metric=metric,
+                values=values,
+                paper=paper_value(results[()]["dataset"], args.embedder, args.mode, metric),
+                command=command,
+                commit=commit,
+            )
         )
     return rows
 
@@ -186,7 +190,7 @@ def _commit(result: dict[str, Any]) -> str:
 
 def merge_rows(path: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Existing rows of ``path`` with those of the same dataset / model / config / metric replaced."""
-    old = json.loads(path.read_text())["rows"] if path.exists() else []
+    old = read_decomposition(path)
     key = lambda r: (r["dataset"], r["model"], r["config"], r["metric"])
     new = {key(r): r for r in rows}
     merged = [new.pop(key(r), r) for r in old]
@@ -423,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.missing:
-        rows = json.loads(Path(args.out).read_text())["rows"]
+        rows = read_decomposition(args.out)
         groups = {(r["dataset"], r["model"], r["config"]): r for r in rows}
         extra = "" if args.device == "cpu" else f"--device {args.device}"
         print("\n".join(section_command(*section, extra) for section in missing_sections(groups)))
@@ -431,9 +435,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.dataset is None and not args.markdown_only:
         parser.error("--dataset is required (unless --markdown-only)")
     out = Path(args.out)
-    rows = json.loads(out.read_text())["rows"] if args.markdown_only else merge_rows(out, decompose(args))
+    rows = read_decomposition(out) if args.markdown_only else merge_rows(out, decompose(args))
     if not args.markdown_only:
-        atomic_write_text(out, json.dumps({"rows": rows}, indent=1) + "\n")
+        write_decomposition(out, rows)
     atomic_write_text(out.with_suffix(".md"), markdown(rows, Path(args.runs)))
     figure = decomposition_figure(rows)
     if figure is not None:

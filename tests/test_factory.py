@@ -7,9 +7,9 @@ import inspect
 import pytest
 
 from madcluster.baselines import KMeansDetector, PCADetector
+from madcluster.benchmark.config import BenchmarkConfig
 from madcluster.detector import MADCluster
 from madcluster.embedders import EMBEDDERS
-from madcluster.evaluation.config import BenchmarkConfig
 from madcluster.factory import make_detector
 
 

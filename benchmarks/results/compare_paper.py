@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/results/compare_paper.py [--protocol test-ratio]
 
-Reads every ``*.json`` result in this folder (see ``madcluster.evaluation.report.load_results``).
+Reads every ``*.json`` result in this folder (see ``madcluster.benchmark.report.load_results``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from madcluster.evaluation.report import COLUMNS, fmt, load_results
+from madcluster.benchmark.report import COLUMNS, load_results
+from madcluster.reporting.format import markdown_table, mean_std
 
 HERE = Path(__file__).resolve().parent
 
@@ -46,45 +47,35 @@ def label(r: dict) -> str:
 
 
 def table(protocol: str, *, paper: bool) -> str:
-    results = load_results(HERE)
-    cols = [c for _, c in COLUMNS]
-    head = "| dataset | row | seeds | " + " | ".join(cols)
-    if paper:
-        head += " | paper F1 / Aff-P / Aff-R"
-    lines = [head + " |", "|" + "---|" * (3 + len(cols) + int(paper))]
-    for r in results:
+    header = ["dataset", "row", "seeds", *(c for _, c in COLUMNS)] + (["paper F1 / Aff-P / Aff-R"] if paper else [])
+    rows = []
+    for r in load_results(HERE):
         m = r["protocols"][protocol]["metrics"]
-        line = f"| {r['dataset']} | {label(r)} | {len(r['seeds'])} | " + " | ".join(
-            fmt(m[k]) for k, _ in COLUMNS
-        )
+        row = [r["dataset"], label(r), len(r["seeds"]), *(mean_std(m[k]) for k, _ in COLUMNS)]
         if paper:
             ref = PAPER.get((r["dataset"], r["mode"])) if not r.get("per_entity") else None
-            line += " | " + (" / ".join(f"{v:.2f}" for v in ref) if ref else "-")
-        lines.append(line + " |")
-    return "\n".join(lines)
+            row.append(" / ".join(f"{v:.2f}" for v in ref) if ref else "-")
+        rows.append(row)
+    return markdown_table(header, rows)
 
 
 def settings_table() -> str:
     """Settings, costs and the exact command of every result."""
-    lines = [
-        (
-            "| dataset | row | seeds | epochs run (max) | train stride | train s / seed | score s / seed | "
-            "peak RSS MB | params | MACs / window | command |"
-        ),
-        "|" + "---|" * 11,
-    ]
+    header = ["dataset", "row", "seeds", "epochs run (max)", "train stride", "train s / seed", "score s / seed",
+              "peak RSS MB", "params", "MACs / window", "command"]
+    rows = []
     for r in load_results(HERE):
         s, c = r["settings"], r["cost"]
         h = c.get("history") or {}
         run = h.get("epochs_run", h.get("epochs_run_mean"))
         epochs = "-" if r["mode"] == "baseline" else f"{run:.3g} ({s['epochs']})"
         stride = s["stride"] if s["stride"] is not None else "10 (default L/10)"
-        lines.append(
-            f"| {r['dataset']} | {label(r)} | {len(r['seeds'])} | {epochs} | {stride} | "
-            f"{c['train_seconds']['mean']:.0f} | {c['score_seconds']['mean']:.1f} | {c['peak_rss_mb']['mean']:.0f} | "
-            f"{c['n_params']:,} | {c['macs_per_window'] / 1e6:.2f}M | `{r['command']}` |"
-        )
-    return "\n".join(lines)
+        rows.append([
+            r["dataset"], label(r), len(r["seeds"]), epochs, stride, f"{c['train_seconds']['mean']:.0f}",
+            f"{c['score_seconds']['mean']:.1f}", f"{c['peak_rss_mb']['mean']:.0f}", f"{c['n_params']:,}",
+            f"{c['macs_per_window'] / 1e6:.2f}M", f"`{r['command']}`",
+        ])
+    return markdown_table(header, rows)
 
 
 def main() -> None:

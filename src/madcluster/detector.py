@@ -27,7 +27,7 @@ from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.embedders import EMBEDDERS, make_embedder
 from madcluster.exceptions import ParameterError
 from madcluster.method.config import MethodConfig
-from madcluster.method.head import build_head, head_centers
+from madcluster.method.heads import build_head, head_centers
 from madcluster.params import check_params
 from madcluster.persistence import load_detector, save_detector
 from madcluster.presets import preset_params
@@ -81,7 +81,7 @@ class MADCluster(BaseDetector):
         fall outside it).
     precision : ``float32`` (default) or ``bfloat16``: mixed precision (``torch.autocast``) for the
         embedder's matrix products in training and scoring, on CPUs with bfloat16 instructions
-        (AVX-512 BF16, AMX) and GPUs (measured speed-ups: ``benchmarks/results/peer_speed.md``);
+        (AVX-512 BF16, AMX) and GPUs, where it is faster (measured in the benchmark results);
         weights, the head, the losses it sums and every score stay float32.
     roughness_window : w > 0 appends, per channel, the log of the mean squared first difference
         over the trailing w steps (``madcluster.data.features.roughness``) to what the embedder

@@ -11,7 +11,7 @@ without its ending. ``fit_fleet`` writes ``models/<entity>.mcz``; ``score_fleet`
 ``scores/<entity>.scores.csv`` and ``.scores.png``, as ``madcluster score`` does for one file
 (timestamp column, ``top_channels``, labels and metrics with ``label_column``).
 
-Each entity is one job of an executor (:mod:`madcluster.evaluation.executors`): in this process,
+Each entity is one job of an executor (:mod:`madcluster.parallel.executors`): in this process,
 or on Ray with one CPU and one torch thread per model. Workers read their input file themselves
 (on a cluster: shared storage) and send the fitted model or the scores back, and this process
 writes every output file atomically, so outputs need no shared storage. A file that cannot be read
@@ -31,10 +31,15 @@ from typing import Any
 
 import numpy as np
 
+from madcluster.atomic import atomic_path, atomic_write_bytes
 from madcluster.attribution import top_channels
-from madcluster.data.io import SUPPORTED_SUFFIXES
-from madcluster.evaluation.executors import Job, Outcome, Progress, make_executor
+from madcluster.cli.inputs import check_columns, feature_values
+from madcluster.cli.outputs import scores_frame
+from madcluster.data.io import SUPPORTED_SUFFIXES, read_table
 from madcluster.exceptions import ParameterError
+from madcluster.metrics import evaluate
+from madcluster.parallel.executors import Job, Outcome, Progress, make_executor
+from madcluster.parallel.jobs import torch_threads
 
 MODEL_SUFFIX = ".mcz"
 SCORES_SUFFIX = ".scores.csv"
@@ -124,8 +129,6 @@ def fit_fleet(
     payload = {"params": dict(params or {}), "read": dict(read_options or {})}
 
     def write(entity: str, value: dict[str, Any]) -> Path:
-        from madcluster.atomic import atomic_write_bytes
-
         target = out / f"{entity}{MODEL_SUFFIX}"
         atomic_write_bytes(target, lambda fh: fh.write(value.pop("model")))
         return target
@@ -176,8 +179,6 @@ def score_fleet(
                "explain": explain, "plot": plot}
 
     def write(entity: str, value: dict[str, Any]) -> Path:
-        from madcluster.atomic import atomic_path, atomic_write_bytes
-        from madcluster.cli.outputs import scores_frame
 
         frame = scores_frame(
             value.pop("scores"), value.pop("predicted"), labels=value.pop("labels"),
@@ -253,16 +254,12 @@ def _run(
 
 def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> dict[str, Any]:
     """In a worker: read one entity's file, fit, and return the model file's bytes."""
-    from madcluster.cli.inputs import features
-    from madcluster.data.io import read_table
-    from madcluster.evaluation.fit_score import torch_threads
     from madcluster.factory import make_detector
-
     entity, path, options = payload
     table = read_table(path, **options["read"])
     started = time.perf_counter()
     with torch_threads(options["threads"]):  # named columns are recorded and checked at score
-        detector = make_detector(options["params"]).fit(features(table, str(path)))
+        detector = make_detector(options["params"]).fit(feature_values(table, str(path)))
     seconds = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / f"{entity}{MODEL_SUFFIX}"
@@ -283,17 +280,14 @@ def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> di
 def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: Any = None) -> dict:
     """In a worker: read one entity's file and its model; return what ``madcluster score``
     writes for one file (scores, timestamps, top channels, metrics with labels, the PNG)."""
-    from madcluster.cli.inputs import check_columns, features
-    from madcluster.data.io import read_table
     from madcluster.detector import MADCluster
-    from madcluster.evaluation.fit_score import torch_threads
 
     entity, (path, model), options = payload
     table = read_table(path, **options["read"])
     with torch_threads(options["threads"]):
         detector = MADCluster.load(model, device=options["device"])
         check_columns(table, str(path), detector, label_column=options["read"].get("label_column"))
-        X = features(table, str(path))
+        X = feature_values(table, str(path))
         scores = detector.decision_function(X)
     threshold = detector.threshold_ if options["threshold"] is None else options["threshold"]
     predicted = (scores > threshold).astype(np.int64)
@@ -318,7 +312,6 @@ def _metrics(scores: np.ndarray, labels: np.ndarray | None, threshold: float) ->
     """``madcluster score``'s metrics, when the file has labels of both classes."""
     if labels is None or labels.min() == labels.max():
         return None
-    from madcluster.metrics import evaluate
 
     return {k: float(v) for k, v in evaluate(scores, labels, threshold=threshold).items()}
 

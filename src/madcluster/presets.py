@@ -1,7 +1,7 @@
 """Named configurations of :class:`~madcluster.detector.MADCluster` (``MADCluster.from_preset``).
 
 ``default`` is the constructor's defaults (what was measured to detect, see the README's method
-table); ``paper`` is the paper's formulation exactly (``DESIGN.md``): the embedder's paper settings
+table); ``paper`` is the paper's formulation exactly (the README's "The method and its options"): the embedder's paper settings
 pinned (for the D-RNN: no auxiliary loss), Eq. 7's raw sum, non-overlapping scoring windows,
 early stopping on the total loss.
 """

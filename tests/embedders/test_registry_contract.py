@@ -16,7 +16,7 @@ from series_helpers import make_series
 from madcluster import MADCluster
 from madcluster.embedders import EMBEDDERS, build_embedder
 from madcluster.method.config import MethodConfig
-from madcluster.method.head import build_head
+from madcluster.method.heads import build_head
 
 NAMES = sorted(EMBEDDERS)
 L, D, B = 16, 3, 4

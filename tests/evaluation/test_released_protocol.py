@@ -11,12 +11,14 @@ import pytest
 import torch
 from grid_data import TINY, write_dataset
 
+from madcluster.benchmark.command_line import add_benchmark_arguments, configs_from_args
+from madcluster.benchmark.config import BenchmarkConfig
+from madcluster.benchmark.fit_score import detector_params, run_task
+from madcluster.benchmark.grid import plan_rows
+from madcluster.benchmark.runner import run_grid
 from madcluster.data.datasets import load_dataset
 from madcluster.detector import MADCluster
-from madcluster.evaluation.command_line import add_benchmark_arguments, configs_from_args
-from madcluster.evaluation.config import BenchmarkConfig
-from madcluster.evaluation.fit_score import detector_params, evaluate_protocols, run_task
-from madcluster.evaluation.grid import plan_rows
+from madcluster.evaluation.protocols import evaluate_protocols
 from madcluster.evaluation.released_protocol import (
     check_steps,
     cumulative_steps,
@@ -29,7 +31,6 @@ from madcluster.evaluation.released_protocol import (
     window_mean,
     window_scores,
 )
-from madcluster.evaluation.runner import run_grid
 from madcluster.evaluation.thresholds import best_f1_threshold
 from madcluster.factory import make_detector
 from madcluster.metrics.pointwise import precision_recall_f1

@@ -19,15 +19,16 @@ from collections.abc import Collection, Sequence
 
 from madcluster import __version__
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
-from madcluster.cli.console import OneLineErrorParser, _stdout_gone
+from madcluster.cli.console import OneLineErrorParser, stdout_gone
+from madcluster.cli.fleet import add_fleet_arguments
 from madcluster.cli.options import (
     CLI_SETTINGS,
     DEFAULT_EPILOG,
     SettingsHelpFormatter,
-    _add_input_options,
-    _finite_float,
+    add_input_options,
     add_runtime_options,
     add_training_options,
+    finite_float,
 )
 from madcluster.exceptions import MADClusterError
 
@@ -96,8 +97,6 @@ def _add_demo_parser(sub) -> None:
 
 
 def _add_fit_parser(sub) -> None:
-    from madcluster.cli.fleet import add_fleet_arguments
-
     fit = sub.add_parser(
         "fit",
         formatter_class=SettingsHelpFormatter,
@@ -125,15 +124,13 @@ def _add_fit_parser(sub) -> None:
         action="store_true",
         help="no progress bars, epoch lines or notes (results still print)",
     )
-    _add_input_options(fit)
+    add_input_options(fit)
     add_training_options(fit, CLI_SETTINGS)
     add_fleet_arguments(fit)
     fit.set_defaults(func=cmd_fit)
 
 
 def _add_score_parser(sub) -> None:
-    from madcluster.cli.fleet import add_fleet_arguments
-
     score = sub.add_parser(
         "score",
         help=COMMAND_HELP["score"],
@@ -164,7 +161,7 @@ def _add_score_parser(sub) -> None:
     )
     score.add_argument(
         "--threshold",
-        type=_finite_float,
+        type=finite_float,
         default=None,
         help="override the model's threshold (a finite number)",
     )
@@ -178,7 +175,7 @@ def _add_score_parser(sub) -> None:
         "channel",
     )
     add_runtime_options(score, threads=None, device="cpu")
-    _add_input_options(score)
+    add_input_options(score)
     add_fleet_arguments(score)
     score.set_defaults(func=cmd_score)
 
@@ -187,12 +184,11 @@ def _add_benchmark_parser(sub) -> None:
     bench = sub.add_parser("benchmark", help=COMMAND_HELP["benchmark"],
                            description="Paper metrics under every threshold protocol (best-f1 is an ORACLE that uses test labels).",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    try:
-        from madcluster.evaluation.command_line import add_benchmark_arguments
-    except ImportError:  # the runner module is optional until it lands
-        add_benchmark_arguments = None
-    if add_benchmark_arguments is not None:
-        add_benchmark_arguments(bench)
+    # imported here, not at the top: the benchmark machinery costs seconds that `madcluster --help`
+    # and every other command must not pay (tests/cli/test_startup.py)
+    from madcluster.benchmark.command_line import add_benchmark_arguments
+
+    add_benchmark_arguments(bench)
     bench.set_defaults(func=cmd_benchmark)
 
 
@@ -248,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MADClusterError as exc:
         return _fail(args, exc)
     except BrokenPipeError:  # stdout / stderr reader went away mid-run: stop quietly
-        _stdout_gone()
+        stdout_gone()
         return 1
     except (ValueError, OSError, ImportError) as exc:  # FileNotFoundError, PermissionError, ...
         return _fail(args, exc)
@@ -258,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # `madcluster score ... | head -2`: the work is done, say nothing
-        _stdout_gone()
+        stdout_gone()
     return status
 
 

@@ -10,9 +10,14 @@ from pathlib import Path
 
 import numpy as np
 
-from madcluster.cli.console import _list, _note, _print_epochs, _print_metrics, _say
-from madcluster.cli.inputs import _read_input, check_columns, features, label_hint
+from madcluster.atomic import atomic_path, atomic_write_text, check_output_path
+from madcluster.attribution import top_channels
+from madcluster.cli.console import name_list, print_epochs, print_metrics, print_note, say
+from madcluster.cli.inputs import check_columns, feature_values, label_hint, read_input
 from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
+from madcluster.cli.outputs import scores_frame
+from madcluster.exceptions import OutputPathError
+from madcluster.method.diagnostics import collapse_diagnosis
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -20,7 +25,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
         from madcluster.cli.fleet import fit_fleet_command
 
         return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
-    from madcluster.atomic import check_output_path
     from madcluster.viz import plot_history
 
     check_output_path(args.output, what="model file", not_same_as=[args.data])
@@ -29,53 +33,49 @@ def cmd_fit(args: argparse.Namespace) -> int:
             args.history_plot, what="history plot", not_same_as=[args.data, args.output]
         )
     apply_runtime(args)
-    table = _read_input(args.data, args)
+    table = read_input(args.data, args)
     dropped = [f"{c} ({why})" for c, why in table.dropped.items()]
-    _say(f"features ({len(table.columns)}): {_list(table.columns)}")
+    say(f"features ({len(table.columns)}): {name_list(table.columns)}")
     if dropped or args.label_column is not None:
         label = [f"{args.label_column} (labels)"] if args.label_column is not None else []
-        _say(f"not used as features: {_list(label + dropped)}")
+        say(f"not used as features: {name_list(label + dropped)}")
     hint = label_hint(table.columns, args.label_column)
     if hint:
-        _note(args, f"{args.data}: training uses every column as a feature{hint}")
+        print_note(args, f"{args.data}: training uses every column as a feature{hint}")
     if table.labels is not None and table.labels.any():
-        _note(
+        print_note(
             args,
             f"{int(table.labels.sum())} rows are labelled anomalous; "
             "training is unsupervised and uses all rows",
         )
     detector = detector_from_args(args)
     t0 = time.perf_counter()
-    detector.fit(features(table, args.data))
+    detector.fit(feature_values(table, args.data))
     elapsed = time.perf_counter() - t0
     h = detector.history_
-    _print_epochs(args, h)
+    print_epochs(args, h)
     detector.save(args.output)
-    _say(
+    say(
         f"trained on {table.values.shape[0]} rows x {table.values.shape[1]} features "
         f"in {elapsed:.1f} s ({len(h['epoch'])} epochs)"
     )
-    _say(f"final {_final_values(h)}")
-    from madcluster.method.diagnostics import collapse_diagnosis
-
+    say(f"final {_final_values(h)}")
     collapsed, verdict = collapse_diagnosis(h)
     if collapsed:
         print(f"warning: {verdict}", file=sys.stderr)
-    _say(
+    say(
         f"threshold (train-quantile, contamination={detector.contamination}) "
         f"= {detector.threshold_:.6g}"
     )
-    _say(f"model written to {args.output}")
+    say(f"model written to {args.output}")
     if args.history_plot:
         plot_history(h, path=args.history_plot)
-        _say(f"training curves written to {args.history_plot}")
+        say(f"training curves written to {args.history_plot}")
     return 0
 
 
 def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
     """The scores CSV and plot paths, checked before the model is even loaded."""
-    from madcluster.atomic import check_output_path
-
     output = args.output or str(Path(args.data).with_suffix("")) + ".scores.csv"
     inputs = [args.data, args.model]
     check_output_path(output, what="scores file", not_same_as=inputs)
@@ -83,8 +83,6 @@ def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
     if plot == "none":
         return output, None
     if Path(plot).resolve() == Path(output).resolve():
-        from madcluster.exceptions import OutputPathError
-
         raise OutputPathError(f"--plot {plot!r} is the scores file too: give another name")
     check_output_path(plot, what="plot", not_same_as=inputs)
     return output, plot
@@ -95,9 +93,6 @@ def cmd_score(args: argparse.Namespace) -> int:
         from madcluster.cli.fleet import score_fleet_command
 
         return score_fleet_command(args)
-    from madcluster.atomic import atomic_path
-    from madcluster.attribution import top_channels
-    from madcluster.cli.outputs import scores_frame
     from madcluster.detector import MADCluster
     from madcluster.viz import plot_scores
 
@@ -105,17 +100,17 @@ def cmd_score(args: argparse.Namespace) -> int:
     figures = _figure_paths(args.figures)
     apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
-    table = _read_input(args.data, args)
+    table = read_input(args.data, args)
     check_columns(
         table, args.data, detector, label_column=args.label_column,
-        note=lambda message: _note(args, message),
+        note=lambda message: print_note(args, message),
     )
-    scores = detector.decision_function(features(table, args.data))
+    scores = detector.decision_function(feature_values(table, args.data))
     threshold = detector.threshold_ if args.threshold is None else args.threshold
     predicted = (scores > threshold).astype(np.int64)
     contributions = None
     if not args.no_explain:
-        contributions = detector.explain(features(table, args.data), rows=predicted == 1)
+        contributions = detector.explain(feature_values(table, args.data), rows=predicted == 1)
     frame = scores_frame(
         scores, predicted, labels=table.labels, timestamp_column=table.timestamp_column,
         timestamps=table.timestamps,
@@ -123,27 +118,27 @@ def cmd_score(args: argparse.Namespace) -> int:
     )
     with atomic_path(output) as tmp:
         frame.to_csv(tmp, index_label="row")
-    _say(
+    say(
         f"scored {len(scores)} rows: {int(predicted.sum())} above threshold {threshold:.6g} "
         f"({predicted.mean():.2%})"
     )
-    _say(f"scores written to {output}")
+    say(f"scores written to {output}")
     if table.labels is not None:
-        _print_metrics(scores, table.labels, threshold)
+        print_metrics(scores, table.labels, threshold)
     if plot is not None:
         plot_scores(
             scores,
             threshold,
             table.labels,
-            X=features(table, args.data),
+            X=feature_values(table, args.data),
             contributions=contributions,
             timestamps=table.timestamps,
             title=f"MADCluster scores: {Path(args.data).name}",
             path=plot,
         )
-        _say(f"plot written to {plot}")
+        say(f"plot written to {plot}")
     if figures:
-        _model_figures(detector, features(table, args.data), table, figures)
+        _model_figures(detector, feature_values(table, args.data), table, figures)
     return 0
 
 
@@ -151,8 +146,6 @@ def _figure_paths(folder: str | None) -> tuple[Path, Path] | None:
     """``--figures DIR``'s two PNG paths, checked before any work (None without the option)."""
     if not folder:
         return None
-    from madcluster.atomic import check_output_path
-
     paths = (Path(folder) / "embedding.png", Path(folder) / "distance_bands.png")
     for path in paths:
         check_output_path(path, what="figure")
@@ -167,28 +160,25 @@ def _model_figures(detector, features, table, paths: tuple[Path, Path]) -> None:
     embedding.parent.mkdir(parents=True, exist_ok=True)
     plot_embedding(detector, features, table.labels, path=embedding)
     plot_distance_bands(detector, features, table.labels, timestamps=table.timestamps, path=bands)
-    _say(f"figures written to {embedding} and {bands}")
+    say(f"figures written to {embedding} and {bands}")
 
 
 DEMO_FILES = ("demo_scores.png", "demo_training.png", "demo_model.mcz", "demo_metrics.json")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from madcluster.atomic import atomic_write_text, check_output_path
     from madcluster.data.synthetic import make_demo_data
     from madcluster.viz import plot_history, plot_scores
 
     out = Path(args.output_dir)
     if out.exists() and not out.is_dir():
-        from madcluster.exceptions import OutputPathError
-
         raise OutputPathError(f"--output-dir {args.output_dir!r} is a file, not a folder")
     for name in DEMO_FILES:
         check_output_path(out / name, what="demo output")
     apply_runtime(args)
     t0 = time.perf_counter()
     data = make_demo_data()
-    _say(
+    say(
         f"demo data: train {data.train.shape}, test {data.test.shape}, "
         f"{data.labels.mean():.1%} anomalous ({len(data.segments)} injected anomalies: "
         "spikes, level shifts, frequency changes, broken correlations)"
@@ -198,16 +188,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     scores = detector.decision_function(data.test)
     contributions = detector.explain(data.test, rows=scores > detector.threshold_)
     h = detector.history_
-    _print_epochs(args, h)
-    _say(
+    print_epochs(args, h)
+    say(
         f"trained {len(h['epoch'])} epochs in {sum(h['seconds']):.1f} s: "
         f"nu {h['nu'][0]:.4f} -> {h['nu'][-1]:.4f}, "
         f"R {h['radius'][0]:.4f} -> {h['radius'][-1]:.4f}, "
         f"loss {h['train_loss'][0]:.4f} -> {h['train_loss'][-1]:.4f}"
     )
-    metrics = _print_metrics(scores, data.labels, detector.threshold_)
+    metrics = print_metrics(scores, data.labels, detector.threshold_)
     metrics["auc_roc_by_kind"] = _auc_by_kind(scores, data)
-    _say(
+    say(
         "ROC-AUC by anomaly kind: "
         + ", ".join(f"{k} {v:.3f}" for k, v in metrics["auc_roc_by_kind"].items())
     )
@@ -226,15 +216,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
         out / "demo_metrics.json",
         json.dumps({**metrics, "seconds": time.perf_counter() - t0}, indent=2),
     )
-    _say(
+    say(
         f"ROC-AUC {metrics['auc_roc']:.4f}  VUS-ROC {metrics['vus_roc']:.4f}  "
         f"VUS-PR {metrics['vus_pr']:.4f}"
     )
-    _say(
+    say(
         f"plots: {out / 'demo_scores.png'}, {out / 'demo_training.png'}; "
         f"model: {out / 'demo_model.mcz'}; metrics: {out / 'demo_metrics.json'}"
     )
-    _say(f"total time {time.perf_counter() - t0:.1f} s")
+    say(f"total time {time.perf_counter() - t0:.1f} s")
     return 0
 
 
@@ -254,14 +244,13 @@ def _auc_by_kind(scores: np.ndarray, data) -> dict[str, float]:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from madcluster.evaluation.command_line import run_benchmark_command
+    from madcluster.benchmark.command_line import run_benchmark_command
 
     return run_benchmark_command(args)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from madcluster.atomic import check_output_path
-    from madcluster.reporting import report_format, write_report
+    from madcluster.reporting.render import report_format, write_report
 
     output = args.output or str(Path(args.results_dir) / "report.html")
     if not Path(args.results_dir).is_dir():
@@ -274,11 +263,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         recursive=args.recursive, title=args.title,
     )
     n_tables = len(content.tables)
-    _say(f"{kind} report of {len(content.results)} result files ({n_tables} tables) written to {output}")
-    _say(content.read_note)
+    say(f"{kind} report of {len(content.results)} result files ({n_tables} tables) written to {output}")
+    say(content.read_note)
     for note in content.notes:
         if note.rstrip(".") != content.read_note:
-            _say(f"note: {note}")
+            say(f"note: {note}")
     return 0
 
 

@@ -11,15 +11,15 @@ from typing import NoReturn
 import numpy as np
 
 
-def _say(*parts: object) -> None:
+def say(*parts: object) -> None:
     """Print a result line on stdout; if the reader has gone (``| head``) keep working silently."""
     try:
         print(*parts, flush=True)
     except BrokenPipeError:
-        _stdout_gone()
+        stdout_gone()
 
 
-def _stdout_gone() -> None:
+def stdout_gone() -> None:
     """Point stdout at /dev/null so later prints and the exit flush do not raise again."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
@@ -30,13 +30,13 @@ def _stdout_gone() -> None:
         os.close(devnull)
 
 
-def _note(args: argparse.Namespace, message: str) -> None:
+def print_note(args: argparse.Namespace, message: str) -> None:
     """Tell the user something on stderr, unless ``--quiet``."""
     if not getattr(args, "quiet", False):
         print(f"note: {message}", file=sys.stderr)
 
 
-def _list(names: Sequence[str], limit: int = 12, *, quote: bool = False) -> str:
+def name_list(names: Sequence[str], limit: int = 12, *, quote: bool = False) -> str:
     """``a, b, c, ... (N more)``: column lists short enough for one line."""
     names = [repr(str(n)) if quote else str(n) for n in names]
     more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
@@ -56,7 +56,7 @@ def epoch_lines(history: dict) -> list[str]:
     return lines
 
 
-def _print_epochs(args: argparse.Namespace, history: dict) -> None:
+def print_epochs(args: argparse.Namespace, history: dict) -> None:
     """One line per epoch on stderr when progress bars were off because stderr is not a terminal."""
     if args.quiet or sys.stderr.isatty():
         return
@@ -64,16 +64,16 @@ def _print_epochs(args: argparse.Namespace, history: dict) -> None:
         print(line, file=sys.stderr)
 
 
-def _print_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
+def print_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
     from madcluster.metrics import evaluate
 
     if labels.min() == labels.max():
-        _say("labels are all one class: metrics skipped")
+        say("labels are all one class: metrics skipped")
         return {}
     metrics = evaluate(scores, labels, threshold=threshold)
-    _say("metrics (no point adjustment; range/VUS metrics on continuous scores, window 100):")
+    say("metrics (no point adjustment; range/VUS metrics on continuous scores, window 100):")
     for key, value in metrics.items():
-        _say(f"  {key:<15} {value:.4f}")
+        say(f"  {key:<15} {value:.4f}")
     return metrics
 
 

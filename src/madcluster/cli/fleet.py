@@ -16,6 +16,7 @@ import numpy as np
 
 from madcluster.cli.console import epoch_lines
 from madcluster.cli.options import read_options
+from madcluster.parallel.options import add_executor_arguments, executor_options
 
 #: Metrics printed per entity and as a mean over the entities.
 SHOWN_METRICS = ("auc_roc", "vus_pr", "f1")
@@ -23,8 +24,6 @@ SHOWN_METRICS = ("auc_roc", "vus_pr", "f1")
 
 def add_fleet_arguments(parser: Any) -> None:
     """Options of ``madcluster fit`` / ``score`` for a folder of entity files."""
-    from madcluster.evaluation.executors import add_executor_arguments
-
     add_executor_arguments(parser, what="entities (when DATA is a folder)")
     parser.add_argument(
         "--resume",
@@ -93,8 +92,6 @@ def _print_fleet_metrics(details: Mapping[str, dict[str, Any]], *, labelled: boo
 
 
 def _executor_args(args: argparse.Namespace) -> dict[str, Any]:
-    from madcluster.evaluation.executors import executor_options
-
     return {
         "executor": getattr(args, "executor", "auto"),
         "ray_address": getattr(args, "ray_address", None),

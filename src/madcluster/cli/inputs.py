@@ -10,24 +10,22 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from madcluster.cli.console import _list
+from madcluster.cli.console import name_list
+from madcluster.cli.options import read_options
+from madcluster.data.io import file_format, label_like_columns, read_table
+from madcluster.exceptions import DataError
 
 
-def _read_input(path: str, args: argparse.Namespace):
-    from madcluster.cli.options import read_options
-    from madcluster.data.io import read_table
-
+def read_input(path: str, args: argparse.Namespace):
     return read_table(path, **read_options(args))
 
 
 def _named(table, path: str) -> bool:
     """Whether the columns carry real names (a CSV header, Parquet), so they are checked by name."""
-    from madcluster.data.io import file_format
-
     return table.has_header and file_format(path) != "npy"
 
 
-def features(table, path: str) -> Any:
+def feature_values(table, path: str) -> Any:
     """What the detector sees: a DataFrame when the file named its columns (names are recorded at
     fit and matched at score), else the bare array (columns taken by position)."""
     import pandas as pd
@@ -39,8 +37,6 @@ def features(table, path: str) -> Any:
 
 def label_hint(columns: Sequence[str], label_column: Any) -> str:
     """``; the file has a column named 'label': ... pass --label-column label`` (or "")."""
-    from madcluster.data.io import label_like_columns
-
     if label_column is not None:
         return ""
     found = label_like_columns(columns)
@@ -58,9 +54,6 @@ def check_columns(
 ) -> None:
     """Refuse columns that differ from training, naming them and the flag that fixes it;
     ``note`` receives what is worth saying but not refusing (reordered or unnamed columns)."""
-    from madcluster.data.io import label_like_columns
-    from madcluster.exceptions import DataError
-
     note = note or (lambda message: None)
     fitted = getattr(detector, "feature_names_in_", None)
     given = list(table.columns)
@@ -71,9 +64,9 @@ def check_columns(
         if missing or unexpected:
             parts = []
             if missing:
-                parts.append(f"missing {_list(missing, quote=True)}")
+                parts.append(f"missing {name_list(missing, quote=True)}")
             if unexpected:
-                parts.append(f"not in the model {_list(unexpected, quote=True)}")
+                parts.append(f"not in the model {name_list(unexpected, quote=True)}")
             labels = label_like_columns(unexpected) if label_column is None else []
             others = [c for c in unexpected if c not in labels]
             hints = [label_hint(labels, label_column).lstrip("; ")] if labels else []
@@ -83,7 +76,7 @@ def check_columns(
                 hints.append(f"leave them out with --drop-columns {' '.join(others[:5])}")
             hint = "".join(f"; {h}" for h in hints)
             raise DataError(
-                f"{path}: columns do not match the model's ({_list(fitted, quote=True)}): "
+                f"{path}: columns do not match the model's ({name_list(fitted, quote=True)}): "
                 f"{'; '.join(parts)}{hint}"
             )
         if given != fitted:
@@ -96,4 +89,4 @@ def check_columns(
             f"{path} has {len(given)} feature columns but the model was trained on {n}{hint}"
         )
     if fitted is not None and not _named(table, path):
-        note(f"{path} has no column names: columns taken by position as {_list(fitted)}")
+        note(f"{path} has no column names: columns taken by position as {name_list(fitted)}")

@@ -25,7 +25,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _finite_float(text: str) -> float:
+def finite_float(text: str) -> float:
     """argparse type: a finite number (so ``--threshold nan`` fails before anything is written)."""
     try:
         value = float(text)
@@ -38,7 +38,7 @@ def _finite_float(text: str) -> float:
 
 def _contamination(text: str) -> float:
     """argparse type: the expected anomaly fraction, in [0, 0.5), checked before training."""
-    value = _finite_float(text)
+    value = finite_float(text)
     if not 0.0 <= value < 0.5:
         raise argparse.ArgumentTypeError(f"must be in [0, 0.5), got {text!r}")
     return value
@@ -46,7 +46,7 @@ def _contamination(text: str) -> float:
 
 def _fraction(text: str) -> float:
     """argparse type: a number in [0, 1)."""
-    value = _finite_float(text)
+    value = finite_float(text)
     if not 0.0 <= value < 1.0:
         raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text!r}")
     return value
@@ -66,8 +66,8 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
      ("fraction at the END of the training series held out for early stopping; 0 trains on everything "
      "for --epochs epochs, best for concatenated series")),
     ("--batch-size", "batch_size", {"type": _positive_int}, "windows per batch"),
-    ("--lr", "lr", {"type": _finite_float}, "Adam learning rate"),
-    ("--rho", "rho", {"type": _finite_float}, "soft-boundary weight; R = (1 - rho) quantile of training distances (paper: 0.01)"),
+    ("--lr", "lr", {"type": finite_float}, "Adam learning rate"),
+    ("--rho", "rho", {"type": finite_float}, "soft-boundary weight; R = (1 - rho) quantile of training distances (paper: 0.01)"),
     ("--distance-loss", "distance_loss", {"choices": DISTANCE_LOSSES},
      "paper's soft boundary, or mean distance as the released script"),
     ("--preset", "preset", {"choices": tuple(PRESETS)},
@@ -81,7 +81,7 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--seed", "random_state", {"type": int}, "random seed; same seed, same scores"),
     ("--precision", "precision", {"choices": ("float32", "bfloat16")},
      ("bfloat16: mixed precision for the embedder's matrix products (CPUs with AVX-512 BF16 or AMX, "
-     "GPUs); faster, same scores to a rank correlation of .9999 (benchmarks/results/peer_speed.md)")),
+     "GPUs); faster there, same scores up to rounding")),
     ("--roughness-window", "roughness_window", {"type": int, "metavar": "W"},
      ("append each channel's log mean squared step over the last W steps to the embedder's input; 0 "
      "turns it off (None: the embedder's default, 3 for the D-RNN, 0 for the others and for --preset paper)")),
@@ -140,8 +140,9 @@ def add_training_options(parser: argparse.ArgumentParser, settings: dict[str, An
 
 def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
     """The parameters of :func:`~madcluster.factory.make_detector` the flags given describe."""
+    # here, not at the top: the benchmark package costs seconds that parsing must not pay
+    from madcluster.benchmark.config import parse_key_values
     from madcluster.embedders import EMBEDDERS
-    from madcluster.evaluation.config import parse_key_values
 
     params = dict(getattr(args, "settings", {}))
     sizes: dict[str, Any] = {}
@@ -201,7 +202,7 @@ def show_progress(args: argparse.Namespace) -> bool:
     return not args.quiet and sys.stderr.isatty()
 
 
-def _add_input_options(parser: argparse.ArgumentParser) -> None:
+def add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--label-column",
         default=None,

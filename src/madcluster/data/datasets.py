@@ -41,8 +41,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from madcluster.data.dataset import Dataset, Entity
 from madcluster.data.readers import read_npz_benchmark, read_psm, read_user_folder
+from madcluster.data.train_test import Dataset, Entity
 from madcluster.exceptions import DatasetNotFoundError
 
 ENV_VAR = "MADCLUSTER_DATA_DIR"

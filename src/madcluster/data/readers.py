@@ -1,4 +1,4 @@
-"""File layouts into :class:`~madcluster.data.dataset.Dataset`: the npz benchmark layout (MSL, SMAP,
+"""File layouts into :class:`~madcluster.data.train_test.Dataset`: the npz benchmark layout (MSL, SMAP,
 SMD), the public PSM release, and user folders (``train.*`` / ``test.*`` with labels).
 
 :mod:`madcluster.data.datasets` decides which folder to read; the formats are documented there.
@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 
-from madcluster.data.dataset import Dataset, Entity
 from madcluster.data.io import (
     SUPPORTED_SUFFIXES,
     as_labels,
@@ -20,6 +19,7 @@ from madcluster.data.io import (
     read_frame,
     table_from_frame,
 )
+from madcluster.data.train_test import Dataset, Entity
 from madcluster.data.validation import check_series
 from madcluster.exceptions import DataError, DatasetNotFoundError
 

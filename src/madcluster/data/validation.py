@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.exceptions import DataError, ParameterError
+from madcluster.exceptions import DataError, DeviceError, ParameterError
 
 
 def check_positive_int(name: str, value: Any) -> None:
@@ -190,8 +190,6 @@ def check_device(name: Any) -> Any:
     build without it fails here with one line, not with torch's ``AssertionError`` mid-fit.
     """
     import torch
-
-    from madcluster.exceptions import DeviceError
 
     if name is None or name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -28,8 +28,7 @@ Adam step (twice the cost). The head trains at the detector's learning rate and 
 Per-step score (the official test code): ``softmax_L(-(sum over layers of symKL) * 50) x`` the
 per-step reconstruction MSE (mean over channels). The loss ``forward`` reports (validation, early
 stopping) is the reconstruction MSE: the minimax terms can grow without bound and say nothing about
-fit. Size at D = 55: 4,859,983 parameters (ptflops: 485.8M MACs per window of L = 100; the
-paper's table: 4.86M / 485.2M); the official code also holds an unused LayerNorm per layer (+3,072).
+fit. The official code also holds an unused LayerNorm per layer, left out here.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def conv_encoder(n_in: int, channels: Sequence[int], n_out: int, length: int) ->
 
 def conv_decoder(n_latent: int, channels: Sequence[int], n_out: int, length: int) -> nn.Sequential:
     """The mirror of :func:`conv_encoder` with ConvTranspose1d; ``output_padding`` restores the odd
-    lengths the encoder rounded down (e.g. 25 -> 12 -> 25 at L = 100). The last module is the
+    lengths the encoder rounded down (e.g. 25 -> 12 -> 25). The last module is the
     output layer (ConvTranspose1d to ``n_out``); everything before it is the feature stack."""
     lengths = halved_lengths(length, len(channels))
     rev = list(reversed(channels))

@@ -34,27 +34,19 @@ constant 1/L), from the discrepancy ``disc_t`` = sum over layers and patch sizes
 - ``score="discrepancy"``: ``softmax_L(+disc * 50)``, a larger discrepancy between the two views is
   more anomalous, as the DCdetector paper motivates its criterion.
 
-Measured limitation: after brief training (40 Adam steps) on a noisy sine, neither ranks an injected
-+3 spike above the normal steps of its window (per-window AUC 0.43-0.48 official, 0.48-0.53 flipped,
-5 seeds, L = 100). With both maps brought to ``[L, L]`` as above, step t's discrepancy splits into
+Known limitation: with both maps brought to ``[L, L]`` as above, step t's discrepancy splits into
 how peaked its patch's patch-wise row and its position's in-patch row are (each a symKL to the
 uniform row), which a single outlying value moves for every step, and the temperature-50 softmax puts
-nearly all of a window's mass on one step.
+nearly all of a window's mass on one step: neither score reliably ranks an injected spike above the
+other steps of its window.
 
 **h is the input DataEmbedding of the normalised window, ``[B, L, d_model]``**, as the MADCluster
 authors attach: it feeds no attention map, so only MADCluster's loss trains it (the official
 ``x_ori`` embedding only reaches an unused value projection). Not causal.
 
-Memory and time (measured at D = 55, L = 100, defaults, CPU, one thread, torch 2.13, two training
-steps of DCdetector + the MADCluster head, then a scoring pass; max RSS by ``resource.getrusage``):
-batch 128 peaks at 2.0 GB, 5.8 s per training step, so the detector's default ``batch_size=128``
-is the recommended batch (well under 8 GB). The official order (embed the tokens, then Q and K;
-still used for ``n_heads > 1``) peaked at 10.0 GB and took 82 s per step, 7.0 GB and 46 s with
-``Wq^T Wk`` formed first: the ``[B * D, N + p, d_model]`` token tensors dominated (timings on a
-loaded 2-core machine). On MSL (stride 10, 46 batches of 128) one pass takes ~220 s (4.8 s per
-batch). ptflops counts 404M MACs per window (the paper's table: 1.19G for the official order).
-Size at D = 55: 511,488 parameters (the unused value / output projections, norms and
-reconstruction head of the official code are left out; paper: 912.2K).
+Q and K are combined first (``Wq^T Wk``, the official order is kept for ``n_heads > 1``), so the
+``[B * D, N + p, d_model]`` token tensors of the official order are never built; the unused value /
+output projections, norms and reconstruction head of the official code are left out.
 """
 
 from __future__ import annotations

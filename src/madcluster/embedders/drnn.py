@@ -46,11 +46,10 @@ class DilatedRNN(BaseEmbedder):
     grows by about 70 when MADCluster is added, i.e. a center of about 64 components).
 
     Two remedies against hypersphere collapse are options, both measured and both off by default
-    because they lowered the ROC-AUC of the synthetic suite and MSL's VUS-PR
-    (``benchmarks/results/synthetic_suite.md``):
+    because they lowered the ROC-AUC of the synthetic suite and MSL's VUS-PR (the measurements are
+    with the benchmark results):
     ``bias=False`` removes the RNN biases (DeepSVDD's remedy, Ruff et al. 2018, Prop. 2: a network
-    with biases can map every input onto c); it keeps q about ten times more spread, but ranked
-    worse. ``auxiliary="next-step"`` adds a linear map from h_t to x_{t+1}: its mean squared error
+    with biases can map every input onto c); it keeps q more spread, but ranked worse. ``auxiliary="next-step"`` adds a linear map from h_t to x_{t+1}: its mean squared error
     becomes the D-RNN's own loss and its per-step error its own score, as a base detector's would
     be; the prediction loss and the distance loss then compete for h.
     """

@@ -35,9 +35,6 @@ is idempotent; a buffer, so it is saved and restored with the best state). With 
 epochs to reach tau < 3). TimeSeAD decays tau on every batch of every fifth epoch, which collapses
 it to its floor at epoch 5; we decay once per fifth epoch, as the paper states.
 
-Size (ptflops, scoring path, D = 55, L = 100, defaults): 408.1K parameters, 73.9M MACs per window
-(paper: 390.8K / 69.4M); the TSS heads are 21.3K of them, the cluster stack two thirds of the MACs.
-
 Centers start from spherical k-means (``init_from_data``), layer by layer: layer l's features
 depend on the centers below it. Spherical, because assignment and score only see directions.
 """

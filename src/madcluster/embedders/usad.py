@@ -16,7 +16,6 @@ the MADCluster loss goes into this phase), ``L2 = 1/n ||x - w2||^2 - (1 - 1/n) |
 the window's values. Per-step score (Eq. 10): ``alpha ||x - w1||^2 + beta ||x - w3||^2`` per value,
 reshaped ``[B, L, D]`` and averaged over D. The loss that ``forward`` reports (validation, early
 stopping) is the mean of that score: the epoch-weighted L1 is not comparable across epochs.
-Size: ~98M parameters at D = 55, L = 100 (the paper's table says 256M).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The released code's evaluation, one named step at a time, so each step's inflation can be measured.
 
 The paper's authors report numbers from a protocol that differs from the paper's text
-(``DESIGN.md``, "Why the paper's numbers are higher than honest ones"). Each difference is a step
+(the README's "Evaluation"). Each difference is a step
 that a benchmark row can switch on (``BenchmarkConfig(released_steps=...)``, ``madcluster
 benchmark --released-steps a b ...``); the decomposition benchmark adds them cumulatively:
 

@@ -3,8 +3,7 @@
 from madcluster.lazy import lazy_exports
 
 __all__ = ["Head", "LossParts", "MADClusterHead", "MethodConfig", "NoHead", "build_head"]
+_MODULES = {"MethodConfig": "config", "build_head": "heads"}
 __getattr__, __dir__ = lazy_exports(
-    __name__,
-    globals(),
-    {name: "madcluster.method.config" if name == "MethodConfig" else "madcluster.method.head" for name in __all__},
+    __name__, globals(), {name: f"{__name__}.{_MODULES.get(name, 'head')}" for name in __all__}
 )

@@ -56,7 +56,7 @@ def evaluate(
       reference code); ``precision`` and ``f1`` are 0 then (scikit-learn's ``zero_division=0``).
     * ``range_auc_roc``, ``range_auc_pr`` (buffer ``window``) and ``vus_roc``, ``vus_pr`` (buffers
       0..``window``), Paparrizos et al., VLDB 2022, with 250 thresholds, as ``vus`` 0.0.6 /
-      TSB-AD ``get_metrics``. With ``range_on="scores"`` (default, as DESIGN.md and TSB-AD) they use
+      TSB-AD ``get_metrics``. With ``range_on="scores"`` (default, as TSB-AD) they use
       the continuous scores; with ``range_on="predictions"`` they use the 0/1 predictions as the
       score, which is how the paper's released scripts report them.
     * ``auc_roc``, ``auc_pr``: threshold-free, on the continuous scores (scikit-learn's

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from madcluster.evaluation.schema import MODE_ROW_NAMES
+from madcluster.benchmark.schema import MODE_ROW_NAMES
 from madcluster.reporting.paper import paper_value
-from madcluster.reporting.tables import ReportContent, _model_key, _model_label, _paper_order
+from madcluster.reporting.tables import ReportContent, model_key, model_label, paper_order
 
 _ROW_COLORS = {"base-only": "#9ecae1", "full": "#3182bd", "distance-only": "#a1d99b",
                "cluster-only": "#fdae6b", "baseline": "#bdbdbd"}
@@ -43,8 +43,8 @@ def dataset_figure(content: ReportContent, dataset: str, protocol: str) -> Figur
         return None
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in results:
-        groups.setdefault(_model_label(_model_key(r), r.get("_folder", "")), []).append(r)
-    groups = dict(sorted(groups.items(), key=lambda item: _paper_order(item[1][0]["embedder"])))
+        groups.setdefault(model_label(model_key(r), r.get("_folder", "")), []).append(r)
+    groups = dict(sorted(groups.items(), key=lambda item: paper_order(item[1][0]["embedder"])))
     modes = [m for m in _ROW_COLORS if any(r["mode"] == m for r in results)]
     modes += sorted({r["mode"] for r in results} - set(modes))
     horizontal = len(groups) > MAX_VERTICAL_GROUPS

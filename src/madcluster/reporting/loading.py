@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from madcluster.evaluation.report import load_results
+from madcluster.benchmark.report import load_results
 
 
 def _result_folders(root: Path) -> list[Path]:

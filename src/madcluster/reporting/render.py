@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from madcluster import __version__
 from madcluster.atomic import atomic_path, atomic_write_text
 from madcluster.reporting.figures import dataset_figure, decomposition_figure, paper_ticks_drawn
-from madcluster.reporting.tables import Cell, ReportContent, Table, _anchor, build_content
+from madcluster.reporting.tables import Cell, ReportContent, Table, build_content, slug
 
 FORMATS = ("html", "md")
 # figures that go with a table rather than a dataset, keyed apart from dataset names
@@ -149,7 +149,7 @@ def render_html(content: ReportContent, figures: dict[str, bytes]) -> str:
         png = figures.get(table_figure_key(table.anchor))
         figure = _html_figure(png, table.title, TABLE_FIGURE_CAPTIONS.get(table.anchor, "")) if png else ""
         parts.append(f"<section>{_html_table(table, level=2, figure=figure)}</section>")
-    items = [f'<li id="{_anchor(s.key)}"><b>{_esc(s.name)}</b> — commit <code>{_esc(s.commit)}</code>'
+    items = [f'<li id="{slug(s.key)}"><b>{_esc(s.name)}</b> — commit <code>{_esc(s.commit)}</code>'
              f'{(" — " + _esc(s.started)) if s.started else ""}<br><code>{_esc(s.command)}</code></li>'
              for s in content.sources.values()]
     parts.append('<section id="sources"><h2>Sources: command and commit of every number</h2>'

@@ -14,30 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from madcluster.evaluation.schema import MODE_ROW_NAMES
+from madcluster.benchmark.schema import MODE_ROW_NAMES
+from madcluster.reporting.decomposition import DECOMPOSITION_STEPS, read_decomposition
+from madcluster.reporting.format import TABLE1_METRICS, mean_std, metric_columns, si
 from madcluster.reporting.loading import load_folder_results, results_below
 from madcluster.reporting.paper import PAPER_TABLE1, paper_value
 
-# Table 1's columns, in the paper's order
-TABLE1_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("f1", "F1"),
-    ("aff_precision", "Aff-P"),
-    ("aff_recall", "Aff-R"),
-    ("range_auc_roc", "R_A_R"),
-    ("range_auc_pr", "R_A_P"),
-    ("vus_roc", "V_ROC"),
-    ("vus_pr", "V_PR"),
-)
+TABLE1_COLUMNS = metric_columns(TABLE1_METRICS)
 THRESHOLD_FREE = {"range_auc_roc", "range_auc_pr", "vus_roc", "vus_pr"}
 PROTOCOL_ORDER = ("test-ratio", "train-quantile", "combined", "best-f1")
-DECOMPOSITION_STEPS: tuple[tuple[str, str, str | None], ...] = (
-    ("honest", "honest", None),
-    ("a", "+ (a) per entity, MinMax", None),
-    ("b", "+ (b) window labels", None),
-    ("c", "+ (c) best-F1 threshold", "oracle"),
-    ("d", "+ (d) range metrics on 0/1", None),
-    ("e", "+ (e) test set as validation", "leak"),
-)
 _MODE_ROW = MODE_ROW_NAMES
 _MODE_ORDER = ("base-only", "full", "distance-only", "cluster-only", "baseline")
 
@@ -132,21 +117,12 @@ def result_flags(result: dict[str, Any]) -> set[str]:
     return flags
 
 
-def _fmt(stat: dict[str, Any] | None, seeds: int) -> str:
-    if not stat or stat.get("mean") is None:
-        return "-"
-    text = f"{stat['mean']:.3f}"
-    if seeds > 1 and stat.get("std") is not None:
-        text += f" ± {stat['std']:.3f}"
-    return text
-
-
 # -------------------------------------------------------------------------------------- Table 1
-def _model_key(r: dict[str, Any]) -> tuple[str, bool, str]:
+def model_key(r: dict[str, Any]) -> tuple[str, bool, str]:
     return (r["embedder"], bool(r.get("per_entity")), str((r.get("settings") or {}).get("tag") or ""))
 
 
-def _model_label(key: tuple[str, bool, str], folder: str) -> str:
+def model_label(key: tuple[str, bool, str], folder: str) -> str:
     model, per_entity, tag = key
     parts = [model] + (["per entity"] if per_entity else []) + ([tag] if tag else []) + ([folder] if folder else [])
     return parts[0] + (f" ({', '.join(parts[1:])})" if len(parts) > 1 else "")
@@ -162,8 +138,8 @@ def table1(content: ReportContent, dataset: str, protocol: str) -> Table | None:
     oracle = any(r["protocols"][protocol].get("oracle") for r in results)
     groups: dict[tuple[tuple[str, bool, str], str], list[dict[str, Any]]] = {}
     for r in results:
-        groups.setdefault((_model_key(r), r.get("_folder", "")), []).append(r)
-    for (key, folder), members in sorted(groups.items(), key=lambda item: _paper_order(item[0][0][0])):
+        groups.setdefault((model_key(r), r.get("_folder", "")), []).append(r)
+    for (key, folder), members in sorted(groups.items(), key=lambda item: paper_order(item[0][0][0])):
         members.sort(key=lambda r: _MODE_ORDER.index(r["mode"]) if r["mode"] in _MODE_ORDER else 99)
         for r in members:
             src = content.sources[source_of(r).key]
@@ -171,11 +147,11 @@ def table1(content: ReportContent, dataset: str, protocol: str) -> Table | None:
             flag = "leak" if "leak" in flags else ("oracle" if oracle or "oracle" in flags else ("partial" if "partial" in flags else None))
             metrics = r["protocols"][protocol]["metrics"]
             seeds = len(r.get("seeds") or [])
-            cells = [Cell(_model_label(key, folder)), Cell(_MODE_ROW.get(r["mode"], r["mode"]))]
+            cells = [Cell(model_label(key, folder)), Cell(_MODE_ROW.get(r["mode"], r["mode"]))]
             for metric, _ in TABLE1_COLUMNS:
                 metric_flag = None if metric in THRESHOLD_FREE and flag == "oracle" else flag
-                cells.append(Cell(_fmt(metrics.get(metric), seeds), tooltip=src.tooltip, flag=metric_flag))
-            cells += [Cell(str(seeds)), Cell(f"[{src.key}]", tooltip=src.tooltip, link=_anchor(src.key))]
+                cells.append(Cell(mean_std(metrics.get(metric), n=seeds), tooltip=src.tooltip, flag=metric_flag))
+            cells += [Cell(str(seeds)), Cell(f"[{src.key}]", tooltip=src.tooltip, link=slug(src.key))]
             rows.append(cells)
             if r["mode"] in ("base-only", "full") and not key[1]:
                 paper = [paper_value(dataset, key[0], r["mode"] == "full", m) for m, _ in TABLE1_COLUMNS]
@@ -194,13 +170,13 @@ def table1(content: ReportContent, dataset: str, protocol: str) -> Table | None:
                  anchor=f"table1-{dataset}-{protocol}")
 
 
-def _paper_order(model: str) -> int:
+def paper_order(model: str) -> int:
     """Models in the paper's Table 1 order first (DeepSVDD, USAD, ...), then any others."""
     order = list(next(iter(PAPER_TABLE1.values())))
     return order.index(model) if model in order else len(order)
 
 
-def _anchor(key: str) -> str:
+def slug(key: str) -> str:
     return "src-" + re.sub(r"[^A-Za-z0-9_-]+", "-", key)
 
 
@@ -216,28 +192,19 @@ def results_cost_table(content: ReportContent) -> Table | None:
         seconds = c.get("train_seconds") or {}
         score = c.get("score_seconds") or {}
         rows.append([
-            Cell(r["dataset"]), Cell(_model_label(_model_key(r), r.get("_folder", ""))),
+            Cell(r["dataset"]), Cell(model_label(model_key(r), r.get("_folder", ""))),
             Cell(_MODE_ROW.get(r["mode"], r["mode"])),
             Cell(f"{c.get('n_params', 0):,}", tooltip=src.tooltip),
-            Cell(_si(c.get("macs_per_window")), tooltip=c.get("macs_method") or src.tooltip),
+            Cell(si(c.get("macs_per_window")), tooltip=c.get("macs_method") or src.tooltip),
             Cell("-" if seconds.get("mean") is None else f"{seconds['mean']:.1f}", tooltip=src.tooltip),
             Cell("-" if score.get("mean") is None else f"{score['mean']:.2f}", tooltip=src.tooltip),
-            Cell(f"[{src.key}]", tooltip=src.tooltip, link=_anchor(src.key)),
+            Cell(f"[{src.key}]", tooltip=src.tooltip, link=slug(src.key)),
         ])
     if not rows:
         return None
     return Table(title="Compute, from the result files", anchor="compute-results",
                  columns=["dataset", "model", "row", "params", "MACs / window", "train s / seed", "score s / seed", "source"],
                  rows=rows, note="Params and MACs of one window of L steps; seconds per seed on the machine that ran it.")
-
-
-def _si(n: float | None) -> str:
-    if n is None:
-        return "-"
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.2f}{unit}"
-    return f"{n:g}"
 
 
 def compute_table_file(path: Path) -> Table | None:
@@ -290,14 +257,6 @@ def _first_markdown_table(lines: list[str]) -> list[list[str]]:
 
 
 # ---------------------------------------------------------------------------- decomposition table
-def decomposition_records(path: Path) -> list[dict[str, Any]]:
-    """The rows of ``decomposition.json`` (written by ``benchmarks/decomposition.py``); none if absent."""
-    if not path.exists():
-        return []
-    data = json.loads(path.read_text())
-    return data.get("rows", []) if isinstance(data, dict) else []
-
-
 def decomposition_table(records: list[dict[str, Any]]) -> tuple[Table | None, list[Source]]:
     """The evaluation decomposition (issue 10, part 1): honest, then the released protocol's steps
     (a)..(e) added cumulatively, then the paper; (c) is an oracle and (e) a leak, marked as such."""
@@ -314,7 +273,7 @@ def decomposition_table(records: list[dict[str, Any]]) -> tuple[Table | None, li
             cells.append(Cell("-" if value is None else f"{float(value):.3f}", tooltip=src.tooltip, flag=flag))
         paper = rec.get("paper")
         cells.append(Cell("-" if paper is None else f"{float(paper):.2f}", flag="paper"))
-        cells.append(Cell(f"[{key}]", tooltip=src.tooltip, link=_anchor(key)))
+        cells.append(Cell(f"[{key}]", tooltip=src.tooltip, link=slug(key)))
         rows.append(cells)
     if not rows:
         return None, []
@@ -367,7 +326,7 @@ def build_content(
                 content.tables.append(table)
 
     dec_path = Path(decomposition) if decomposition else root / "decomposition.json"
-    content.decomposition_records = decomposition_records(dec_path)
+    content.decomposition_records = read_decomposition(dec_path)
     dec_table, dec_sources = decomposition_table(content.decomposition_records)
     if dec_table is not None:
         content.tables.append(dec_table)

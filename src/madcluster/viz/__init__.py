@@ -5,15 +5,13 @@ Each function returns a matplotlib Figure and writes a PNG when given ``path=``.
 """
 
 from madcluster.viz.channels import channels_to_show, top_deviating_channels
-from madcluster.viz.plots import (
+from madcluster.viz.model_figures import (
     distance_to_center,
     plot_distance_bands,
     plot_embedding,
-    plot_history,
-    plot_scores,
     project_2d,
-    save_figure,
 )
+from madcluster.viz.plots import plot_history, plot_scores, save_figure
 
 __all__ = [
     "channels_to_show",

@@ -13,18 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from madcluster.benchmark.schema import ANOMALY_RATIO_NOTE, RESULT_SCHEMA
+from madcluster.evaluation.protocols import CONTINUOUS_METRICS, METRICS
 from madcluster.evaluation.released_protocol import describe_steps, headline_protocol, is_leak
-from madcluster.evaluation.schema import (
-    ANOMALY_RATIO_NOTE,
-    CONTINUOUS_METRICS,
-    METRICS,
-    RESULT_SCHEMA,
-)
 from madcluster.evaluation.thresholds import PROTOCOLS
 
 if TYPE_CHECKING:
-    from madcluster.evaluation.config import BenchmarkConfig
-    from madcluster.evaluation.grid import Row
+    from madcluster.benchmark.config import BenchmarkConfig
+    from madcluster.benchmark.grid import Row
 
 _PER_RUN_KEYS = ("thresholds", "history", "n_scores", "n_params_embedder", "n_params_head")
 

@@ -1,4 +1,4 @@
-"""The in-memory dataset: a train/test split with labels and entities (channels / machines).
+"""The in-memory benchmark data: a train/test split with labels and entities (channels / machines).
 
 Loading (where files are, which formats) lives in :mod:`madcluster.data.datasets` and
 :mod:`madcluster.data.readers`; this module only holds the result.

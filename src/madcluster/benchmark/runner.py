@@ -1,6 +1,6 @@
 """The benchmark runner: train on a dataset's ``train`` split, score ``test``, evaluate every protocol.
 
-One :class:`~madcluster.evaluation.config.BenchmarkConfig` is one row of a results table::
+One :class:`~madcluster.benchmark.config.BenchmarkConfig` is one row of a results table::
 
     config = BenchmarkConfig(dataset="MSL", embedder="drnn", mode="full", seeds=(0, 1, 2),
                              epochs=5, stride=10)
@@ -31,22 +31,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from madcluster.evaluation.aggregate import BenchmarkResult, build_result
-from madcluster.evaluation.config import BenchmarkConfig
-from madcluster.evaluation.cost import torch_model_cost
-from madcluster.evaluation.executors import Job, Outcome, Progress, make_executor
-from madcluster.evaluation.fit_score import detector_params, evaluate_protocols, run_task
-from madcluster.evaluation.grid import Row, Task, dataset_key, plan_rows
-from madcluster.evaluation.provenance import git_state, provenance
-from madcluster.evaluation.schema import (
-    ANOMALY_RATIO_NOTE,
-    BASELINE_MODE,
-    BASELINES,
-    CONTINUOUS_METRICS,
-    METRICS,
-    THRESHOLD_METRICS,
-)
-from madcluster.evaluation.store import OK, TaskStore, failure_record
+from madcluster.benchmark.aggregate import BenchmarkResult, build_result
+from madcluster.benchmark.config import BenchmarkConfig
+from madcluster.benchmark.fit_score import run_task
+from madcluster.benchmark.grid import Row, Task, dataset_key, plan_rows
+from madcluster.benchmark.provenance import provenance
+from madcluster.benchmark.report import write_result
+from madcluster.benchmark.store import OK, TaskStore, failure_record
+from madcluster.parallel.executors import Job, Outcome, Progress, make_executor
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +93,7 @@ def run_grid(
     """Run every task of every row and write each row built from its finished tasks.
 
     executor: ``sequential``, ``ray``, ``auto`` or an executor object (see :mod:`.executors`);
-        ``executor_options`` go to :func:`~madcluster.evaluation.executors.make_executor`.
+        ``executor_options`` go to :func:`~madcluster.parallel.executors.make_executor`.
     resume: skip tasks whose result file is already in ``task_dir`` (default
         ``<out>/tasks`` of each row; with ``out=None`` nothing is kept between runs).
     Ctrl-C stops the run, writes the rows from what has finished, and re-raises.
@@ -115,7 +107,7 @@ def run_grid(
     if not isinstance(executor, str) or executor != "auto":
         runner = _executor(executor, ray_address, None, executor_options)
         if hasattr(runner, "warm_up"):
-            runner.warm_up(["madcluster.evaluation.fit_score"])
+            runner.warm_up(["madcluster.benchmark.fit_score"])
     try:
         datasets, rows = _load_and_plan(configs, loader)
     except BaseException:
@@ -218,8 +210,6 @@ def _write_rows(
     rows: Sequence[Row], stores: dict[int, TaskStore], failures: list, executor: dict
 ) -> GridResult:
     """Build every row from its finished tasks and write it (JSON + results.md) if ``out``."""
-    from madcluster.evaluation.report import write_result
-
     grid = GridResult(results=[], failures=failures, executor=executor)
     shared = provenance("", None, **executor)  # git state and versions: once for every row
     for row in rows:
@@ -239,20 +229,4 @@ def _write_rows(
     return grid
 
 
-__all__ = [
-    "ANOMALY_RATIO_NOTE",
-    "BASELINES",
-    "BASELINE_MODE",
-    "CONTINUOUS_METRICS",
-    "METRICS",
-    "THRESHOLD_METRICS",
-    "BenchmarkConfig",
-    "BenchmarkResult",
-    "GridResult",
-    "detector_params",
-    "evaluate_protocols",
-    "git_state",
-    "run_benchmark",
-    "run_grid",
-    "torch_model_cost",
-]
+__all__ = ["TASK_FOLDER", "GridResult", "run_benchmark", "run_grid"]

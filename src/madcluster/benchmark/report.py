@@ -15,22 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from madcluster.atomic import atomic_write_text
-from madcluster.evaluation.schema import BASELINE_MODE, MODE_ROW_NAMES, RESULT_SCHEMA
-from madcluster.evaluation.store import json_safe
+from madcluster.benchmark.schema import BASELINE_MODE, MODE_ROW_NAMES, RESULT_SCHEMA
+from madcluster.benchmark.store import json_safe
+from madcluster.reporting.format import TABLE1_METRICS, markdown_table, mean_std, metric_columns, si
 
-# the paper's column names, in the paper's order
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("f1", "F1"),
-    ("precision", "P"),
-    ("recall", "R"),
-    ("aff_precision", "Aff-P"),
-    ("aff_recall", "Aff-R"),
-    ("range_auc_roc", "R_A_R"),
-    ("range_auc_pr", "R_A_P"),
-    ("vus_roc", "V_ROC"),
-    ("vus_pr", "V_PR"),
-)
-EXTRA_COLUMNS: tuple[tuple[str, str], ...] = (("auc_roc", "AUC-ROC"), ("auc_pr", "AUC-PR"))
+COLUMNS = metric_columns(("f1", "precision", "recall", *TABLE1_METRICS[1:]))
+EXTRA_COLUMNS = metric_columns(("auc_roc", "auc_pr"))
 PROTOCOL_ORDER = ("train-quantile", "test-ratio", "combined", "best-f1")
 MARKDOWN_NAME = "results.md"
 RELEASED_NOTE = (
@@ -110,17 +100,6 @@ def _sort_key(r: dict[str, Any]) -> tuple:
 
 
 # ------------------------------------------------------------------------------------- formatting
-def fmt(stat: dict[str, Any] | None, *, std: bool = True) -> str:
-    """``0.523 ± 0.012`` (std over seeds; left out with one seed), ``-`` for a missing value."""
-    if stat is None or stat.get("mean") is None:
-        return "-"
-    mean = stat["mean"]
-    n = len(stat.get("values", []))
-    if std and n > 1 and stat.get("std") is not None:
-        return f"{mean:.3f} ± {stat['std']:.3f}"
-    return f"{mean:.3f}"
-
-
 def _row_label(r: dict[str, Any]) -> str:
     if r["mode"] == "full":
         label = "MADCluster"
@@ -149,45 +128,29 @@ def _row_label(r: dict[str, Any]) -> str:
 def protocol_table(results: list[dict[str, Any]], protocol: str, *, extra: bool = False) -> str:
     """Markdown table: one row per result, the paper's metric columns for ``protocol``."""
     cols = COLUMNS + (EXTRA_COLUMNS if extra else ())
-    head = "| dataset | detector | seeds | " + " | ".join(c for _, c in cols) + " |"
-    sep = "|" + "---|" * (3 + len(cols))
-    lines = [head, sep]
-    for r in results:
-        if protocol not in r["protocols"]:
-            continue
-        m = r["protocols"][protocol]["metrics"]
-        lines.append(
-            f"| {r['dataset']} | {_row_label(r)} | {len(r['seeds'])} | "
-            + " | ".join(fmt(m.get(k)) for k, _ in cols)
-            + " |"
-        )
-    return "\n".join(lines)
+    rows = [
+        [r["dataset"], _row_label(r), len(r["seeds"]), *(mean_std(r["protocols"][protocol]["metrics"].get(k)) for k, _ in cols)]
+        for r in results
+        if protocol in r["protocols"]
+    ]
+    return markdown_table(["dataset", "detector", "seeds", *(c for _, c in cols)], rows)
 
 
 def cost_table(results: list[dict[str, Any]]) -> str:
-    lines = [
-        "| dataset | detector | params | MACs / window | train s | score s | peak RSS MB | epochs run | final nu | final R |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for r in results:
         c = r["cost"]
         h = c.get("history") or {}
         epochs = h.get("epochs_run", h.get("epochs_run_mean"))
         nu = h.get("final_nu", h.get("final_nu_mean"))
         radius = h.get("final_radius", h.get("final_radius_mean"))
-        lines.append(
-            f"| {r['dataset']} | {_row_label(r)} | {c['n_params']:,} | {_si(c['macs_per_window'])} | "
-            f"{fmt(c['train_seconds'], std=False)} | {fmt(c['score_seconds'], std=False)} | {fmt(c['peak_rss_mb'], std=False)} | "
-            f"{'-' if epochs is None else f'{epochs:g}'} | {'-' if nu is None else f'{nu:.4f}'} | {'-' if radius is None else f'{radius:.4f}'} |"
-        )
-    return "\n".join(lines)
-
-
-def _si(n: float) -> str:
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.2f}{unit}"
-    return f"{n:g}"
+        rows.append([
+            r["dataset"], _row_label(r), f"{c['n_params']:,}", si(c["macs_per_window"]),
+            *(mean_std(c[k], std=False) for k in ("train_seconds", "score_seconds", "peak_rss_mb")),
+            "-" if epochs is None else f"{epochs:g}", "-" if nu is None else f"{nu:.4f}", "-" if radius is None else f"{radius:.4f}",
+        ])
+    header = ["dataset", "detector", "params", "MACs / window", "train s", "score s", "peak RSS MB", "epochs run", "final nu", "final R"]
+    return markdown_table(header, rows)
 
 
 def markdown_from_folder(folder: str | os.PathLike) -> str:
@@ -263,11 +226,11 @@ def format_summary(result: dict[str, Any] | Any) -> str:
         m = d["protocols"][p]["metrics"]
         lines.append(
             d["protocols"][p]["label"].ljust(width)
-            + "".join(fmt(m[k]).rjust(cell) for k, _ in cols)
+            + "".join(mean_std(m[k]).rjust(cell) for k, _ in cols)
         )
     c = d["cost"]
     lines.append(
-        f"params {c['n_params']:,}, MACs/window {_si(c['macs_per_window'])}, train {c['train_seconds']['mean']:.1f} s, "
+        f"params {c['n_params']:,}, MACs/window {si(c['macs_per_window'])}, train {c['train_seconds']['mean']:.1f} s, "
         f"score {c['score_seconds']['mean']:.1f} s, peak RSS +{c['peak_rss_mb']['mean']:.0f} MB (per seed)"
     )
     h = c.get("history") or {}

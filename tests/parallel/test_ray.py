@@ -13,10 +13,10 @@ ray = pytest.importorskip(
     reason="Ray is not installed (pip install 'madcluster[distributed]'); .ci/run installs it",
 )
 
-from madcluster.evaluation.executors import Job, make_executor
-from madcluster.evaluation.grid import expand_grid
-from madcluster.evaluation.ray_executor import RayExecutor
-from madcluster.evaluation.runner import run_grid
+from madcluster.benchmark.grid import expand_grid
+from madcluster.benchmark.runner import run_grid
+from madcluster.parallel.executors import Job, make_executor
+from madcluster.parallel.ray_executor import RayExecutor
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -154,7 +154,7 @@ def test_ctrl_c_cancels_what_runs_and_keeps_what_finished(tmp_path):
 def test_largest_jobs_are_submitted_first(monkeypatch):
     """Submission order is ours to set (Ray's queue order is not: a test on start times flaked
     when another test's cancelled worker was still being replaced), so record what is submitted."""
-    from madcluster.evaluation.jobs import Outcome
+    from madcluster.parallel.jobs import Outcome
 
     submitted = []
 
@@ -179,7 +179,7 @@ def test_largest_jobs_are_submitted_first(monkeypatch):
 
 def test_warm_up_imports_in_the_workers_and_leaves_a_joined_ray_running(tmp_path):
     executor = RayExecutor()
-    executor.warm_up(["madcluster.evaluation.fit_score", "no_such_module_here"])
+    executor.warm_up(["madcluster.benchmark.fit_score", "no_such_module_here"])
     assert [ray.get(ref) for ref in executor._warming] == [["no_such_module_here"]] * 2
     executor.close()
     assert ray.is_initialized()  # the module's Ray was joined, not started: still running

@@ -15,7 +15,7 @@ unchanged on either:
   ``close()`` releases what ``warm_up`` started when ``run`` is never reached (``run`` closes
   at its end).
 
-Ray is imported only by :class:`~madcluster.evaluation.ray_executor.RayExecutor`, and only when
+Ray is imported only by :class:`~madcluster.parallel.ray_executor.RayExecutor`, and only when
 it runs.
 """
 
@@ -25,7 +25,7 @@ import importlib.util
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from madcluster.evaluation.jobs import Job, JobFn, OnDone, Outcome, Progress, guarded_call
+from madcluster.parallel.jobs import Job, JobFn, OnDone, Outcome, Progress, guarded_call
 
 EXECUTORS = ("auto", "sequential", "ray")
 
@@ -94,7 +94,7 @@ def make_executor(
             "--executor ray needs Ray: pip install 'madcluster[distributed]' "
             "(or pip install 'ray[default]')"
         )
-    from madcluster.evaluation.ray_executor import RayExecutor
+    from madcluster.parallel.ray_executor import RayExecutor
 
     return RayExecutor(
         address=ray_address,

@@ -1,6 +1,6 @@
 """``madcluster benchmark``: its options, the rows they describe, and the command itself.
 
-Options that name a :class:`~madcluster.evaluation.config.BenchmarkConfig` field are defined
+Options that name a :class:`~madcluster.benchmark.config.BenchmarkConfig` field are defined
 once, in :data:`FIELD_OPTIONS`, with ``None`` as their argparse default: an option left out takes
 the grid file's value, else the config's default, so the defaults live in the config alone.
 """
@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import MISSING
 from pathlib import Path
 from typing import Any
 
-from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
-from madcluster.evaluation.config import BenchmarkConfig, parse_key_values
-from madcluster.evaluation.executors import add_executor_arguments, executor_options
-from madcluster.evaluation.grid import expand_grid, load_grid_file
+from madcluster.benchmark.config import BenchmarkConfig, parse_key_values
+from madcluster.benchmark.grid import expand_grid, load_grid_file
+from madcluster.benchmark.report import format_summary
+from madcluster.benchmark.runner import run_grid
+from madcluster.benchmark.schema import DETECTORS
+from madcluster.defaults import DEFAULT_EPOCHS
 from madcluster.evaluation.released_protocol import STEP_ORDER, STEPS
-from madcluster.evaluation.schema import DETECTORS
 from madcluster.evaluation.thresholds import PROTOCOLS
 from madcluster.method.config import MODES
+from madcluster.parallel.options import add_executor_arguments, executor_options
 
 _LIST = {"nargs": "+"}
 # (group, flag, argparse keywords); the dest is the BenchmarkConfig field of the same name
@@ -67,7 +70,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     (
         "what",
         "--seeds",
-        {**_LIST, "type": int, "help": "one run per seed; mean and std over seeds (default: 0)"},
+        {**_LIST, "type": int, "help": "one run per seed; mean and std over seeds"},
     ),
     (
         "what",
@@ -111,37 +114,37 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     (
         "model",
         "--window-size",
-        {"type": int, "help": f"window length L (default: {DEFAULT_WINDOW_SIZE}, as the paper)"},
+        {"type": int, "help": "window length L (the paper's)"},
     ),
-    ("model", "--batch-size", {"type": int, "help": "windows per batch (default: 128)"}),
-    ("model", "--lr", {"type": float, "help": "Adam learning rate (default: 1e-3)"}),
+    ("model", "--batch-size", {"type": int, "help": "windows per batch"}),
+    ("model", "--lr", {"type": float, "help": "Adam learning rate"}),
     (
         "model",
         "--weight-decay",
-        {"type": float, "help": "Adam weight decay, lambda * Omega(W) (default: 1e-5)"},
+        {"type": float, "help": "Adam weight decay, lambda * Omega(W)"},
     ),
-    ("model", "--hidden-size", {"type": int, "help": "D-RNN hidden size f (default: 64)"}),
+    ("model", "--hidden-size", {"type": int, "help": "D-RNN hidden size f"}),
     (
         "model",
         "--layers",
-        {"type": int, "help": "D-RNN layers, dilations 1, 2, 4, ... (default: 3)"},
+        {"type": int, "help": "D-RNN layers, dilations 1, 2, 4, ..."},
     ),
     (
         "model",
         "--validation-size",
-        {"type": float, "help": "fraction at the end of train for early stopping (default: 0.2)"},
+        {"type": float, "help": "fraction at the end of train for early stopping"},
     ),
     (
         "model",
         "--patience",
-        {"type": int, "help": "epochs without validation improvement before stopping (default: 3)"},
+        {"type": int, "help": "epochs without validation improvement before stopping"},
     ),
     (
         "model",
         "--n-components",
-        {"type": float, "help": "pca: variance fraction kept (default: 0.95)"},
+        {"type": float, "help": "pca: variance fraction kept"},
     ),
-    ("model", "--n-centroids", {"type": int, "help": "kmeans: number of centroids k (default: 20)"}),
+    ("model", "--n-centroids", {"type": int, "help": "kmeans: number of centroids k"}),
     (
         "model",
         "--embedder-param",
@@ -176,7 +179,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         {
             "type": float,
             "help": "train-quantile: fraction of training "
-            "scores above the threshold (default: 0.01)",
+            "scores above the threshold",
         },
     ),
     (
@@ -189,7 +192,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
             "ratio, from the labels)",
         },
     ),
-    ("metrics", "--metric-window", {"type": int, "help": "Range-AUC / VUS window (default: 100)"}),
+    ("metrics", "--metric-window", {"type": int, "help": "Range-AUC / VUS window"}),
     (
         "released",
         "--released-steps",
@@ -258,9 +261,14 @@ def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="grid file (JSON or YAML) of settings, lists crossed; options given here override it",
     )
+    defaults = BenchmarkConfig.__dataclass_fields__
     for group, flag, kwargs in FIELD_OPTIONS:
         kwargs = dict(kwargs, default=None)
         kwargs["help"] = kwargs["help"].replace("{names}", names)
+        field = defaults.get(flag[2:].replace("-", "_"))
+        if "(default" not in kwargs["help"] and field is not None and field.default not in (None, MISSING):
+            shown = " ".join(map(str, field.default)) if isinstance(field.default, tuple) else field.default
+            kwargs["help"] += f" (default: {shown})"  # the config's, so it is never restated here
         groups[group].add_argument(flag, **kwargs)
     groups["what"].add_argument(
         "--per-entity",
@@ -310,9 +318,6 @@ def configs_from_args(args: argparse.Namespace) -> list[BenchmarkConfig]:
 
 def run_benchmark_command(args: argparse.Namespace) -> int:
     """``madcluster benchmark``: run the grid, write the results, print each row's summary."""
-    from madcluster.evaluation.report import format_summary
-    from madcluster.evaluation.runner import run_grid
-
     configs = configs_from_args(args)
     grid = run_grid(
         configs,
@@ -349,8 +354,6 @@ def run_benchmark_command(args: argparse.Namespace) -> int:
 __all__ = [
     "FIELD_OPTIONS",
     "add_benchmark_arguments",
-    "add_executor_arguments",
     "configs_from_args",
-    "executor_options",
     "run_benchmark_command",
 ]

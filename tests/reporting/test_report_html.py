@@ -17,7 +17,8 @@ import pytest
 from PIL import Image
 
 from madcluster.cli import main
-from madcluster.reporting import build_content, write_report
+from madcluster.reporting.render import write_report
+from madcluster.reporting.tables import build_content
 
 PROTOCOLS = {
     "test-ratio": {"oracle": False, "label": "test-ratio", "description": "the test anomaly ratio"},
@@ -263,7 +264,7 @@ def test_cli_report_writes_html_and_md(results_dir, tmp_path, capsys):
 
 
 def test_report_of_the_committed_msl_results(tmp_path):
-    folder = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "base_models_msl"
+    folder = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "base_models_msl"
     if not any(folder.glob("*.json")):
         pytest.skip(f"no committed results in {folder}")
     content = write_report(folder, tmp_path / "msl.html")

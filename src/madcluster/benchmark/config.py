@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from madcluster.benchmark.schema import BASELINE_MODE, BASELINES, DETECTORS
 from madcluster.data.validation import check_positive_int
 from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.evaluation.released_protocol import check_steps, steps_suffix
-from madcluster.evaluation.schema import BASELINE_MODE, BASELINES, DETECTORS
 from madcluster.method.config import MODES
 
 _POSITIVE_INTS = (

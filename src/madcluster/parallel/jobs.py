@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import socket
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +24,6 @@ class Job:
 
 def import_modules(modules: list[str]) -> list[str]:
     """Import ``modules`` in this process (a worker's warm-up); returns those that failed."""
-    import importlib
-
     failed = []
     for name in modules:
         try:
@@ -98,3 +98,19 @@ class Progress:
 
 
 __all__ = ["Job", "JobFn", "OnDone", "Outcome", "Progress", "guarded_call"]
+
+
+@contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Run with ``threads`` torch CPU threads (``None``: leave them), restoring them afterwards."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(int(threads))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)

@@ -2,7 +2,7 @@
 
 Each shared data object is ``ray.put`` once and its reference passed to every job that uses it,
 so a dataset travels to each node once, not once per task. A job that raises is caught inside the
-worker (:func:`~madcluster.evaluation.executors.guarded_call`) and comes back as a failed outcome;
+worker (:func:`~madcluster.parallel.executors.guarded_call`) and comes back as a failed outcome;
 a worker that dies (killed, out of memory) is retried by Ray up to ``max_retries`` times and is
 recorded as failed after that. Exactly as many jobs as the cluster has task slots are in flight
 (Ray does not keep submission order among queued tasks, so a deeper queue would lose the order);
@@ -23,7 +23,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from madcluster.evaluation.jobs import Job, JobFn, OnDone, Outcome, Progress, guarded_call
+from madcluster.parallel.jobs import Job, JobFn, OnDone, Outcome, Progress, guarded_call
 
 
 class RayExecutor:
@@ -64,7 +64,7 @@ class RayExecutor:
         """Connect now and have each task slot import ``modules`` (not waited for)."""
         import ray
 
-        from madcluster.evaluation.jobs import import_modules
+        from madcluster.parallel.jobs import import_modules
 
         if self._owns_ray is None:
             self._owns_ray = self._connect()

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from madcluster.atomic import atomic_write_text
-from madcluster.evaluation.schema import TASK_SCHEMA
+from madcluster.benchmark.schema import TASK_SCHEMA
 
 if TYPE_CHECKING:
-    from madcluster.evaluation.grid import Task
+    from madcluster.benchmark.grid import Task
 
 OK, FAILED = "ok", "failed"
 

@@ -1,6 +1,6 @@
 """A benchmark grid: lists of datasets, embedders, modes, seeds -> rows -> independent tasks.
 
-A **row** is one :class:`~madcluster.evaluation.config.BenchmarkConfig` (one line of the results
+A **row** is one :class:`~madcluster.benchmark.config.BenchmarkConfig` (one line of the results
 table); a **task** is one fit + score + metrics of that row: one seed, and with ``per_entity`` one
 entity. Tasks are named from their configuration (row name, a fingerprint of every setting that
 changes the result, seed, entity), which is what lets a rerun find and skip finished ones.
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from madcluster.evaluation.config import BenchmarkConfig
+from madcluster.benchmark.config import BenchmarkConfig
 from madcluster.evaluation.released_protocol import window_label_ratio
 
 AXES = ("dataset", "detector", "embedder", "mode", "per_entity", "tag")

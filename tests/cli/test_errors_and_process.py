@@ -1,4 +1,4 @@
-"""The command line on what a new user runs into (issue 11).
+"""The command line on what a new user runs into: errors, exit status, pipes, files.
 
 Behaviour that is about the process (exit status, broken pipe, file modes, what reaches a
 redirected stderr) runs the real entry point in a subprocess; the rest calls ``main`` in-process.

@@ -11,12 +11,13 @@ import os
 import socket
 import time
 from collections.abc import Mapping
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from madcluster.evaluation.cost import PeakRSS, model_cost, process_max_rss_mb
+from madcluster.benchmark.cost import PeakRSS, model_cost, process_max_rss_mb
+from madcluster.benchmark.schema import TASK_SCHEMA
+from madcluster.evaluation.protocols import continuous_metrics, evaluate_protocols
 from madcluster.evaluation.released_protocol import (
     describe_steps,
     detector_overrides,
@@ -25,15 +26,14 @@ from madcluster.evaluation.released_protocol import (
     window_labels,
     window_scores,
 )
-from madcluster.evaluation.schema import CONTINUOUS_METRICS, METRICS, TASK_SCHEMA
 from madcluster.evaluation.thresholds import compute_thresholds
 from madcluster.factory import make_detector
+from madcluster.parallel.jobs import torch_threads
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
 
-    from madcluster.evaluation.config import BenchmarkConfig
-    from madcluster.evaluation.grid import Task
+    from madcluster.benchmark.config import BenchmarkConfig
+    from madcluster.benchmark.grid import Task
 
 
 def detector_params(config: BenchmarkConfig, seed: int, *, verbose: bool = False) -> dict[str, Any]:
@@ -163,63 +163,6 @@ def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
     return record
 
 
-def continuous_metrics(scores: np.ndarray, labels: np.ndarray, *, window: int = 100) -> dict[str, float]:
-    """The threshold-independent metrics (Range-AUC, VUS, AUC) of continuous ``scores``."""
-    from madcluster.metrics import evaluate
-
-    # any threshold: the continuous metrics do not depend on it (the point metrics are discarded)
-    values = evaluate(scores, labels, threshold=float(np.median(scores)), window=window)
-    return {k: float(values[k]) for k in CONTINUOUS_METRICS}
-
-
-def evaluate_protocols(
-    scores: np.ndarray,
-    labels: np.ndarray,
-    thresholds: dict[str, float],
-    *,
-    window: int = 100,
-    range_on: str = "scores",
-) -> dict[str, dict[str, float]]:
-    """Every metric for each protocol's threshold; the continuous-score ones are computed once.
-
-    ``range_on="predictions"`` (released-protocol step d) computes Range-AUC / VUS on each
-    protocol's 0/1 predictions, so they are computed per protocol; AUC-ROC / AUC-PR stay on the
-    scores.
-    """
-    from madcluster.metrics import evaluate
-    from madcluster.metrics.affiliation import affiliation_precision_recall
-    from madcluster.metrics.pointwise import precision_recall_f1
-
-    out: dict[str, dict[str, float]] = {}
-    shared: dict[str, float] | None = None
-    if range_on == "predictions":
-        for protocol, threshold in thresholds.items():
-            full = evaluate(scores, labels, threshold=threshold, window=window, range_on=range_on)
-            out[protocol] = {k: float(full[k]) for k in METRICS}
-        return out
-    if range_on != "scores":
-        raise ValueError(f"range_on must be 'scores' or 'predictions', got {range_on!r}")
-    for protocol, threshold in thresholds.items():
-        if shared is None:
-            full = evaluate(scores, labels, threshold=threshold, window=window)
-            shared = {k: full[k] for k in CONTINUOUS_METRICS}
-            out[protocol] = {k: float(full[k]) for k in METRICS}
-            continue
-        pred = np.asarray(scores, dtype=np.float64) > threshold
-        p, r, f = precision_recall_f1(pred, labels)
-        aff_p, aff_r = affiliation_precision_recall(pred, labels)
-        values = {
-            "f1": f,
-            "precision": p,
-            "recall": r,
-            "aff_precision": aff_p,
-            "aff_recall": aff_r,
-            **shared,
-        }
-        out[protocol] = {k: float(values[k]) for k in METRICS}
-    return out
-
-
 def history_summary(history: Mapping[str, list[float]]) -> dict[str, Any]:
     """Epochs run, the restored (best-validation) epoch and the head's curves.
 
@@ -245,20 +188,4 @@ def history_summary(history: Mapping[str, list[float]]) -> dict[str, Any]:
     return out
 
 
-@contextmanager
-def torch_threads(threads: int | None) -> Iterator[None]:
-    """Run with ``threads`` torch CPU threads (``None``: leave them), restoring them afterwards."""
-    if threads is None:
-        yield
-        return
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(int(threads))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-__all__ = ["continuous_metrics", "detector_params", "evaluate_protocols", "history_summary", "run_task", "torch_threads"]
+__all__ = ["detector_params", "history_summary", "run_task"]

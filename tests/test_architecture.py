@@ -1,0 +1,174 @@
+"""The layout goals of issue 22, enforced: small modules, no import cycle, a small ``evaluation/``,
+the default window size written once.
+
+``python tests/test_architecture.py [SRC]`` prints the measured numbers (largest modules, lines of
+``evaluation/``, import cycles) for ``SRC`` (default: this checkout's ``src``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+MAX_MODULE_LINES = 400
+MAX_EVALUATION_LINES = 1000
+
+
+def modules(src: Path = SRC) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the package."""
+    out = {}
+    for path in sorted((src / "madcluster").rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def line_count(path: Path) -> int:
+    return len(path.read_text().splitlines())
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package's modules that ``name`` imports, anywhere in it (inside functions too; blocks
+    under ``if TYPE_CHECKING`` are left out: they never run)."""
+    tree = ast.parse(path.read_text())
+    skipped = {id(n) for node in ast.walk(tree) if _type_checking_only(node) for n in ast.walk(node)}
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+    return {m for m in found if m in known and m != name}
+
+
+def import_graph(src: Path = SRC) -> dict[str, set[str]]:
+    mods = modules(src)
+    return {name: imports(name, path, set(mods)) for name, path in mods.items()}
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def evaluation_lines(src: Path = SRC) -> int:
+    return sum(line_count(p) for p in (src / "madcluster" / "evaluation").rglob("*.py"))
+
+
+def window_size_literals(src: Path = SRC) -> list[str]:
+    """Lines of ``src`` that write the default window size as a number: the default's value on a
+    line about windows (``window_size: int = 100``, "window length L (default: 100)", "L = 100"),
+    leaving out the metrics' own sliding window."""
+    value = re.search(r"DEFAULT_WINDOW_SIZE = (\d+)", (src / "madcluster" / "defaults.py").read_text()
+                      if (src / "madcluster" / "defaults.py").is_file() else "DEFAULT_WINDOW_SIZE = 100")[1]
+    number = re.compile(rf"(?<![\w.]){value}(?![\w.%])")
+    hits = []
+    for path in sorted((src / "madcluster").rglob("*.py")):
+        if "metrics" in path.parts:  # the metrics' sliding window is a setting of its own
+            continue
+        for line_no, line in enumerate(path.read_text().splitlines(), 1):
+            about_windows = re.search(r"window|\bL\s*=", line, re.IGNORECASE) and "metric" not in line.lower()
+            if about_windows and number.search(line) and not re.search(r"range_|vus|\bwindow: int", line):
+                hits.append(f"{path.relative_to(src)}:{line_no}: {line.strip()}")
+    return hits
+
+
+def test_no_module_over_400_lines():
+    big = {name: line_count(p) for name, p in modules().items() if line_count(p) > MAX_MODULE_LINES}
+    assert not big, f"modules over {MAX_MODULE_LINES} lines: {big}"
+
+
+def test_no_import_cycle():
+    assert import_cycles(import_graph()) == []
+
+
+def test_evaluation_is_what_a_score_means_only():
+    assert evaluation_lines() < MAX_EVALUATION_LINES
+
+
+def test_default_window_size_is_written_once():
+    hits = window_size_literals()
+    assert len(hits) == 1 and "defaults.py" in hits[0], hits
+
+
+def private_imports(src: Path = SRC) -> list[str]:
+    """``from madcluster... import _name`` anywhere in the package: private names stay in their module."""
+    hits = []
+    for name, path in modules(src).items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("madcluster"):
+                hits += [f"{name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_") and not a.name.endswith("__")]
+    return hits
+
+
+def test_no_private_name_imported_across_modules():
+    assert private_imports() == []
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+if __name__ == "__main__":
+    src = Path(sys.argv[1]) if len(sys.argv) > 1 else SRC
+    sizes = sorted(((line_count(p), n) for n, p in modules(src).items()), reverse=True)
+    total = sum(s for s, _ in sizes)
+    print(f"package: {len(sizes)} modules, {total} lines; largest: " + ", ".join(f"{n} {s}" for s, n in sizes[:5]))
+    print(f"modules over {MAX_MODULE_LINES} lines: {sum(s > MAX_MODULE_LINES for s, _ in sizes)}")
+    print(f"evaluation/: {evaluation_lines(src)} lines")
+    print(f"detector.py: {line_count(src / 'madcluster' / 'detector.py')} lines")
+    cycles = import_cycles(import_graph(src))
+    print(f"import cycles: {len(cycles)} {cycles}")
+    print(f"private names imported across modules: {len(private_imports(src))}")
+    literals = window_size_literals(src)
+    print(f"default window size literals: {len(literals)}")
+    for hit in literals:
+        print("  " + hit)
