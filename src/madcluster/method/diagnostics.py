@@ -1,9 +1,10 @@
 """Telling a collapsed MADCluster run from a healthy one, from its training history.
 
 By design the default run pulls every normal window toward the center: the soft assignment q
-rises toward 1 and the spread of h and of the score terms shrinks (demo run, ``madcluster demo``:
-q from .91 to .998, h spread 3x smaller, distance-term std 36x smaller, and it detects with
-ROC-AUC about .9). That is not collapse. A collapsed run maps every window to (numerically) the
+rises toward 1 and the spread of h and of the score terms shrinks (the demo's settings,
+``MADCluster(epochs=10, stride=5, lr=3e-3, rho=0.1, random_state=0)`` on ``make_demo_data().train``:
+q from .91 to .998, h spread 3x smaller, distance-term std 36x smaller; ``madcluster demo`` detects
+with ROC-AUC about .9). That is not collapse. A collapsed run maps every window to (numerically) the
 same point: h's spread falls by orders of magnitude and the distance term's spread reaches
 float32 noise, so the score no longer tells windows apart. Only that is flagged.
 """
