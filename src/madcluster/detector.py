@@ -9,6 +9,7 @@ The steps live in their own modules: input scaling (:mod:`madcluster.data.scalin
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,22 +17,24 @@ import torch
 from torch import nn
 
 from madcluster.base import BaseDetector
-from madcluster.data.constant_columns import (
-    constant_columns,
-    hold_constant_columns,
-    warn_constant_at_fit,
-)
-from madcluster.data.scaling import fit_input_scaler, model_input
+from madcluster.checkpoint import Checkpointing, data_digest
+from madcluster.data.constant_columns import constant_columns, warn_constant_at_fit
+from madcluster.data.scaling import fit_input_scaler
 from madcluster.data.validation import check_device, check_series
-from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
+from madcluster.defaults import DEFAULT_EPOCH_WINDOWS, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
+from madcluster.detector_scoring import DetectorScoring
 from madcluster.embedders import EMBEDDERS, make_embedder
 from madcluster.exceptions import ParameterError
+from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head, head_centers
 from madcluster.params import check_params
 from madcluster.persistence import load_detector, save_detector
 from madcluster.presets import preset_params
-from madcluster.scoring import combine_scores, default_score_stride, point_outputs, score_statistics
+from madcluster.scoring import (
+    score_statistics,
+)
+from madcluster.threads import DEFAULT_N_JOBS, torch_threads
 from madcluster.training import (
     PRECISIONS,
     MADClusterNet,
@@ -41,7 +44,7 @@ from madcluster.training import (
 )
 
 
-class MADCluster(BaseDetector):
+class MADCluster(DetectorScoring, BaseDetector):
     """MADCluster (Lee et al.): a Base Embedder trained with Cluster Distance Mapping and
     Sequence-wise Clustering; anomaly score per time step (paper Eq. 7).
 
@@ -72,10 +75,12 @@ class MADCluster(BaseDetector):
     base_score_combination : when the embedder has its own score: ``standardized`` (z-scores from
         training statistics, summed) or ``raw`` sum.
     contamination : expected fraction of anomalies in training data; ``threshold_`` is the
-        (1 - contamination) quantile of training scores (the ``train-quantile`` protocol).
+        (1 - contamination) quantile of training scores (the ``train-quantile`` protocol), or with
+        ``threshold="pot"`` POT's estimate of it (its risk level q).
     random_state : seed for weights and shuffling; the same seed gives the same scores.
     device : ``"auto"`` (CUDA if available), ``"cpu"``, ``"cuda"``...
-    verbose : show progress bars.
+    verbose : report progress on stderr: a time estimate after the first batches, then tqdm bars
+        on a terminal or one line per epoch (elapsed, time left) anywhere else.
     scaling : per-feature input scaling fitted on the training series: ``standard`` (z-score) or
         ``minmax`` (training range to [0, 1], as the released code per entity; test values may
         fall outside it).
@@ -88,6 +93,16 @@ class MADCluster(BaseDetector):
         sees; 0 (the paper) feeds the scaled input only. Default (None): the embedder class's
         ``default_roughness_window`` (3 for the D-RNN, 0 for the others, so the base models see
         their published input; a custom module gets 0). See the README's method table.
+    epoch_windows : training windows drawn (without replacement, new ones each epoch) per epoch;
+        None = every window, as before (the benchmark's and the paper preset's budget). The default
+        bounds an epoch's steps whatever the series' length (the time it saves is measured with the
+        benchmark results).
+    threshold : how ``fit`` sets ``threshold_`` from the training scores: ``quantile`` (their
+        ``1 - contamination`` quantile) or ``pot`` (peaks over threshold, Siffer et al. 2017 as in
+        OmniAnomaly: a generalized Pareto tail fitted to the top 2 % of training scores, and the
+        score it exceeds with probability ``contamination``; :mod:`madcluster.extreme_value`).
+    n_jobs : torch CPU threads for fit and scoring, scikit-learn style: None = 1 (the default,
+        right on shared machines), -1 = every core, k = k threads (:mod:`madcluster.threads`).
     """
 
     def __init__(
@@ -126,6 +141,9 @@ class MADCluster(BaseDetector):
         scaling: str = "standard",
         precision: str = "float32",
         roughness_window: int | None = None,
+        epoch_windows: int | None = DEFAULT_EPOCH_WINDOWS,
+        threshold: str = "quantile",
+        n_jobs: int | None = DEFAULT_N_JOBS,
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -161,6 +179,9 @@ class MADCluster(BaseDetector):
         self.scaling = scaling
         self.precision = precision
         self.roughness_window = roughness_window
+        self.epoch_windows = epoch_windows
+        self.threshold = threshold
+        self.n_jobs = n_jobs
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:
@@ -174,17 +195,37 @@ class MADCluster(BaseDetector):
         """The objective options as a validated :class:`MethodConfig`."""
         return MethodConfig(**{name: getattr(self, name) for name in MethodConfig.field_names() if name != "eps"})
 
-    def fit(self, X: Any, y: Any = None, *, validation_data: Any = None, pool_radius: bool = False) -> MADCluster:
+    def fit(
+        self, X: Any, y: Any = None, *, validation_data: Any = None, pool_radius: bool = False,
+        checkpoint: str | os.PathLike | None = None, resume: bool = False,
+    ) -> MADCluster:
         """Train on ``X`` (T, D), mostly normal data; ``y`` is ignored (unsupervised).
 
         ``validation_data`` (T', D) replaces the end-of-train split for early stopping and the best
         checkpoint (all of ``X`` is then trained on); ``pool_radius=True`` also takes R from the
         training and validation windows pooled. Both exist only to reproduce the released code,
         which passes the TEST set here (a leak); the default never sees anything but ``X``.
+
+        ``checkpoint`` (a file path): on Ctrl-C the training state after the last completed epoch
+        is written there and :class:`~madcluster.checkpoint.TrainingInterrupted` (a
+        ``KeyboardInterrupt``) names it; ``resume=True`` goes on from it, on the same data and
+        settings (``epochs`` may change), exactly as the uninterrupted fit would have. A completed
+        fit removes the file. :mod:`madcluster.checkpoint`.
         """
         self.method_config()
         check_params(self.get_params())
+        self._check_threshold_params()
+        if resume and checkpoint is None:
+            raise ParameterError("resume=True needs the checkpoint path to resume from")
+        with torch_threads(self.n_jobs):
+            return self._fit(X, validation_data, pool_radius, checkpoint, resume)
+
+    def _fit(
+        self, X: Any, validation_data: Any, pool_radius: bool, checkpoint: str | os.PathLike | None, resume: bool,
+    ) -> MADCluster:
         data = check_series(X, min_length=self.window_size, name="X")
+        if self.threshold == "pot":
+            check_enough_scores(len(data), self.contamination)
         self.n_features_in_ = data.shape[1]
         self._record_feature_names(X)
         if pool_radius and validation_data is None:
@@ -216,82 +257,33 @@ class MADCluster(BaseDetector):
                 val_part = torch.from_numpy(extra_val).to(device)
             settings = TrainSettings(**{k: getattr(self, k) for k in TrainSettings.from_estimator}, progress=bool(self.verbose))
             path: list[np.ndarray] = []
+            checkpointing = None
+            if checkpoint is not None:
+                identity = {"train": data_digest(scaled), "validation": None if extra_val is None else data_digest(extra_val)}
+                checkpointing = Checkpointing(Path(checkpoint), {**self._training_identity(), **identity}, resume, path)
             self.history_ = train_network(
                 self.net_, train_part, val_part, settings, generator,
                 observe_epoch=lambda epoch, net: path.extend(head_centers(net.head)),
-                radius_extra=val_part if pool_radius else None,
+                radius_extra=val_part if pool_radius else None, checkpointing=checkpointing,
             )
         # c after epoch pretrain_epochs + i (row 0: its initial value); None for base-only
         self.center_path_ = np.stack(path) if path else None
 
         terms = self._point_outputs(scaled, self.net_.score)
-        self.score_stats_ = score_statistics(terms, self.score_scaling)
-        self._set_training_scores(self._combine(terms))
+        positions = self._warmup_positions(np.arange(len(scaled)))
+        steady = positions >= self._warmup_reference_from()  # warm-up rows are calibrated, not counted
+        self.score_stats_ = score_statistics({n: v[steady] for n, v in terms.items()}, self.score_scaling)
+        self.warmup_quantiles_ = self._fit_warmup(data) if self._scores_causally() else None
+        self._set_training_scores(self._calibrate_warmup(self._combine(terms), positions))
+        if checkpoint is not None:
+            Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
         return self
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
-        return self._combine(self.score_terms(X))
-
-    def score_terms(self, X: Any) -> dict[str, np.ndarray]:
-        """The named per-step terms (T,) :meth:`decision_function` combines: the head's, and
-        ``base`` when the embedder has its own score."""
-        return self._point_outputs(self._checked_input(X), self.net_.score)
-
-    def explain(self, X: Any, rows: Any = None) -> np.ndarray:
-        """Per-channel contributions to the score, ``(T, D)``: how much of ``decision_function(X)[t]``
-        goes away when channel j is held at its training mean (occlusion; why and what it costs:
-        :mod:`madcluster.attribution`). Large positive values name the channels behind an alert.
-        ``rows`` (a boolean mask, e.g. ``scores > threshold_``) explains only those steps (the
-        others are 0), scoring only the spans around them."""
-        from madcluster.attribution import channel_groups, occlusion_contributions, spans_around
-
-        inputs = self._checked_input(X)
-        groups = channel_groups(self.n_features_in_, inputs.shape[1])
-
-        def score(m: np.ndarray) -> np.ndarray:
-            return self._combine(self._point_outputs(m, self.net_.score))
-
-        if rows is None:
-            return occlusion_contributions(score, inputs, groups)
-        mask = np.asarray(rows, dtype=bool)
-        if mask.shape != (len(inputs),):
-            raise ParameterError(f"rows must be a boolean mask of the {len(inputs)} rows, got shape {mask.shape}")
-        out = np.zeros((len(inputs), len(groups)))
-        for start, end in spans_around(mask, self.window_size, len(inputs)):
-            out[start:end] = occlusion_contributions(score, inputs[start:end], groups)
-        out[~mask] = 0.0
-        return out
-
-    def embed(self, X: Any) -> np.ndarray:
-        """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
-
-        Windows and the window-to-point mapping are exactly those of :meth:`decision_function`, so
-        ``embed(X)[t]`` is the h behind the score of step t (the paper's figures plot these).
-        """
-        return self._point_outputs(self._checked_input(X), lambda x: {"h": self.net_(x).h})["h"]
-
-    def _checked_input(self, X: Any) -> np.ndarray:
-        """``X`` checked against the training columns, as the network's input."""
-        self._check_fitted()
-        X = self._align_feature_names(X)
-        data = check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X")
-        held = getattr(self, "constant_columns_", np.empty(0, dtype=np.int64))  # absent in older files
-        data = hold_constant_columns(data, held, self.scaler_mean_, getattr(self, "feature_names_in_", None))
-        return self._model_input(data)
-
-    def _point_outputs(self, scaled: np.ndarray, read: Any) -> dict[str, np.ndarray]:
-        net = self.net_.eval()
-        series = torch.from_numpy(scaled).to(next(net.parameters()).device)
-        causal = net.embedder.causal
-        stride = int(self.score_stride) if self.score_stride is not None else default_score_stride(self.window_size, causal)
-        return point_outputs(read, series, self.window_size, stride, 4 * self.batch_size, causal)
-
-    def _combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
-        return combine_scores(terms, self.score_stats_, self.score_scaling, self.base_score_combination)
-
-    def _model_input(self, data: np.ndarray) -> np.ndarray:
-        return model_input(data, self.scaler_mean_, self.scaler_scale_, self.roughness_window_)
+    def _training_identity(self) -> dict[str, str]:
+        """The parameters a resumed fit must share with the interrupted one (not ``epochs``, nor
+        what only threads, progress or the threshold change)."""
+        free = ("epochs", "verbose", "n_jobs", "device", "threshold", "contamination")
+        return {k: repr(v) for k, v in self.get_params(deep=False).items() if k not in free}
 
     def _resolve_roughness(self) -> int:
         """``roughness_window``, with None resolved to the embedder class's default (0 for a module)."""

@@ -42,6 +42,15 @@ class DeviceError(MADClusterError):
     """The requested torch device does not exist or is not available in this torch build."""
 
 
+class StreamError(MADClusterError):
+    """A stream cannot be opened, fed or restored: a non-causal model, a state file of another
+    model, a corrupt state file."""
+
+
+class ThresholdError(MADClusterError):
+    """The training scores cannot support the chosen threshold (e.g. POT with too few peaks)."""
+
+
 def _not_fitted_error() -> type:
     """``NotFittedError``, built on first use: importing scikit-learn costs seconds, and only a
     fitted-model check needs it (``import madcluster`` and ``madcluster --help`` must not)."""

@@ -39,7 +39,7 @@ from madcluster.data.io import SUPPORTED_SUFFIXES, read_table
 from madcluster.exceptions import ParameterError
 from madcluster.metrics import evaluate
 from madcluster.parallel.executors import Job, Outcome, Progress, make_executor
-from madcluster.parallel.jobs import torch_threads
+from madcluster.threads import torch_threads
 
 MODEL_SUFFIX = ".mcz"
 SCORES_SUFFIX = ".scores.csv"
@@ -110,7 +110,8 @@ def fit_fleet(
         arguments, and ``preset``; see :func:`~madcluster.factory.make_detector`).
     read_options: :func:`~madcluster.data.io.read_table` options (``label_column``, ...).
     resume: skip entities whose model file already exists.
-    threads: torch threads per model (default: one under Ray, torch's choice here).
+    threads: torch threads per model, as the estimator's ``n_jobs`` (default: one;
+        :mod:`madcluster.threads`).
     progress: a bar over entities on a terminal (never in a redirected stderr).
     on_entity: called here with ``(entity, details)`` as each entity finishes (details include
         its training ``history``), e.g. to print epoch lines.
@@ -218,8 +219,6 @@ def _run(
         if isinstance(executor, str)
         else executor
     )
-    if threads is None and runner.name != "sequential":
-        threads = 1
     jobs = [
         Job(entity, (entity, item, {**payload, "threads": threads}))
         for entity, item in todo.items()
@@ -258,8 +257,11 @@ def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> di
     entity, path, options = payload
     table = read_table(path, **options["read"])
     started = time.perf_counter()
+    detector = make_detector(options["params"])
+    if "n_jobs" in detector.get_params():  # the fleet's threads per model (baselines have none)
+        detector.set_params(n_jobs=options["threads"])
     with torch_threads(options["threads"]):  # named columns are recorded and checked at score
-        detector = make_detector(options["params"]).fit(feature_values(table, str(path)))
+        detector.fit(feature_values(table, str(path)))
     seconds = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / f"{entity}{MODEL_SUFFIX}"
@@ -285,7 +287,7 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
     entity, (path, model), options = payload
     table = read_table(path, **options["read"])
     with torch_threads(options["threads"]):
-        detector = MADCluster.load(model, device=options["device"])
+        detector = MADCluster.load(model, device=options["device"]).set_params(n_jobs=options["threads"])
         check_columns(table, str(path), detector, label_column=options["read"].get("label_column"))
         X = feature_values(table, str(path))
         scores = detector.decision_function(X)

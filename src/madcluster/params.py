@@ -12,6 +12,7 @@ import numpy as np
 from madcluster.data.scaling import SCALINGS
 from madcluster.data.validation import check_positive_int
 from madcluster.exceptions import ParameterError
+from madcluster.threads import check_n_jobs
 from madcluster.training import PRECISIONS
 
 SCORE_COMBINATIONS = ("standardized", "raw")
@@ -35,6 +36,10 @@ def check_params(params: Mapping[str, Any]) -> None:
             raise ParameterError(f"unknown {name} {params[name]!r}; choose one of {', '.join(allowed)}")
     if not 0.0 <= params["contamination"] < 0.5:
         raise ParameterError(f"contamination must be in [0, 0.5), got {params['contamination']!r}")
+    windows = params["epoch_windows"]
+    if windows is not None and (isinstance(windows, bool) or not isinstance(windows, (int, np.integer)) or windows < 1):
+        raise ParameterError(f"epoch_windows must be a positive integer or None (every window), got {windows!r}")
+    check_n_jobs(params["n_jobs"])
     window = params["roughness_window"]
     if window is not None and (not isinstance(window, (int, np.integer)) or window < 0):
         raise ParameterError(f"roughness_window must be an integer >= 0 (0: off) or None, got {window!r}")

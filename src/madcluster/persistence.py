@@ -107,6 +107,8 @@ def save_detector(detector: MADCluster, path: str | os.PathLike) -> None:
     arrays.update(scaler_mean=detector.scaler_mean_, scaler_scale=detector.scaler_scale_, decision_scores=detector.decision_scores_)
     if getattr(detector, "center_path_", None) is not None:
         arrays["center_path"] = detector.center_path_
+    if getattr(detector, "warmup_quantiles_", None) is not None:
+        arrays["warmup_quantiles"] = detector.warmup_quantiles_
     write_model_file(path, config, arrays)
 
 
@@ -135,6 +137,8 @@ def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.M
         model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
         model.history_ = fitted["history_"]
         model.center_path_ = arrays.get("center_path")  # absent in older model files
+        # absent in files written before the warm-up calibration: those score uncalibrated
+        model.warmup_quantiles_ = arrays.get("warmup_quantiles")
         state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
         model.restore_network(int(fitted["n_hidden"]), state)
         model.decision_scores_ = arrays["decision_scores"].astype(np.float64)

@@ -21,6 +21,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "roughness_window": 0,
         "center_warmup": 0,
         "early_stopping": "loss",
+        "epoch_windows": None,  # every window in every epoch, as the paper's training
     },
 }
 # presets that pin the embedder's ``paper_params`` and score each point from one whole window

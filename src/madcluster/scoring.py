@@ -9,12 +9,15 @@ Eq. 7, optionally with each term standardised on the training scores).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import torch
 
 from madcluster.data.windows import (
+    causal_window_of,
     gather_windows,
+    pad_for_windows,
     window_starts,
     windows_to_points,
     windows_to_points_with_history,
@@ -22,6 +25,10 @@ from madcluster.data.windows import (
 from madcluster.exceptions import DataError
 
 Stats = tuple[float, float]
+# Scoring batches are padded to at least this many windows: CPU kernels take another path for 1-3
+# rows, whose float32 results differ by ~1e-7, which score standardisation can blow up to ~1e-4.
+# With the padding a window scores bit for bit the same alone (a stream) or in a batch.
+MIN_SCORING_BATCH = 4
 
 
 def default_score_stride(window_size: int, causal: bool) -> int:
@@ -48,6 +55,39 @@ def point_outputs(
         for name, values in read(x).items():
             parts.setdefault(name, []).append(values.float().cpu().numpy())
     return {name: to_points(np.concatenate(chunks), starts, len(series), causal) for name, chunks in parts.items()}
+
+
+@torch.no_grad()
+def causal_point_outputs(
+    read: Callable[[torch.Tensor], Mapping[str, torch.Tensor]],
+    series: torch.Tensor,
+    window_size: int,
+    stride: int,
+    chunk: int,
+    first_step: int = 0,
+    score_from: int = 0,
+) -> dict[str, np.ndarray]:
+    """Causal models: each step's outputs from its window on the fixed grid
+    (:func:`~madcluster.data.windows.causal_window_of`), for steps ``score_from..`` of a buffer
+    ``series`` whose first row is step ``first_step``. The same steps give the same values whether
+    the series is scored whole or streamed: the window of a step depends on the step alone,
+    windows past the end are padded (a causal model never sees it) and batches are never smaller
+    than :data:`MIN_SCORING_BATCH`."""
+    steps = np.arange(score_from, first_step + len(series))
+    windows = causal_window_of(steps, window_size, stride)
+    starts = np.unique(windows)
+    local = starts - first_step
+    series = pad_for_windows(series, local, window_size)
+    parts: dict[str, list[np.ndarray]] = {}
+    for i in range(0, len(local), chunk):
+        x = gather_windows(series, local[i : i + chunk], window_size)
+        n_windows = len(x)
+        if n_windows < MIN_SCORING_BATCH:
+            x = torch.cat([x, x[-1:].expand(MIN_SCORING_BATCH - n_windows, *x.shape[1:])])
+        for name, values in read(x).items():
+            parts.setdefault(name, []).append(values[:n_windows].float().cpu().numpy())
+    rows, positions = np.searchsorted(starts, windows), steps - windows
+    return {name: np.concatenate(chunks)[rows, positions].astype(np.float64) for name, chunks in parts.items()}
 
 
 def to_points(values: np.ndarray, starts: np.ndarray, length: int, causal: bool) -> np.ndarray:
@@ -92,22 +132,26 @@ def score_statistics(terms: Mapping[str, np.ndarray], scaling: str) -> dict[str,
     return stats
 
 
-def combine_scores(terms: Mapping[str, np.ndarray], stats: Mapping[str, Stats], scaling: str, base_combination: str) -> np.ndarray:
+def combine(terms: Mapping[str, Any], stats: Mapping[str, Stats], scaling: str, base_combination: str) -> Any:
     """The anomaly score: the head's score, the base model's alone, or both (``raw`` sum or the
-    sum of the two standardised)."""
+    sum of the two standardised). Numpy arrays or torch tensors alike: the ONNX graph of
+    :mod:`madcluster.export` holds this very arithmetic."""
     base = terms.get("base")
     if len(terms) == (base is not None):  # no head terms: the base model alone
         if base is None:
             raise DataError("the model produced no score terms")
-        scores = base
-    else:
-        own = head_score(terms, stats, scaling)
-        if base is None:
-            scores = own
-        elif base_combination == "raw":
-            scores = own + base
-        else:
-            scores = standardize(own, stats["own"]) + standardize(base, stats["base"])
+        return base
+    own = head_score(terms, stats, scaling)
+    if base is None:
+        return own
+    if base_combination == "raw":
+        return own + base
+    return standardize(own, stats["own"]) + standardize(base, stats["base"])
+
+
+def combine_scores(terms: Mapping[str, np.ndarray], stats: Mapping[str, Stats], scaling: str, base_combination: str) -> np.ndarray:
+    """:func:`combine` checked: finite, float64."""
+    scores = combine(terms, stats, scaling, base_combination)
     if not np.all(np.isfinite(scores)):
         raise DataError("the model produced non-finite scores: the input may be far outside the training range")
     return np.asarray(scores, dtype=np.float64)

@@ -13,22 +13,29 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
+from madcluster.checkpoint import (
+    Checkpointing,
+    TrainingInterrupted,
+    TrainingSnapshot,
+    load_checkpoint,
+    restore,
+    save_checkpoint,
+)
 from madcluster.data.windows import gather_windows, window_starts
 from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
 from madcluster.exceptions import ParameterError
 from madcluster.method.head import Head, LossParts
+from madcluster.training_progress import TrainingProgress
 
 logger = logging.getLogger(__name__)
 LOSS_KEYS = ("train_loss", "distance_loss", "cluster_loss", "base_loss")
@@ -74,12 +81,37 @@ class MADClusterNet(nn.Module):
         return terms
 
 
+class Sampler(Protocol):
+    """How the loop cuts its training tensor into samples (windows of a series, whole images...)."""
+
+    def starts(self, n_samples: int, *, tiles: bool = False) -> np.ndarray:
+        """Sample indices: every training sample, or (``tiles``) a non-overlapping cover for eval passes."""
+
+    def gather(self, data: torch.Tensor, index: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """The batch of samples at ``index``."""
+
+
+@dataclass(frozen=True)
+class SeriesWindows:
+    """Windows ``[B, L, D]`` of a series ``[T, D]``: every ``stride`` steps, or tiled."""
+
+    window_size: int
+    stride: int = 1
+
+    def starts(self, n_samples: int, *, tiles: bool = False) -> np.ndarray:
+        return window_starts(n_samples, self.window_size, self.window_size if tiles else self.stride)
+
+    def gather(self, data: torch.Tensor, index: torch.Tensor | np.ndarray) -> torch.Tensor:
+        return gather_windows(data, index, self.window_size)
+
+
 @dataclass
 class TrainSettings:
     """What the loop needs; the estimator's parameters of the same names fill the fields."""
 
     from_estimator: ClassVar[tuple[str, ...]] = (
         "window_size", "stride", "epochs", "batch_size", "lr", "weight_decay", "patience", "early_stopping", "pretrain_epochs",
+        "epoch_windows",
     )
     window_size: int = DEFAULT_WINDOW_SIZE
     stride: int = 1
@@ -90,8 +122,13 @@ class TrainSettings:
     patience: int = 3
     early_stopping: str = "loss"
     pretrain_epochs: int = 0
+    epoch_windows: int | None = None
     progress: bool = False
     description: str = "MADCluster"
+    sampler: Sampler | None = None  # None: windows of window_size every stride steps
+
+    def samples(self) -> Sampler:
+        return self.sampler if self.sampler is not None else SeriesWindows(self.window_size, self.stride)
 
 
 @dataclass
@@ -113,10 +150,11 @@ class _EpochMeter:
 
 
 def _tiles(series: torch.Tensor, settings: TrainSettings) -> Iterator[torch.Tensor]:
-    """Batches of non-overlapping windows covering ``series`` (the last one end-aligned)."""
-    starts = window_starts(len(series), settings.window_size, settings.window_size)
+    """Batches of non-overlapping samples covering ``series`` (windows: the last one end-aligned)."""
+    sampler = settings.samples()
+    starts = sampler.starts(len(series), tiles=True)
     for i in range(0, len(starts), settings.batch_size):
-        yield gather_windows(series, starts[i : i + settings.batch_size], settings.window_size)
+        yield sampler.gather(series, starts[i : i + settings.batch_size])
 
 
 def feature_source(net: MADClusterNet, series: torch.Tensor, settings: TrainSettings, *more: torch.Tensor):
@@ -173,19 +211,29 @@ def train_network(
     generator: torch.Generator,
     observe_epoch: Callable[[int, MADClusterNet], None] | None = None,
     radius_extra: torch.Tensor | None = None,
+    checkpointing: Checkpointing | None = None,
 ) -> dict[str, list[float]]:
-    """Train ``net`` on windows of ``train [T, D]``; early-stop on ``val`` (end of the training series).
+    """Train ``net`` on windows of ``train [T, D]`` (or the samples ``settings.sampler`` draws, e.g.
+    whole images); early-stop on ``val`` (end of the training series).
 
     The embedder first sees the training windows (``init_from_data``) and, for ``pretrain_epochs``,
     trains on its own loss alone (DeepSVDD's pretraining: the center is then taken from informative
     features); then the head initialises from an eval pass. After each epoch the head updates (R) from the training series and reports
     its diagnostics. The best state by validation loss is restored at the end.
 
+    Each epoch trains on ``epoch_windows`` windows drawn without replacement from all of them
+    (every window when None or when there are fewer): the cost of an epoch stops growing with the
+    series, and overlapping stride-1 windows are mostly repeats of each other anyway.
+
     ``radius_extra``, if given, joins the training series in the head's per-epoch update (R pooled
     over both): the released code's leak when it is the test set; off by default.
 
     ``observe_epoch(epoch, net)``, if given, sees the net once the head has started (epoch =
     ``pretrain_epochs``) and after every later epoch: read-only observers such as the center's path.
+
+    ``checkpointing``: on Ctrl-C the state after the last completed epoch is saved there and
+    :class:`~madcluster.checkpoint.TrainingInterrupted` raised; with ``resume`` the loop first
+    loads it and goes on after its epoch (:mod:`madcluster.checkpoint`).
     """
     if settings.early_stopping not in EARLY_STOPPING:
         raise ParameterError(f"unknown early_stopping {settings.early_stopping!r}; choose one of {', '.join(EARLY_STOPPING)}")
@@ -199,70 +247,114 @@ def train_network(
         if observe_epoch is not None:
             observe_epoch(0, net)
     optimizers = net.embedder.configure_optimizers(net.head.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
-    starts = torch.as_tensor(window_starts(len(train), settings.window_size, settings.stride))
-    n_batches = (len(starts) + settings.batch_size - 1) // settings.batch_size
+    starts = torch.as_tensor(settings.samples().starts(len(train)))
+    per_epoch = len(starts) if settings.epoch_windows is None else min(len(starts), settings.epoch_windows)
+    n_batches = (per_epoch + settings.batch_size - 1) // settings.batch_size
 
-    best_loss, best_state, bad_epochs = float("inf"), None, 0
-    epochs = tqdm(range(1, settings.epochs + 1), desc=settings.description, unit="epoch", disable=not settings.progress)
-    for epoch in epochs:
-        t0 = time.perf_counter()
-        pretraining = epoch <= settings.pretrain_epochs
-        if epoch == settings.pretrain_epochs + 1 and epoch > 1:
-            net.head.start(features)  # the center and R from the pretrained features
-            if observe_epoch is not None:
-                observe_epoch(epoch - 1, net)
-        net.head.begin_epoch(epoch)
-        net.train()
-        meter = _EpochMeter()
-
-        def objective(out: EmbedderOutput, meter: _EpochMeter = meter, pretraining: bool = pretraining) -> torch.Tensor:
-            if net.precision is not None:
-                with precision_context(train.device, None):  # the head in float32
-                    return _objective(out.float(), meter, pretraining)
-            return _objective(out, meter, pretraining)
-
-        def _objective(out: EmbedderOutput, meter: _EpochMeter, pretraining: bool) -> torch.Tensor:
-            if pretraining:
-                if out.loss is None:
-                    raise ParameterError("pretrain_epochs > 0 needs an embedder with its own loss")
-                zero = out.loss.new_zeros(())
-                parts = LossParts(total=out.loss, distance=zero, cluster=zero, base=out.loss.detach())
-            else:
-                parts = net.loss(out)
-            meter.add(parts)
-            return parts.total
-
-        order = starts[torch.randperm(len(starts), generator=generator)]
-        # per-batch bars only on a terminal: redirected to a log they are kilobytes of escape codes
-        batch_bars = settings.progress and sys.stderr.isatty()
-        batches = tqdm(range(n_batches), desc=f"epoch {epoch}", unit="batch", leave=False, disable=not batch_bars)
-        for b in batches:
-            x = gather_windows(train, order[b * settings.batch_size : (b + 1) * settings.batch_size], settings.window_size)
-            with precision_context(train.device, net.precision):
-                net.embedder.training_step(x, objective, optimizers, epoch=epoch)
-        net.embedder.on_epoch_end(epoch)
-
-        head_record = {} if pretraining else net.head.end_epoch(epoch_features)
-        head_record = {k: head_record.get(k, float("nan")) for k in net.head.history_keys}
-        if observe_epoch is not None and not pretraining:
-            observe_epoch(epoch, net)
-        val_loss = float("nan")
-        if val is not None and not pretraining:
-            val_loss = validation_loss(net, val, settings)
-        record = {"epoch": epoch, **meter.means(), "val_loss": val_loss, **head_record,
-                  "seconds": time.perf_counter() - t0}
-        for k in keys:
-            history[k].append(float(record[k]))
-        epochs.set_postfix(loss=f"{record['train_loss']:.4f}", val=f"{val_loss:.4f}")
-
-        if val is not None and not pretraining:
-            if val_loss < best_loss - 1e-6:
-                best_loss, best_state, bad_epochs = val_loss, copy.deepcopy(net.state_dict()), 0
-            else:
-                bad_epochs += 1
-                if bad_epochs >= settings.patience:
-                    break
+    best_loss, best_state, best_epoch, bad_epochs, first_epoch = float("inf"), None, None, 0, 1
+    extra = checkpointing.extra if checkpointing is not None else []
+    if checkpointing is not None and checkpointing.resume:
+        saved = load_checkpoint(checkpointing.path, checkpointing.fingerprint)
+        restore(saved, net, optimizers, generator, extra)
+        history = {k: list(saved.history[k]) for k in keys}
+        best_loss, best_state, best_epoch, bad_epochs = saved.best_loss, saved.best_state, saved.best_epoch, saved.bad_epochs
+        first_epoch = saved.epoch + 1
+        if val is not None and bad_epochs >= settings.patience:
+            first_epoch = settings.epochs + 1  # early stopping had already ended that fit
+    snapshot: TrainingSnapshot | None = None
+    progress = TrainingProgress(
+        enabled=settings.progress, epochs=settings.epochs, batches_per_epoch=n_batches,
+        first_epoch=first_epoch, description=settings.description,
+    )
+    try:
+        for epoch in range(first_epoch, settings.epochs + 1):
+            t0 = time.perf_counter()
+            pretraining = epoch <= settings.pretrain_epochs
+            if epoch == settings.pretrain_epochs + 1 and epoch > 1:
+                net.head.start(features)  # the center and R from the pretrained features
+                if observe_epoch is not None:
+                    observe_epoch(epoch - 1, net)
+            order = starts[torch.randperm(len(starts), generator=generator)][:per_epoch]
+            meter = _train_epoch(net, train, settings, order, epoch, optimizers, progress)
+            head_record = {} if pretraining else net.head.end_epoch(epoch_features)
+            head_record = {k: head_record.get(k, float("nan")) for k in net.head.history_keys}
+            if observe_epoch is not None and not pretraining:
+                observe_epoch(epoch, net)
+            val_loss = validation_loss(net, val, settings) if val is not None and not pretraining else float("nan")
+            record = {"epoch": epoch, **meter.means(), "val_loss": val_loss, **head_record,
+                      "seconds": time.perf_counter() - t0}
+            for k in keys:
+                history[k].append(float(record[k]))
+            progress.end_epoch(epoch, _shown(record))
+            stop = False
+            if val is not None and not pretraining:
+                if val_loss < best_loss - 1e-6:
+                    best_loss, best_state, best_epoch, bad_epochs = val_loss, copy.deepcopy(net.state_dict()), epoch, 0
+                else:
+                    bad_epochs += 1
+                    stop = bad_epochs >= settings.patience
+            if checkpointing is not None:
+                snapshot = TrainingSnapshot.take(
+                    epoch=epoch, net=net, optimizers=optimizers, generator=generator, best_loss=best_loss,
+                    best_state=best_state, best_epoch=best_epoch, bad_epochs=bad_epochs, history=history, extra=extra,
+                )
+            if stop:
+                break
+    except KeyboardInterrupt:
+        progress.close()
+        if checkpointing is None:
+            raise
+        if snapshot is not None:
+            save_checkpoint(checkpointing.path, snapshot, checkpointing.fingerprint)
+            raise TrainingInterrupted(checkpointing.path, snapshot.epoch, snapshot.best_epoch) from None
+        # nothing new since the start: after a resume the file on disk is still the state
+        raise TrainingInterrupted(checkpointing.path if first_epoch > 1 else None, first_epoch - 1, best_epoch) from None
+    progress.close()
     if best_state is not None:
         net.load_state_dict(best_state)
     net.eval()
     return history
+
+
+def _shown(record: dict[str, float]) -> dict[str, float]:
+    """The values an epoch line shows: losses and, where the head has them, nu and R."""
+    names = {"train_loss": "loss", "val_loss": "val", "nu": "nu", "radius": "R"}
+    return {label: record[key] for key, label in names.items() if key in record and np.isfinite(record[key])}
+
+
+def _train_epoch(
+    net: MADClusterNet, train: torch.Tensor, settings: TrainSettings, order: torch.Tensor, epoch: int,
+    optimizers: list[torch.optim.Optimizer], progress: TrainingProgress,
+) -> _EpochMeter:
+    """One epoch of optimisation steps on the windows starting at ``order``; its loss parts."""
+    pretraining = epoch <= settings.pretrain_epochs
+    net.head.begin_epoch(epoch)
+    net.train()
+    meter = _EpochMeter()
+    sampler = settings.samples()
+    progress.begin_epoch(epoch)
+
+    def objective(out: EmbedderOutput) -> torch.Tensor:
+        if net.precision is not None:
+            with precision_context(train.device, None):  # the head in float32
+                return _objective(out.float())
+        return _objective(out)
+
+    def _objective(out: EmbedderOutput) -> torch.Tensor:
+        if pretraining:
+            if out.loss is None:
+                raise ParameterError("pretrain_epochs > 0 needs an embedder with its own loss")
+            zero = out.loss.new_zeros(())
+            parts = LossParts(total=out.loss, distance=zero, cluster=zero, base=out.loss.detach())
+        else:
+            parts = net.loss(out)
+        meter.add(parts)
+        return parts.total
+
+    for b in range(0, len(order), settings.batch_size):
+        x = sampler.gather(train, order[b : b + settings.batch_size])
+        with precision_context(train.device, net.precision):
+            net.embedder.training_step(x, objective, optimizers, epoch=epoch)
+        progress.batch_done(b // settings.batch_size)
+    net.embedder.on_epoch_end(epoch)
+    return meter

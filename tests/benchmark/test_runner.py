@@ -149,7 +149,8 @@ def test_baselines(data_folder, tmp_path, embedder):
     assert result.config.mode == "baseline" and (out / f"tiny_{embedder}_baseline.json").is_file()
     assert result.runs[0]["n_scores"] == N_TEST
     assert "analytic" in result.cost["macs_method"] and "history" not in result.cost
-    assert set(result.summary) == set(PROTOCOLS)
+    # train-pot is left out where the tiny series' top training scores are tied (compute_thresholds)
+    assert set(PROTOCOLS) - {"train-pot"} <= set(result.summary) <= set(PROTOCOLS)
 
 
 def test_per_entity_mean(tmp_path):

@@ -98,7 +98,8 @@ def test_fit_defaults_are_the_detectors():
         elif param != "preset":
             assert param in signature, flag
             assert signature_default(param) == signature[param].default
-    assert detector_params_from_args(args) == {**CLI_SETTINGS, "verbose": False}
+    # progress unless --quiet: bars on a terminal, epoch lines with the time left in a log
+    assert detector_params_from_args(args) == {**CLI_SETTINGS, "verbose": True}
     fit_help = parser._subparsers._group_actions[0].choices["fit"].format_help()
     assert f"(default: {signature['window_size'].default})" in " ".join(fit_help.split())
     assert MADCluster.from_preset("default", **CLI_SETTINGS).get_params() == MADCluster(random_state=0).get_params()

@@ -146,7 +146,8 @@ def test_redirected_run_has_epoch_lines_no_bars_and_normal_file_modes(files):
         cwd=files, preexec_fn=lambda: os.umask(0o022),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "epoch 1:" in proc.stderr and "epoch 2:" in proc.stderr
+    assert "epoch 1/2:" in proc.stderr and "epoch 2/2:" in proc.stderr and "left at most" in proc.stderr
+    assert "estimated training time: up to" in proc.stderr
     assert "\r" not in proc.stderr and "\x1b[" not in proc.stderr and "it/s" not in proc.stderr
     proc = run_cli(
         "score", "sub/model.mcz", "test.csv", "--label-column", "label", "-o", "sub/s.csv",

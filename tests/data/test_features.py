@@ -11,16 +11,17 @@ from madcluster.data.features import ROUGHNESS_EPS, roughness
 def test_roughness_by_hand():
     x = np.array([[0.0], [1.0], [3.0], [3.0], [7.0]])  # differences 0, 1, 2, 0, 4
     out = roughness(x, window=2)
-    means = [0.0, 0.5, (1 + 4) / 2, (4 + 0) / 2, (0 + 16) / 2]  # the first rows average what they have
-    np.testing.assert_allclose(out[:, 0], np.log(np.array(means) + ROUGHNESS_EPS))
+    means = [np.nan, 1.0, (1 + 4) / 2, (4 + 0) / 2, (0 + 16) / 2]  # early rows average what they have
+    np.testing.assert_allclose(out[:, 0], np.log(np.array(means) + ROUGHNESS_EPS))  # row 0: none (NaN)
 
 
 def test_constant_channel_is_log_eps_and_output_keeps_shape():
     x = np.column_stack([np.full(50, 3.0), np.arange(50.0)])
     out = roughness(x, window=10)
     assert out.shape == x.shape
-    np.testing.assert_allclose(out[:, 0], np.log(ROUGHNESS_EPS))
-    np.testing.assert_allclose(out[1:, 1][9:], np.log(1.0 + ROUGHNESS_EPS))
+    assert np.all(np.isnan(out[0]))
+    np.testing.assert_allclose(out[1:, 0], np.log(ROUGHNESS_EPS))
+    np.testing.assert_allclose(out[1:, 1], np.log(1.0 + ROUGHNESS_EPS))
 
 
 def test_roughness_is_causal():
@@ -28,7 +29,7 @@ def test_roughness_is_causal():
     x = rng.standard_normal((200, 3))
     y = x.copy()
     y[120:] *= 5.0
-    np.testing.assert_array_equal(roughness(x, 10)[:120], roughness(y, 10)[:120])
+    np.testing.assert_array_equal(roughness(x, 10)[1:120], roughness(y, 10)[1:120])
     assert np.all(roughness(y, 10)[130:] > roughness(x, 10)[130:].max() - 1.0)
 
 

@@ -9,6 +9,7 @@ from madcluster.evaluation import (
     combined_threshold,
     compute_thresholds,
     get_protocol,
+    train_pot_threshold,
     train_quantile_threshold,
 )
 from madcluster.evaluation import thresholds as th
@@ -99,12 +100,12 @@ def test_best_f1_is_fast():
 
 
 def test_registry():
-    assert list(PROTOCOLS) == ["train-quantile", "test-ratio", "combined", "best-f1"]
+    assert list(PROTOCOLS) == ["train-quantile", "train-pot", "test-ratio", "combined", "best-f1"]
     assert [n for n, p in PROTOCOLS.items() if p.oracle] == ["best-f1"]
     assert all(p.description and p.name == n for n, p in PROTOCOLS.items())
     assert get_protocol("Best_F1") is PROTOCOLS["best-f1"]
     with pytest.raises(ValueError, match="known: train-quantile"):
-        get_protocol("pot")
+        get_protocol("evt")
 
 
 def test_compute_thresholds():
@@ -119,7 +120,8 @@ def test_compute_thresholds():
     assert out["test-ratio"].value == pytest.approx(np.percentile(test, 95))
     assert out["best-f1"].value == best_f1_threshold(test, labels)
     no_labels = compute_thresholds(train, test, None, contamination=0.01, anomaly_ratio=0.05)
-    assert "best-f1" not in no_labels and len(no_labels) == 3
+    assert "best-f1" not in no_labels and len(no_labels) == 4
+    assert out["train-pot"].value == train_pot_threshold(train, 0.01) and not out["train-pot"].oracle
     only = compute_thresholds(
         train, test, labels, contamination=0.01, anomaly_ratio=0.05, protocols=["combined"]
     )
@@ -141,3 +143,12 @@ def test_bad_inputs():
         combined_threshold([], [], 0.1)
     with pytest.raises(ValueError, match="shape"):
         best_f1_threshold(np.arange(3.0), np.array([0, 1]))
+
+
+def test_pot_row_left_out_when_the_training_scores_cannot_support_it():
+    tied = np.r_[np.zeros(1000), np.ones(30), np.full(20, 2.0)]  # no spread above the 98 % quantile
+    test = np.random.default_rng(0).normal(size=300)
+    out = compute_thresholds(tied, test, None, contamination=0.01, anomaly_ratio=0.05)
+    assert "train-pot" not in out and "train-quantile" in out
+    with pytest.raises(ValueError, match="no spread"):
+        compute_thresholds(tied, test, None, contamination=0.01, anomaly_ratio=0.05, protocols=["train-pot"])

@@ -216,7 +216,7 @@ def _num(value: Any) -> float:
 def summarise(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per protocol: oracle flag, label, description, and mean / std / values of every metric."""
     summary = {}
-    for p in runs[0]["metrics"]:
+    for p in [p for p in runs[0]["metrics"] if all(p in r["metrics"] for r in runs)]:
         proto = PROTOCOLS[p]
         metrics = {}
         for k in METRICS:

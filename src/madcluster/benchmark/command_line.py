@@ -171,7 +171,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     (
         "model",
         "--threads",
-        {"type": int, "help": "torch CPU threads per task (default: torch's choice; 1 under Ray)"},
+        {"type": int, "help": "torch CPU threads per task (default: 1)"},
     ),
     (
         "metrics",

@@ -68,7 +68,7 @@ class BenchmarkConfig:
     anomaly_ratio: alpha of ``test-ratio`` / ``combined``; ``None`` = the dataset's test anomaly
         ratio (uses the test labels' mean, as the paper).
     out: results folder (JSON per row + ``results.md`` + ``tasks/``); ``None`` writes nothing.
-    threads: ``torch.set_num_threads`` per task (``None`` leaves torch's default; one under Ray).
+    threads: torch threads per task (``None``: one, the shared default of :mod:`madcluster.threads`).
     released_steps: steps of the released code's evaluation to apply (subset of ``a``..``e``, see
         :mod:`madcluster.evaluation.released_protocol`): ``a`` per entity with MinMax scaling
         (implies ``per_entity``), ``b`` stride-1 window scores and labels, ``c`` best-F1 headline

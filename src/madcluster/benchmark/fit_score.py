@@ -28,7 +28,7 @@ from madcluster.evaluation.released_protocol import (
 )
 from madcluster.evaluation.thresholds import compute_thresholds
 from madcluster.factory import make_detector
-from madcluster.parallel.jobs import torch_threads
+from madcluster.threads import torch_threads
 
 if TYPE_CHECKING:
 
@@ -66,6 +66,9 @@ def detector_params(config: BenchmarkConfig, seed: int, *, verbose: bool = False
         "random_state": seed,
         "device": config.device,
         "verbose": verbose,
+        # every window in every epoch: the budget the stored results were measured with (set
+        # detector_params={"epoch_windows": N} for the library default's sampling)
+        "epoch_windows": None,
     }
     overrides = detector_overrides(config.released_steps, MADCluster().get_params())
     return {**params, **overrides, **extra}
@@ -107,6 +110,8 @@ def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
         return record
     steps = config.released_steps
     detector = make_detector(detector_params(config, task.seed, verbose=task.show_epochs))
+    if "n_jobs" in detector.get_params():
+        detector.set_params(n_jobs=task.threads)  # the task's threads (None: one), not the default's
     if steps:
         record["released_protocol"] = {
             **describe_steps(steps),

@@ -21,7 +21,7 @@ from madcluster.reporting.format import TABLE1_METRICS, markdown_table, mean_std
 
 COLUMNS = metric_columns(("f1", "precision", "recall", *TABLE1_METRICS[1:]))
 EXTRA_COLUMNS = metric_columns(("auc_roc", "auc_pr"))
-PROTOCOL_ORDER = ("train-quantile", "test-ratio", "combined", "best-f1")
+PROTOCOL_ORDER = ("train-quantile", "train-pot", "test-ratio", "combined", "best-f1")
 MARKDOWN_NAME = "results.md"
 RELEASED_NOTE = (
     "These rows apply steps of the released code's evaluation (`madcluster benchmark "

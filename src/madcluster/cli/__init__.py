@@ -3,6 +3,8 @@
     madcluster demo                       train and evaluate on the embedded demo series
     madcluster fit DATA -o model.mcz      train on a CSV / Parquet / .npy file
     madcluster score model.mcz DATA       scores CSV (+ PNG plot)
+    madcluster fit bottle/ --embedder rd4ad -o m.mcz   images: an MVTec class folder (its train/good)
+    madcluster score m.mcz bottle/test/crack --maps maps/   one score per image, anomaly-map PNGs
     madcluster benchmark --dataset MSL    paper metrics on a benchmark dataset
     madcluster report RESULTS_DIR -o report.html   one HTML page (or .md) from result JSONs
 
@@ -20,7 +22,9 @@ from collections.abc import Collection, Sequence
 from madcluster import __version__
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
 from madcluster.cli.console import OneLineErrorParser, stdout_gone
+from madcluster.cli.deploy import add_deploy_parsers
 from madcluster.cli.fleet import add_fleet_arguments
+from madcluster.cli.images import add_image_arguments
 from madcluster.cli.options import (
     CLI_SETTINGS,
     DEFAULT_EPILOG,
@@ -40,6 +44,8 @@ COMMAND_HELP = {
     "benchmark": "train, score and evaluate on MSL / SMAP / SMD / PSM with every threshold "
     "protocol",
     "report": "one self-contained HTML page (or Markdown) from benchmark result JSONs",
+    "serve": "HTTP scoring service (batch, per-series streams, health, Prometheus metrics)",
+    "export": "export a model to ONNX (a window batch in, per-step scores out)",
 }
 
 
@@ -69,6 +75,11 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
             add(sub)
         else:
             sub.add_parser(name, help=COMMAND_HELP[name])
+    if commands is None or {"serve", "export"} & set(commands):
+        add_deploy_parsers(sub)  # serve and export
+    else:
+        for name in ("serve", "export"):
+            sub.add_parser(name, help=COMMAND_HELP[name])
     return parser
 
 
@@ -92,7 +103,7 @@ def _add_demo_parser(sub) -> None:
     )
     # Demo settings (lr 3e-3, rho 0.1, stride 5) were picked on the demo series itself; see README.
     demo_settings = {**CLI_SETTINGS, "epochs": 10, "stride": 5, "lr": 3e-3, "rho": 0.1}
-    add_training_options(demo, demo_settings, threads=1)
+    add_training_options(demo, demo_settings)
     demo.set_defaults(func=cmd_demo)
 
 
@@ -104,7 +115,9 @@ def _add_fit_parser(sub) -> None:
         description="Train on (mostly normal) data. Features are standardised with training "
         "statistics; the last 20% of the series (--validation-size) is the validation split for "
         "early stopping. "
-        "Progress bars show on a terminal; when stderr is redirected, one line per epoch instead.",
+        "A time estimate prints after the first batches; then progress bars on a terminal, or one "
+        "line per epoch with the time left when stderr is redirected. Ctrl-C saves the training "
+        "state to OUTPUT.partial; --resume goes on from it.",
     )
     fit.add_argument(
         "data",
@@ -127,6 +140,7 @@ def _add_fit_parser(sub) -> None:
     add_input_options(fit)
     add_training_options(fit, CLI_SETTINGS)
     add_fleet_arguments(fit)
+    add_image_arguments(fit)
     fit.set_defaults(func=cmd_fit)
 
 
@@ -174,9 +188,10 @@ def _add_score_parser(sub) -> None:
         "channel choice); it scores the spans around the rows above the threshold once more per "
         "channel",
     )
-    add_runtime_options(score, threads=None, device="cpu")
+    add_runtime_options(score, device="cpu")
     add_input_options(score)
     add_fleet_arguments(score)
+    score.add_argument("--maps", default=None, help="image models: also write each anomaly map as a PNG to this folder")
     score.set_defaults(func=cmd_score)
 
 

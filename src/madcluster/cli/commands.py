@@ -12,7 +12,7 @@ import numpy as np
 
 from madcluster.atomic import atomic_path, atomic_write_text, check_output_path
 from madcluster.attribution import top_channels
-from madcluster.cli.console import name_list, print_epochs, print_metrics, print_note, say
+from madcluster.cli.console import name_list, print_metrics, print_note, say
 from madcluster.cli.inputs import check_columns, feature_values, label_hint, read_input
 from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
 from madcluster.cli.outputs import scores_frame
@@ -21,10 +21,15 @@ from madcluster.method.diagnostics import collapse_diagnosis
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
+    from madcluster.cli.images import fit_images_command, is_image_embedder
+
+    if is_image_embedder(args.embedder):  # an image folder / MVTec class folder
+        return fit_images_command(args)
     if Path(args.data).is_dir():  # a folder: one model per entity file (madcluster.fleet)
         from madcluster.cli.fleet import fit_fleet_command
 
         return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
+    from madcluster.checkpoint import TrainingInterrupted, partial_path
     from madcluster.viz import plot_history
 
     check_output_path(args.output, what="model file", not_same_as=[args.data])
@@ -49,11 +54,17 @@ def cmd_fit(args: argparse.Namespace) -> int:
             "training is unsupervised and uses all rows",
         )
     detector = detector_from_args(args)
+    checkpoint = partial_path(args.output)
     t0 = time.perf_counter()
-    detector.fit(feature_values(table, args.data))
+    try:
+        detector.fit(feature_values(table, args.data), checkpoint=checkpoint, resume=args.resume)
+    except TrainingInterrupted as stop:
+        print(stop.describe(), file=sys.stderr)
+        if stop.path is not None:
+            print("run the same command with --resume to go on from there", file=sys.stderr)
+        return 130  # the shell's status for Ctrl-C
     elapsed = time.perf_counter() - t0
     h = detector.history_
-    print_epochs(args, h)
     detector.save(args.output)
     say(
         f"trained on {table.values.shape[0]} rows x {table.values.shape[1]} features "
@@ -64,7 +75,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if collapsed:
         print(f"warning: {verdict}", file=sys.stderr)
     say(
-        f"threshold (train-quantile, contamination={detector.contamination}) "
+        f"threshold (train-{detector.threshold}, contamination={detector.contamination}) "
         f"= {detector.threshold_:.6g}"
     )
     say(f"model written to {args.output}")
@@ -89,6 +100,10 @@ def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from madcluster.cli.images import is_image_model, score_images_command
+
+    if is_image_model(args.model):
+        return score_images_command(args)
     if Path(args.data).is_dir():  # a folder: one scores file per entity (madcluster.fleet)
         from madcluster.cli.fleet import score_fleet_command
 
@@ -100,6 +115,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     figures = _figure_paths(args.figures)
     apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
+    detector.set_params(n_jobs=args.threads)  # this command's threads, not the fitting machine's
     table = read_input(args.data, args)
     check_columns(
         table, args.data, detector, label_column=args.label_column,
@@ -188,7 +204,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     scores = detector.decision_function(data.test)
     contributions = detector.explain(data.test, rows=scores > detector.threshold_)
     h = detector.history_
-    print_epochs(args, h)
     say(
         f"trained {len(h['epoch'])} epochs in {sum(h['seconds']):.1f} s: "
         f"nu {h['nu'][0]:.4f} -> {h['nu'][-1]:.4f}, "

@@ -56,14 +56,6 @@ def epoch_lines(history: dict) -> list[str]:
     return lines
 
 
-def print_epochs(args: argparse.Namespace, history: dict) -> None:
-    """One line per epoch on stderr when progress bars were off because stderr is not a terminal."""
-    if args.quiet or sys.stderr.isatty():
-        return
-    for line in epoch_lines(history):
-        print(line, file=sys.stderr)
-
-
 def print_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
     from madcluster.metrics import evaluate
 

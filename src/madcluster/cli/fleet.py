@@ -28,7 +28,9 @@ def add_fleet_arguments(parser: Any) -> None:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="folder of entities: skip entities whose output file already exists",
+        help="go on where an interrupted run stopped: `fit` of one file continues from "
+        "OUTPUT.partial, the training state Ctrl-C saved (same data and options; --epochs may "
+        "change); a folder of entities skips those whose output file already exists",
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 import numpy as np
@@ -36,6 +35,27 @@ def finite_float(text: str) -> float:
     return value
 
 
+def _threads(text: str) -> int:
+    """argparse type: torch threads as the estimator's ``n_jobs``: k >= 1, or -1 for every core."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of threads, got {text!r}") from None
+    if value == 0 or value < -1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, or -1 for every core, got {value}")
+    return value
+
+
+EVERY_WINDOW = "all"
+
+
+def _epoch_windows(text: str) -> int | str:
+    """argparse type: windows per epoch, a positive integer or ``all`` (every window)."""
+    if text.strip().lower() == EVERY_WINDOW:
+        return EVERY_WINDOW
+    return _positive_int(text)
+
+
 def _contamination(text: str) -> float:
     """argparse type: the expected anomaly fraction, in [0, 0.5), checked before training."""
     value = finite_float(text)
@@ -62,6 +82,9 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--window-size", "window_size", {"type": _positive_int}, "window length L (the paper's)"),
     ("--stride", "stride", {"type": _positive_int}, "step between training windows (1 = every window)"),
     ("--epochs", "epochs", {"type": _positive_int}, "maximum epochs; early stopping on the end of the training series"),
+    ("--epoch-windows", "epoch_windows", {"type": _epoch_windows, "metavar": "N|all"},
+     ("training windows drawn anew each epoch, so an epoch costs the same on any series length; "
+      "'all' trains on every window each epoch, as before (slow on long series)")),
     ("--validation-size", "validation_size", {"type": _fraction},
      ("fraction at the END of the training series held out for early stopping; 0 trains on everything "
      "for --epochs epochs, best for concatenated series")),
@@ -78,6 +101,10 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
      "with its own loss)")),
     ("--contamination", "contamination", {"type": _contamination},
      "expected anomaly fraction in training data; threshold = (1 - c) quantile of training scores"),
+    ("--threshold-method", "threshold", {"choices": ("quantile", "pot")},
+     ("how training scores become the model's threshold: quantile = their (1 - contamination) "
+      "quantile; pot = peaks over threshold (OmniAnomaly's): a generalized Pareto tail fitted to the "
+      "top 2 %% of training scores, threshold exceeded with probability contamination")),
     ("--seed", "random_state", {"type": int}, "random seed; same seed, same scores"),
     ("--precision", "precision", {"choices": ("float32", "bfloat16")},
      ("bfloat16: mixed precision for the embedder's matrix products (CPUs with AVX-512 BF16 or AMX, "
@@ -118,7 +145,7 @@ def signature_default(param: str) -> Any:
     return inspect.signature(EMBEDDERS[owner] if owner else MADCluster).parameters[name].default
 
 
-def add_training_options(parser: argparse.ArgumentParser, settings: dict[str, Any], *, threads: int | None = None) -> None:
+def add_training_options(parser: argparse.ArgumentParser, settings: dict[str, Any]) -> None:
     """The model and training flags, all ``None`` unless given; ``settings`` are the command's own
     defaults over the estimator's (the demo's), applied by :func:`detector_params_from_args`."""
     group = parser.add_argument_group("model and training")
@@ -135,7 +162,7 @@ def add_training_options(parser: argparse.ArgumentParser, settings: dict[str, An
         "(e.g. --embedder-param hidden_size=32); overrides --hidden-size / --layers",
     )
     parser.set_defaults(settings=dict(settings))
-    add_runtime_options(group, threads=threads)
+    add_runtime_options(group)
 
 
 def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
@@ -153,6 +180,8 @@ def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
             params[param] = value
         elif value is not None:
             sizes[name] = value
+    if params.get("epoch_windows") == EVERY_WINDOW:
+        params["epoch_windows"] = None
     embedder = EMBEDDERS.get(params.get("embedder", signature_default("embedder")))
     embedder_params = {k: v for k, v in sizes.items() if k in getattr(embedder, "size_options", {})}
     embedder_params.update(parse_key_values(getattr(args, "embedder_param", None)) or {})
@@ -160,6 +189,8 @@ def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
         params["embedder_params"] = embedder_params
     if getattr(args, "device", None) is not None:
         params["device"] = args.device
+    if getattr(args, "threads", None) is not None:
+        params["n_jobs"] = args.threads
     params["verbose"] = show_progress(args)
     return params
 
@@ -172,16 +203,17 @@ def detector_from_args(args: argparse.Namespace) -> Any:
     return make_detector(detector_params_from_args(args))
 
 
-def add_runtime_options(group, *, threads: int | None, device: str | None = None) -> None:
-    """``--device`` (default ``device``, else the estimator's) and ``--threads``."""
+def add_runtime_options(group, *, device: str | None = None) -> None:
+    """``--device`` (default ``device``, else the estimator's) and ``--threads`` (the estimator's
+    ``n_jobs``; every command shares its default, :mod:`madcluster.threads`)."""
     shown = device or "the estimator's: auto, CUDA if available"
     group.add_argument("--device", default=device, help=f"cpu, cuda, cuda:N or auto (default: {shown})")
     group.add_argument(
         "--threads",
-        type=_positive_int,
-        default=threads,
-        help=f"CPU threads for torch, 1 or more (default: {threads or 'torch default'}); "
-        "use 1 when other jobs share the cores",
+        type=_threads,
+        default=None,
+        help="CPU threads for torch: 1 or more, or -1 for every core (default: 1, right when other "
+        "jobs share the cores; more threads help only on a machine of your own)",
     )
 
 
@@ -190,16 +222,17 @@ def apply_runtime(args: argparse.Namespace) -> None:
     import torch
 
     from madcluster.data.validation import check_device
+    from madcluster.threads import resolve_threads
 
     if args.device is not None:
         check_device(args.device)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    torch.set_num_threads(resolve_threads(args.threads))
 
 
 def show_progress(args: argparse.Namespace) -> bool:
-    """Progress bars only on a terminal: redirected to a log they are kilobytes of escape codes."""
-    return not args.quiet and sys.stderr.isatty()
+    """Progress unless ``--quiet``: bars on a terminal, plain epoch lines with elapsed time and
+    time left when stderr is a file (:mod:`madcluster.training_progress`)."""
+    return not args.quiet
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:

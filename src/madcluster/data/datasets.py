@@ -33,6 +33,10 @@ more column than ``train.npy``, its last column is the label. A ``label`` column
 ignored (training is unsupervised). An optional ``entities.csv`` in the benchmark format splits
 the folder into entities. A bare name that is not a benchmark is also looked up as a folder inside
 the data directory.
+
+**TSB-AD folders**: a folder of TSB-AD files (``[i]_[dataset]_id_[k]_[domain]_tr_[N]_1st_[F].csv``,
+feature columns then ``Label``) and no ``train.*`` file loads under TSB-AD's protocol: one entity
+per file, trained on its first N points, tested on the whole series (:mod:`madcluster.data.tsbad`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from pathlib import Path
 
 from madcluster.data.readers import read_npz_benchmark, read_psm, read_user_folder
 from madcluster.data.train_test import Dataset, Entity
+from madcluster.data.tsbad import is_tsbad_folder, read_tsbad_dataset
 from madcluster.exceptions import DatasetNotFoundError
 
 ENV_VAR = "MADCLUSTER_DATA_DIR"
@@ -107,7 +112,7 @@ def load_dataset(
 
     path = Path(name)
     if path.is_dir():
-        return read_user_folder(path)
+        return _read_folder(path)
     looks_like_path = isinstance(name, os.PathLike) or "/" in str(name) or os.sep in str(name)
     if looks_like_path:
         raise DatasetNotFoundError(
@@ -119,7 +124,7 @@ def load_dataset(
     except DatasetNotFoundError:
         root = None
     if root is not None and (root / str(name)).is_dir():
-        return read_user_folder(root / str(name))
+        return _read_folder(root / str(name))
     raise DatasetNotFoundError(
         f"unknown dataset {str(name)!r}: known names are {', '.join(sorted(BENCHMARKS))} (any case), "
         "or pass the path of a folder holding train.{csv,parquet,npy} and test.{csv,parquet,npy}"
@@ -127,6 +132,12 @@ def load_dataset(
 
 
 # ----------------------------------------------------------------------------------------------
+def _read_folder(folder: Path) -> Dataset:
+    if is_tsbad_folder(folder):
+        return read_tsbad_dataset(folder)
+    return read_user_folder(folder)
+
+
 def _resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> tuple[Path, str]:
     if data_dir is not None:
         path, how = Path(data_dir), "the data_dir argument"

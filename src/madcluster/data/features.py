@@ -19,8 +19,10 @@ ROUGHNESS_EPS = 1e-4  # in squared units of the (already standardised) input: (1
 def roughness(series: np.ndarray, window: int, eps: float = ROUGHNESS_EPS) -> np.ndarray:
     """``log(eps + mean(diff(x)^2 over steps t-window+1..t))`` per channel, ``(T, D)`` float64.
 
-    The first difference at step 0 is 0; the first ``window - 1`` steps average the differences
-    they have, so the output has one row per input row and depends on the past only.
+    Step 0 has no difference yet: its row is NaN (the detector puts the training mean there; a
+    difference of 0 would read as a stuck sensor and flag the first row of every series). Steps
+    1..window-1 average the differences they have, so the output has one row per input row and
+    depends on the past only.
     """
     if window < 1:
         raise ParameterError(f"the roughness window must be >= 1, got {window}")
@@ -30,7 +32,8 @@ def roughness(series: np.ndarray, window: int, eps: float = ROUGHNESS_EPS) -> np
     mean = np.empty_like(total)
     mean[window:] = (total[window:] - total[:-window]) / window
     head = min(window, len(x))
-    mean[:head] = total[:head] / np.arange(1, head + 1)[:, None]
+    mean[:head] = total[:head] / np.maximum(np.arange(head), 1)[:, None]  # row 0 holds 0 / 1
+    mean[0] = np.nan
     return np.log(np.maximum(mean, 0.0) + eps)  # max: cumsum differences can dip below 0 by rounding
 
 

@@ -29,7 +29,7 @@ def fit_input_scaler(data: np.ndarray, scaling: str, roughness_window: int) -> t
     offset, scale = fit_scaler(data, scaling)
     if roughness_window:
         rough = roughness((data - offset) / scale, roughness_window)
-        rough_offset, rough_scale = fit_scaler(rough, scaling)
+        rough_offset, rough_scale = fit_scaler(rough[1:], scaling)  # row 0 has no difference (NaN)
         offset, scale = np.concatenate([offset, rough_offset]), np.concatenate([scale, rough_scale])
     return offset, scale
 
@@ -40,6 +40,6 @@ def model_input(data: np.ndarray, offset: np.ndarray, scale: np.ndarray, roughne
     d = data.shape[1]
     scaled = (data - offset[:d]) / scale[:d]
     if roughness_window:
-        rough = roughness(scaled, roughness_window)
-        scaled = np.concatenate([scaled, (rough - offset[d:]) / scale[d:]], axis=1)
+        rough = np.nan_to_num((roughness(scaled, roughness_window) - offset[d:]) / scale[d:], nan=0.0)
+        scaled = np.concatenate([scaled, rough], axis=1)  # row 0: the training mean (no difference yet)
     return scaled.astype(np.float32)

@@ -64,3 +64,39 @@ def windows_to_points_with_history(window_values: np.ndarray, starts: np.ndarray
     if np.any(first >= len(starts)) or np.any(starts[np.minimum(first, len(starts) - 1)] > t):
         raise ParameterError("windows do not cover every time point")
     return window_values[first, t - starts[first]].astype(np.float64)
+
+
+def causal_window_starts(n_timesteps: int, window_size: int, stride: int) -> np.ndarray:
+    """Window starts 0, s, 2s, ... up to the window of the last step, for causal models.
+
+    Step t is scored in window :func:`causal_window_of` (t): the earliest start on the grid of
+    multiples of ``stride`` whose window reaches t. That choice depends on t alone, never on the
+    series length, so scoring a series whole or one row at a time (:mod:`madcluster.streaming`)
+    reads each step from the same window. Windows that run past the series end are padded
+    (:func:`pad_for_windows`); a causal model's steps never see the padding.
+    """
+    if window_size < 1 or stride < 1:
+        raise ValueError(f"window_size and stride must be >= 1, got {window_size} and {stride}")
+    if n_timesteps < 1:
+        raise ValueError("the series is empty")
+    last = int(causal_window_of(np.asarray([n_timesteps - 1]), window_size, stride)[0])
+    return np.arange(0, last + 1, stride, dtype=np.int64)
+
+
+def causal_window_of(steps: np.ndarray, window_size: int, stride: int) -> np.ndarray:
+    """Start of the window that scores each step: ``max(0, ceil((t - L + 1) / s)) * s``.
+
+    After the first window every step sits at position >= L - s of its window, i.e. has at least
+    L - s steps of history; steps 0..L-s-1 sit at position t (the warm-up, see
+    :mod:`madcluster.warmup`).
+    """
+    steps = np.asarray(steps, dtype=np.int64)
+    return np.maximum(0, -(-(steps - window_size + 1) // stride)) * stride
+
+
+def pad_for_windows(series: torch.Tensor, starts: np.ndarray, window_size: int) -> torch.Tensor:
+    """``series [T, D]`` extended by repeating its last row so every window in ``starts`` fits."""
+    missing = int(starts[-1]) + window_size - len(series)
+    if missing <= 0:
+        return series
+    return torch.cat([series, series[-1:].expand(missing, -1)])

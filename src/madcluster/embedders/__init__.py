@@ -1,4 +1,4 @@
-"""Base Embedders: the registry of built-in ones and the contract for your own.
+"""Base Embedders: the registries of built-in ones (time series, images) and the contract for your own.
 
 ``build_embedder("drnn", n_features, **params)`` builds a registered embedder. To use your own
 ``nn.Module`` pass the instance to ``MADCluster(embedder=...)``; it is adapted by ModuleEmbedder.
@@ -18,7 +18,10 @@ from madcluster.embedders.beatgan import BeatGAN
 from madcluster.embedders.dcdetector import DCdetector
 from madcluster.embedders.deepsvdd import DeepSVDD
 from madcluster.embedders.drnn import DilatedRNN
+from madcluster.embedders.image_base import ImageEmbedder
 from madcluster.embedders.omnianomaly import OmniAnomaly
+from madcluster.embedders.pyramidflow import PyramidFlow
+from madcluster.embedders.rd4ad import RD4AD
 from madcluster.embedders.thoc import THOC
 from madcluster.embedders.usad import USAD
 from madcluster.exceptions import ParameterError
@@ -32,6 +35,12 @@ EMBEDDERS: dict[str, type[BaseEmbedder]] = {
     "anomaly_transformer": AnomalyTransformer,
     "dcdetector": DCdetector,
     "thoc": THOC,
+}
+
+# Image base models (inputs [B, C, H, W]); kept apart so the time-series paths never list them.
+IMAGE_EMBEDDERS: dict[str, type[ImageEmbedder]] = {
+    "rd4ad": RD4AD,
+    "pyramidflow": PyramidFlow,
 }
 
 
@@ -54,6 +63,20 @@ def build_embedder(
         return EMBEDDERS[key](n_features, **params)
     except TypeError as exc:
         raise ParameterError(f"bad embedder_params for {name!r}: {exc}") from None
+
+
+def build_image_embedder(name: str, n_channels: int, image_size: int, **params: Any) -> ImageEmbedder:
+    """Build the registered image embedder ``name`` for ``n_channels``-channel square images."""
+    key = name.lower()
+    if key not in IMAGE_EMBEDDERS:
+        raise ValueError(f"unknown image embedder {name!r}; available: {', '.join(sorted(IMAGE_EMBEDDERS))}")
+    given = params.setdefault("image_size", image_size)
+    if given != image_size:
+        raise ValueError(f"embedder_params image_size={given} != image_size={image_size}")
+    try:
+        return IMAGE_EMBEDDERS[key](n_channels, **params)
+    except TypeError as exc:
+        raise ValueError(f"bad embedder_params for {name!r}: {exc}") from None
 
 
 def make_embedder(
@@ -87,7 +110,7 @@ def _probe_features(module: nn.Module, n_features: int, window_size: int) -> int
 
 
 __all__ = [
-    "EMBEDDERS", "THOC", "USAD", "AnomalyTransformer", "BaseEmbedder", "BeatGAN", "DCdetector",
-    "DeepSVDD", "DilatedRNN", "EmbedderOutput",
-    "ModuleEmbedder", "OmniAnomaly", "build_embedder", "make_embedder",
+    "EMBEDDERS", "IMAGE_EMBEDDERS", "RD4AD", "THOC", "USAD", "AnomalyTransformer", "BaseEmbedder", "BeatGAN",
+    "DCdetector", "DeepSVDD", "DilatedRNN", "EmbedderOutput", "ImageEmbedder",
+    "ModuleEmbedder", "OmniAnomaly", "PyramidFlow", "build_embedder", "build_image_embedder", "make_embedder",
 ]

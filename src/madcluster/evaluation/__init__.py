@@ -25,6 +25,7 @@ from madcluster.evaluation.thresholds import (
     compute_thresholds,
     get_protocol,
     test_ratio_threshold,
+    train_pot_threshold,
     train_quantile_threshold,
 )
 
@@ -43,6 +44,7 @@ __all__ = [
     "evaluate_protocols",
     "get_protocol",
     "test_ratio_threshold",
+    "train_pot_threshold",
     "train_quantile_threshold",
     "window_labels",
     "window_scores",

@@ -21,6 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from madcluster.exceptions import ThresholdError
+from madcluster.extreme_value import pot_threshold
+
 
 @dataclass(frozen=True)
 class ThresholdResult:
@@ -49,6 +52,15 @@ def train_quantile_threshold(train_scores: Any, contamination: float) -> float:
     scores = _scores(train_scores, "train_scores")
     _check_ratio(contamination, "contamination")
     return float(np.quantile(scores, 1.0 - contamination))
+
+
+def train_pot_threshold(train_scores: Any, contamination: float) -> float:
+    """Peaks over threshold on the training scores at risk level ``contamination``
+    (:mod:`madcluster.extreme_value`, Siffer et al. 2017 as in OmniAnomaly): the same target as
+    ``train-quantile``, read from a generalized Pareto tail fitted to the top scores."""
+    scores = _scores(train_scores, "train_scores")
+    _check_ratio(contamination, "contamination")
+    return pot_threshold(scores, contamination)
 
 
 def test_ratio_threshold(test_scores: Any, anomaly_ratio: float) -> float:
@@ -125,6 +137,12 @@ def _p_train_quantile(
     return train_quantile_threshold(train_scores, contamination)
 
 
+def _p_train_pot(
+    train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float
+) -> float:
+    return train_pot_threshold(train_scores, contamination)
+
+
 def _p_test_ratio(
     train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float
 ) -> float:
@@ -153,6 +171,13 @@ PROTOCOLS: dict[str, ThresholdProtocol] = {
             False,
             "the (1 - contamination) quantile of the training scores (detector API default)",
             _p_train_quantile,
+        ),
+        ThresholdProtocol(
+            "train-pot",
+            False,
+            "peaks over threshold (POT, OmniAnomaly): a generalized Pareto tail fitted to the top 2 % "
+            "of training scores, threshold at risk level q = contamination",
+            _p_train_pot,
         ),
         ThresholdProtocol(
             "test-ratio",
@@ -195,28 +220,27 @@ def compute_thresholds(
 ) -> dict[str, ThresholdResult]:
     """Every protocol's threshold (or those named in ``protocols``), keyed by protocol name.
 
-    With ``labels=None`` the oracle protocols are left out (unless named explicitly, which errors).
+    With ``labels=None`` the oracle protocols are left out, and so is a protocol that the training
+    scores cannot support (``ThresholdError``, e.g. ``train-pot`` with ties in the top scores);
+    named explicitly in ``protocols``, both raise instead.
     """
     chosen = (
         [get_protocol(n) for n in protocols]
         if protocols is not None
         else [p for p in PROTOCOLS.values() if labels is not None or not p.oracle]
     )
-    return {
-        p.name: ThresholdResult(
-            float(
-                p.func(
-                    train_scores,
-                    test_scores,
-                    labels,
-                    contamination=contamination,
-                    anomaly_ratio=anomaly_ratio,
-                )
-            ),
-            p.oracle,
-        )
-        for p in chosen
-    }
+    out = {}
+    for p in chosen:
+        try:
+            value = p.func(
+                train_scores, test_scores, labels, contamination=contamination, anomaly_ratio=anomaly_ratio
+            )
+        except ThresholdError:
+            if protocols is not None:
+                raise
+            continue  # e.g. POT on too few or tied training scores: no row rather than a wrong one
+        out[p.name] = ThresholdResult(float(value), p.oracle)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------

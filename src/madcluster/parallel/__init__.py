@@ -3,6 +3,6 @@ per job), with guards that turn a job's failure into an outcome. The benchmark a
 """
 
 from madcluster.parallel.executors import EXECUTORS, make_executor
-from madcluster.parallel.jobs import Job, Outcome, torch_threads
+from madcluster.parallel.jobs import Job, Outcome
 
-__all__ = ["EXECUTORS", "Job", "Outcome", "make_executor", "torch_threads"]
+__all__ = ["EXECUTORS", "Job", "Outcome", "make_executor"]

@@ -6,8 +6,7 @@ import importlib
 import os
 import socket
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,19 +97,3 @@ class Progress:
 
 
 __all__ = ["Job", "JobFn", "OnDone", "Outcome", "Progress", "guarded_call"]
-
-
-@contextmanager
-def torch_threads(threads: int | None) -> Iterator[None]:
-    """Run with ``threads`` torch CPU threads (``None``: leave them), restoring them afterwards."""
-    if threads is None:
-        yield
-        return
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(int(threads))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)

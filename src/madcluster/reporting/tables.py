@@ -22,7 +22,7 @@ from madcluster.reporting.paper import PAPER_TABLE1, paper_value
 
 TABLE1_COLUMNS = metric_columns(TABLE1_METRICS)
 THRESHOLD_FREE = {"range_auc_roc", "range_auc_pr", "vus_roc", "vus_pr"}
-PROTOCOL_ORDER = ("test-ratio", "train-quantile", "combined", "best-f1")
+PROTOCOL_ORDER = ("test-ratio", "train-quantile", "train-pot", "combined", "best-f1")
 _MODE_ROW = MODE_ROW_NAMES
 _MODE_ORDER = ("base-only", "full", "distance-only", "cluster-only", "baseline")
 

@@ -1,0 +1,97 @@
+"""ONNX export of the default and every base model (issue 20 part 4): which export, how close.
+
+Each model is fitted for one epoch on the demo series (each model's default window, 100; closeness does not depend on
+training), exported with ``madcluster.export.export_onnx``, and scored on the demo test windows by
+onnxruntime and by torch; beside it, torch float32 against the same network in float64 (the
+rounding error float32 itself carries). Writes ``benchmarks/results/onnx_export.json`` and ``.md``::
+
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/onnx_export.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from madcluster import MADCluster
+from madcluster.atomic import atomic_write_text
+from madcluster.data.synthetic import make_demo_data
+from madcluster.export import ATOL, RTOL, ExportError, WindowScores, export_onnx, run_both
+
+EMBEDDERS = ("drnn", "deepsvdd", "omnianomaly", "thoc", "usad", "beatgan", "anomaly_transformer", "dcdetector")
+
+
+def measure(name: str, demo, folder: Path) -> dict:
+    row: dict = {"embedder": name}
+    model = MADCluster(embedder=name, epochs=1, random_state=0).fit(demo.train)
+    path = folder / f"{name}.onnx"
+    start = time.perf_counter()
+    try:
+        export_onnx(model, path, check=False)
+    except ExportError as exc:
+        return {**row, "exports": False, "why": str(exc)}
+    row["export_s"] = round(time.perf_counter() - start, 2)
+    windows = model.model_windows(demo.test)[0]
+    got, expected = run_both(model, path, windows)
+    diff = np.abs(got - expected)
+    row.update(
+        exports=True, windows=len(windows), max_abs_diff=float(diff.max()),
+        torch_float32_vs_float64=_float64_gap(model, windows, expected),
+        max_abs_score=float(np.abs(expected).max()), within=bool(np.allclose(got, expected, atol=ATOL, rtol=RTOL)),
+        within_abs_1e4=bool(diff.max() <= 1e-4),
+    )
+    return row
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1e}"
+
+
+def _float64_gap(model: MADCluster, windows: np.ndarray, expected: np.ndarray) -> float | None:
+    """Max |torch float32 - torch float64| of the same network: float32's own rounding error.
+    None where the model builds float32 tensors inside its forward pass (no float64 copy)."""
+    double = copy.deepcopy(model)
+    double.net_ = double.net_.double()
+    try:
+        with torch.no_grad():
+            exact = WindowScores(double).eval()(torch.from_numpy(windows).double()).numpy()
+    except RuntimeError:
+        return None
+    return float(np.abs(expected - exact).max())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--embedders", nargs="+", default=list(EMBEDDERS))
+    parser.add_argument("--out", default="benchmarks/results/onnx_export")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    warnings.filterwarnings("ignore")  # the TorchScript exporter's tracer warnings
+    demo = make_demo_data(n_train=1500, n_test=1000, seed=7)
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = []
+        for name in args.embedders:
+            rows.append(measure(name, demo, Path(tmp)))
+            print(json.dumps(rows[-1]), flush=True)
+    command = "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/onnx_export.py"
+    atomic_write_text(args.out + ".json", json.dumps({"command": command, "rows": rows}, indent=2) + "\n")
+    lines = [f"`{command}` (torch {torch.__version__}, TorchScript exporter, opset 17, CPU, float32)", "",
+             "| embedder | exports | max abs diff, onnxruntime vs torch | torch float32 vs float64 | max abs score | within 1e-4 | why not |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["exports"]:
+            lines.append(f"| {r['embedder']} | yes | {r['max_abs_diff']:.1e} | {_fmt(r['torch_float32_vs_float64'])} | {r['max_abs_score']:.1f} | {'yes' if r['within_abs_1e4'] else 'no'} | |")
+        else:
+            lines.append(f"| {r['embedder']} | no | | | | | {r['why']} |")
+    atomic_write_text(args.out + ".md", "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

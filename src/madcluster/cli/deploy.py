@@ -1,0 +1,85 @@
+"""The ``serve`` and ``export`` commands: deployment paths for a fitted model (issue 20).
+
+Both import their optional stacks (FastAPI / uvicorn, onnx / onnxruntime) only when run, so the
+core install and ``import madcluster`` stay as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+SERVE_DESCRIPTION = """\
+Serve a model file (.mcz) or a fleet folder of them over HTTP (FastAPI + uvicorn; install with
+pip install "madcluster[serve]").
+
+Endpoints (JSON in and out; rows oldest first, one number per column):
+  GET  /health                   status, models, open streams
+  GET  /models                   each model's columns, window size, threshold, whether it streams
+  POST /models/{model}/score     {"rows": [[...], ...], "columns": [...]}: scores and flags of a
+                                 whole series (at least one window of rows)
+  POST /streams/{stream}         {"rows": [[...]], "model": "..."}: append rows to a stream (opened
+                                 on first use; model defaults to the stream's name in a fleet, or
+                                 the only model) and get each new row's score and flag at once
+  GET|DELETE /streams/{stream}   a stream's model and rows seen / close it
+  GET  /metrics                  Prometheus: requests, latency, rows scored and flags per model
+  GET  /docs                     the OpenAPI page
+
+Flags are score > the model's threshold_. Bad requests get a 4xx JSON {"error": "..."} naming the
+problem. SIGTERM finishes requests in flight, then exits. With --state-dir each stream's state is
+saved after every update and restored at start, so streams survive a restart.
+
+Example:
+  madcluster serve model.mcz --port 8000 --state-dir streams/
+  curl -s localhost:8000/streams/pump-1 -d '{"rows": [[0.1, 2.3, 5.0]]}'
+"""
+
+
+def add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
+    serve = sub.add_parser(
+        "serve", help="HTTP scoring service (batch, per-series streams, health, Prometheus metrics)",
+        description=SERVE_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("model", metavar="MODEL_OR_FLEET_DIR", help="a .mcz model file, or a folder of them (one per entity)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only; 0.0.0.0 for all)")
+    serve.add_argument("--port", type=int, default=8000, help="TCP port (default: 8000)")
+    serve.add_argument("--state-dir", default=None, help="folder for stream states: streams survive a restart (default: streams live in memory)")
+    serve.add_argument("--max-body-bytes", type=int, default=8 * 1024 * 1024, help="larger request bodies get 413 (default: 8 MiB)")
+    serve.add_argument("--threads", type=int, default=1, help="torch threads per request (default: 1; requests run concurrently in a thread pool)")
+    serve.add_argument("--graceful-seconds", type=float, default=30.0, help="on SIGTERM, wait this long for requests in flight (default: 30)")
+    serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn log level")
+    serve.set_defaults(func=cmd_serve)
+
+    export = sub.add_parser(
+        "export", help="export a model to ONNX (a window batch in, per-step scores out)",
+        description="Write MODEL.mcz as an ONNX graph (install with pip install \"madcluster[onnx]\"). "
+        "The graph takes model-input windows [batch, window_size, width] (scaled rows, plus the "
+        "roughness channels of the default) and returns the per-step score of every window step, "
+        "as the torch model does; README 'Export to ONNX' shows the few lines that score with it "
+        "(madcluster.export.OnnxScorer). Models whose layers do not export say why.",
+    )
+    export.add_argument("model", metavar="MODEL.mcz", help="a model file from `madcluster fit`")
+    export.add_argument("-o", "--output", required=True, help="the .onnx file to write")
+    export.add_argument("--no-check", action="store_true", help="skip the check that onnxruntime gives the torch scores (1e-4)")
+    export.set_defaults(func=cmd_export)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from madcluster.serve.run import run_server
+    except ImportError as exc:
+        raise ImportError(f"`madcluster serve` needs the serve extra: pip install \"madcluster[serve]\" ({exc})") from None
+    run_server(
+        args.model, host=args.host, port=args.port, state_dir=args.state_dir, max_body_bytes=args.max_body_bytes,
+        threads=args.threads, graceful_seconds=args.graceful_seconds, log_level=args.log_level,
+    )
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from madcluster.detector import MADCluster
+    from madcluster.export import export_onnx
+
+    report = export_onnx(MADCluster.load(args.model), args.output, check=not args.no_check)
+    print(f"wrote {args.output}: input {report['input']} {report['input_shape']}, output {report['output']}"
+          + (f"; onnxruntime vs torch max abs diff {report['max_abs_diff']:.2e}" if report.get("max_abs_diff") is not None else ""))
+    return 0

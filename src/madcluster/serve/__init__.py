@@ -1,0 +1,14 @@
+"""``madcluster serve``: an HTTP scoring service for a model file or a fleet folder.
+
+FastAPI + uvicorn (the optional extra ``serve``: ``pip install "madcluster[serve]"``). Imported
+only by the ``serve`` command, so ``import madcluster`` never pulls the server stack. Endpoints:
+
+- ``GET /health``: status, models, open streams
+- ``GET /models``: each model's columns, window, threshold and whether it can stream
+- ``POST /models/{model}/score``: ``{"rows": [[...], ...], "columns": [...]?}`` -> scores, flags
+- ``POST /streams/{stream}``: append rows to a stream (opened on first use), returns their scores
+  and flags; ``GET`` / ``DELETE /streams/{stream}``
+- ``GET /metrics``: Prometheus text format (requests, latency, rows and flags per model)
+
+Bad requests get a 4xx JSON ``{"error": "..."}`` naming the problem, never a traceback.
+"""

@@ -1,0 +1,176 @@
+"""What the server holds: the models it loaded and the streams it keeps (no HTTP here).
+
+A model path is one ``.mcz`` file (its name: the file stem) or a fleet folder of them (one model
+per entity, named after the entity). Streams are :class:`~madcluster.streaming.StreamScorer`
+objects by id; with a state folder each stream's state is saved atomically after every update and
+read back at start-up, so streams survive a restart.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from madcluster.detector import MADCluster
+from madcluster.exceptions import DataError, MADClusterError, ModelFileError
+from madcluster.streaming import StreamScorer, model_fingerprint, state_model_fingerprint
+
+MODEL_SUFFIX = ".mcz"
+STATE_SUFFIX = ".mcs"
+STREAM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class NotFound(MADClusterError):
+    """An unknown model or stream (HTTP 404)."""
+
+
+class Conflict(MADClusterError):
+    """A request that contradicts the server's state, e.g. another model for an open stream (409)."""
+
+
+def load_models(path: str | Path) -> dict[str, MADCluster]:
+    """``{name: detector}`` from one model file or a fleet folder of ``.mcz`` files."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.name.endswith(MODEL_SUFFIX))
+        if not files:
+            raise ModelFileError(f"{str(path)!r} holds no {MODEL_SUFFIX} model files (a fleet folder from `madcluster fit --fleet`)")
+    else:
+        files = [path]
+    return {p.name[: -len(MODEL_SUFFIX)] if p.name.endswith(MODEL_SUFFIX) else p.stem: MADCluster.load(p) for p in files}
+
+
+def rows_array(model: MADCluster, rows: list[list[float]], columns: list[str] | None) -> np.ndarray:
+    """The request's rows as a ``(T, D)`` array in the model's column order, or a ``DataError``."""
+    names = getattr(model, "feature_names_in_", None)
+    expected = int(model.n_features_in_)
+    try:
+        data = np.asarray(rows, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"rows must be a list of equally long lists of numbers: {exc}") from None
+    if data.ndim != 2 or data.shape[0] == 0:
+        raise DataError(f"rows must be a non-empty list of rows (lists of {expected} numbers), got shape {data.shape}")
+    if columns is None:
+        if data.shape[1] != expected:
+            hint = f" ({', '.join(map(str, names))})" if names is not None else ""
+            raise DataError(f"each row needs {expected} values{hint}, got {data.shape[1]}")
+        return _finite(data)
+    if len(columns) != data.shape[1]:
+        raise DataError(f"{len(columns)} columns named but rows have {data.shape[1]} values")
+    if names is None:
+        if len(columns) != expected:
+            raise DataError(f"the model takes {expected} columns, got {len(columns)}")
+        return _finite(data)
+    missing = [n for n in names if n not in columns]
+    unexpected = [c for c in columns if c not in set(map(str, names))]
+    if missing or unexpected or len(set(columns)) != len(columns):
+        raise DataError(f"columns do not match the model's: missing {missing}, unexpected {unexpected}")
+    order = [columns.index(str(n)) for n in names]
+    return _finite(data[:, order])
+
+
+def _finite(data: np.ndarray) -> np.ndarray:
+    bad = np.argwhere(~np.isfinite(data))
+    if len(bad):
+        row, col = bad[0]
+        raise DataError(f"rows hold {len(bad)} NaN or infinite value(s), the first at row {row}, column {col}")
+    return data
+
+
+@dataclass
+class Stream:
+    model: str
+    scorer: StreamScorer
+    lock: threading.Lock
+
+
+class StreamStore:
+    """Open streams by id, each bound to one model, saved to ``state_dir`` when given."""
+
+    def __init__(self, models: dict[str, MADCluster], state_dir: str | Path | None = None) -> None:
+        self.models = models
+        self.state_dir = Path(state_dir) if state_dir is not None else None
+        self._streams: dict[str, Stream] = {}
+        self._lock = threading.Lock()
+        if self.state_dir is not None:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            self._restore_all()
+
+    def __len__(self) -> int:
+        return len(self._streams)
+
+    def model(self, name: str) -> MADCluster:
+        if name not in self.models:
+            raise NotFound(f"unknown model {name!r}; this server has {', '.join(sorted(self.models))}")
+        return self.models[name]
+
+    def get(self, stream_id: str) -> Stream:
+        check_stream_id(stream_id)
+        if stream_id not in self._streams:
+            raise NotFound(f"unknown stream {stream_id!r}: POST rows to /streams/{stream_id} to open it")
+        return self._streams[stream_id]
+
+    def model_of(self, stream_id: str, model_name: str | None) -> str:
+        """The model of stream ``stream_id``: its own if open, else ``model_name`` (default: the
+        model of the same name, or the only model)."""
+        check_stream_id(stream_id)
+        stream = self._streams.get(stream_id)
+        if stream is not None:
+            if model_name is not None and model_name != stream.model:
+                raise Conflict(f"stream {stream_id!r} scores with model {stream.model!r}, not {model_name!r}")
+            return stream.model
+        name = model_name or self._default_model(stream_id)
+        self.model(name)  # unknown: NotFound
+        return name
+
+    def update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None) -> tuple[str, Any]:
+        """Score ``rows`` as the next rows of the stream, opened on first use; a refused request
+        (bad rows, unknown model) opens nothing."""
+        name = self.model_of(stream_id, model_name)
+        data = rows_array(self.models[name], rows, columns)
+        with self._lock:
+            stream = self._streams.get(stream_id)
+            if stream is None:
+                stream = self._streams[stream_id] = Stream(name, self.models[name].stream(), threading.Lock())
+        with stream.lock:  # one update at a time per stream: rows keep their order
+            result = stream.scorer.update(data)
+            if self.state_dir is not None:
+                stream.scorer.save(self.state_dir / f"{stream_id}{STATE_SUFFIX}")
+        return stream.model, result
+
+    def close(self, stream_id: str) -> None:
+        self.get(stream_id)
+        with self._lock:
+            self._streams.pop(stream_id, None)
+            if self.state_dir is not None:
+                (self.state_dir / f"{stream_id}{STATE_SUFFIX}").unlink(missing_ok=True)
+
+    def _default_model(self, stream_id: str) -> str:
+        if stream_id in self.models:
+            return stream_id
+        if len(self.models) == 1:
+            return next(iter(self.models))
+        raise DataError(f"name the model of new stream {stream_id!r} (\"model\": one of {', '.join(sorted(self.models))})")
+
+    def _restore_all(self) -> None:
+        by_fingerprint = {model_fingerprint(m): name for name, m in self.models.items()}
+        for path in sorted(self.state_dir.glob(f"*{STATE_SUFFIX}")):
+            stream_id = path.name[: -len(STATE_SUFFIX)]
+            name = by_fingerprint.get(state_model_fingerprint(path))
+            if name is None or not STREAM_ID.match(stream_id):
+                raise ModelFileError(f"stream state {str(path)!r} belongs to none of the loaded models; move it away or serve its model")
+            scorer = StreamScorer.restore(self.models[name], path)
+            self._streams[stream_id] = Stream(name, scorer, threading.Lock())
+
+
+def check_stream_id(stream_id: str) -> None:
+    if not STREAM_ID.match(stream_id):
+        raise DataError(f"stream id {stream_id!r} must be 1-128 letters, digits, '.', '_' or '-' (starting with a letter or digit)")
+
+
+__all__ = ["Conflict", "NotFound", "StreamStore", "load_models", "rows_array"]

@@ -1,0 +1,144 @@
+"""Streaming scores: rows arrive in chunks of any size, each new row gets its score at once.
+
+::
+
+    scorer = detector.stream()
+    for chunk in incoming:                    # (m, D) with m >= 1
+        result = scorer.update(chunk)         # result.scores, result.flags: one per new row
+    scorer.save("stream.mcs")                 # later: StreamScorer.restore(detector, "stream.mcs")
+
+A causal model scores step t from one window on a fixed grid (``causal_window_of``), reading steps
+<= t only, so the scorer keeps just that window's rows (plus the roughness channels' reach) and calls
+the detector's own scoring path on them: fed a series in chunks, it gives the scores
+``decision_function`` gives on the whole series, warm-up calibration included. A state file is a
+zip of JSON and ``.npz`` (never a pickle), written atomically, and names the model it belongs to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import zipfile
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from madcluster.atomic import atomic_path
+from madcluster.exceptions import StreamError
+
+if TYPE_CHECKING:
+    from madcluster.detector import MADCluster
+
+STATE_FORMAT = "madcluster-stream"
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    """Scores of the rows just added: ``steps`` (their index in the stream), ``scores``, and
+    ``flags`` (score > the detector's ``threshold_``)."""
+
+    steps: np.ndarray
+    scores: np.ndarray
+    flags: np.ndarray
+
+
+class StreamScorer:
+    """Scores a growing series chunk by chunk; see the module docstring. Build with
+    :meth:`MADCluster.stream <madcluster.detector.MADCluster.stream>`."""
+
+    def __init__(self, detector: MADCluster) -> None:
+        self.detector = detector
+        self.n_features = int(detector.n_features_in_)
+        self._buffer = np.empty((0, self.n_features), dtype=np.float32)
+        self._buffer_start = 0  # stream step of the buffer's first row
+        self.steps_seen = 0
+
+    def update(self, rows: Any) -> StreamResult:
+        """Append ``rows`` (one row ``(D,)`` or a chunk ``(m, D)``) and score each of them."""
+        rows = np.asarray(rows) if isinstance(rows, (list, tuple)) else rows
+        if getattr(rows, "ndim", 2) == 1:
+            rows = np.asarray(rows)[None, :]
+        chunk = self.detector.check_rows(rows, min_length=1, name="rows")
+        buffer = np.concatenate([self._buffer, chunk])
+        first_new = self.steps_seen
+        scores = self.detector.score_with_history(buffer, self._buffer_start, first_new)
+        self.steps_seen += len(chunk)
+        keep_from = self.detector.history_start(self.steps_seen)
+        self._buffer = buffer[keep_from - self._buffer_start :]
+        self._buffer_start = keep_from
+        return StreamResult(
+            steps=np.arange(first_new, self.steps_seen),
+            scores=scores,
+            flags=scores > self.detector.threshold_,
+        )
+
+    @property
+    def buffered_rows(self) -> int:
+        """Rows kept as history (at most a window, a score stride and the roughness reach)."""
+        return len(self._buffer)
+
+    # ------------------------------------------------------------------ state files
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the stream's state to ``path`` atomically (zip of JSON + npz, no pickle)."""
+        meta = {
+            "format": STATE_FORMAT,
+            "format_version": STATE_VERSION,
+            "model": model_fingerprint(self.detector),
+            "steps_seen": self.steps_seen,
+            "buffer_start": self._buffer_start,
+        }
+        arrays = io.BytesIO()
+        np.savez(arrays, buffer=self._buffer)
+        with atomic_path(path) as tmp, zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("stream.json", json.dumps(meta))
+            zf.writestr("buffer.npz", arrays.getvalue())
+
+    @classmethod
+    def restore(cls, detector: MADCluster, path: str | os.PathLike) -> StreamScorer:
+        """A scorer that goes on where the one saved to ``path`` stopped, for the same model."""
+        meta, buffer = _read_state(path)
+        steps_seen, buffer_start = meta["steps_seen"], meta["buffer_start"]
+        if meta.get("model") != model_fingerprint(detector):
+            raise StreamError(f"{os.fspath(path)!r} holds the stream of another model; open a new stream")
+        scorer = detector.stream()
+        if buffer.ndim != 2 or buffer.shape[1] != scorer.n_features or buffer_start + len(buffer) != steps_seen:
+            raise StreamError(f"{os.fspath(path)!r} is inconsistent (buffer {buffer.shape}, {steps_seen} steps)")
+        scorer._buffer, scorer._buffer_start, scorer.steps_seen = buffer.astype(np.float32), buffer_start, steps_seen
+        return scorer
+
+
+def _read_state(path: str | os.PathLike) -> tuple[dict[str, Any], np.ndarray]:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            meta = json.loads(zf.read("stream.json").decode("utf-8"))
+            with np.load(io.BytesIO(zf.read("buffer.npz")), allow_pickle=False) as npz:
+                buffer = npz["buffer"]
+        meta["steps_seen"], meta["buffer_start"] = int(meta["steps_seen"]), int(meta["buffer_start"])
+    except (OSError, zipfile.BadZipFile, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
+        raise StreamError(f"{os.fspath(path)!r} is not a readable stream state file: {exc}") from None
+    if meta.get("format") != STATE_FORMAT or meta.get("format_version", 0) > STATE_VERSION:
+        raise StreamError(f"{os.fspath(path)!r} is not a stream state file of this madcluster version")
+    return meta, buffer
+
+
+def state_model_fingerprint(path: str | os.PathLike) -> str:
+    """The :func:`model_fingerprint` of the model a saved stream belongs to."""
+    return str(_read_state(path)[0].get("model"))
+
+
+def model_fingerprint(detector: MADCluster) -> str:
+    """SHA-256 of a fitted detector's weights, scaler and threshold: a stream names its model."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(detector.net_.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().numpy().tobytes())
+    for array in (detector.scaler_mean_, detector.scaler_scale_, np.asarray([detector.threshold_])):
+        digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    return digest.hexdigest()
+
+
+__all__ = ["StreamResult", "StreamScorer", "model_fingerprint", "state_model_fingerprint"]

@@ -1,0 +1,71 @@
+"""Warm-up calibration: the first rows of a series scored on the same scale as the rest.
+
+A causal model scores step t from the window that gives it the most history
+(:func:`madcluster.data.windows.causal_window_of`), so after the first window every step sits at
+position >= L - s of its window. The first L - s steps of a series have no earlier window: step t
+sits at position t, with t steps of history. A recurrent embedder starts each window from a zero
+state, so h at early positions lies elsewhere than at late ones and the scores there follow
+another distribution: uncalibrated, rows 0-4 of a fresh normal series scored far above the
+threshold and the next rows far below it, whatever the data.
+
+The fix measures, on training windows each scored as if it were the start of a series, the
+distribution of the score at every window position, and maps a score at an early position p onto
+the distribution of the positions that later steps use (quantile mapping)::
+
+    v' = F_ref^-1(F_p(v))        (ref: positions L - s .. L - 1 pooled)
+
+so a warm-up step at the q-th quantile of its position scores as the q-th quantile of a later
+step, and a threshold flags the same share of both on normal data. Beyond the measured range
+the map continues linearly with the ratio of the two inter-decile ranges, so an anomaly in the
+warm-up still scores higher the further out it lies (nothing is clipped).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+WARMUP_WINDOWS = 512  # training windows whose scores give the per-position quantiles
+LEVELS = 129  # quantile levels per position (0, 1/128, ..., 1)
+SPREAD_FLOOR = 1e-12
+
+
+def fit_quantile_table(window_scores: np.ndarray, reference_from: int) -> np.ndarray:
+    """Quantiles ``[L + 1, LEVELS]`` of scores ``[N, L]`` per window position; the last row holds
+    the reference positions ``reference_from..L-1`` pooled."""
+    scores = np.asarray(window_scores, dtype=np.float64)
+    levels = np.linspace(0.0, 1.0, LEVELS)
+    per_position = np.quantile(scores, levels, axis=0).T
+    reference = np.quantile(scores[:, reference_from:].ravel(), levels)
+    return np.vstack([per_position, reference[None, :]])
+
+
+def calibrate(values: np.ndarray, positions: np.ndarray, table: np.ndarray, reference_from: int) -> np.ndarray:
+    """``values`` at window ``positions``, those before ``reference_from`` quantile-mapped onto the
+    reference distribution (the module docstring's equation)."""
+    out = np.asarray(values, dtype=np.float64).copy()
+    reference = table[-1]
+    levels = np.linspace(0.0, 1.0, table.shape[1])
+    for position in np.unique(positions[positions < reference_from]):
+        rows = positions == position
+        out[rows] = _map_quantiles(out[rows], table[position], reference, levels)
+    return out
+
+
+def _map_quantiles(values: np.ndarray, source: np.ndarray, target: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    decile = len(levels) // 10
+    scale = (target[-1 - decile] - target[decile]) / max(source[-1 - decile] - source[decile], SPREAD_FLOOR)
+    mapped = np.interp(np.interp(values, source, levels), levels, target)
+    above, below = values > source[-1], values < source[0]
+    mapped[above] = target[-1] + (values[above] - source[-1]) * scale
+    mapped[below] = target[0] + (values[below] - source[0]) * scale
+    return mapped
+
+
+def sample_starts(n_timesteps: int, window_size: int, max_windows: int) -> np.ndarray:
+    """At most ``max_windows`` window starts spread evenly over a series (the calibration set)."""
+    last = n_timesteps - window_size
+    count = min(max_windows, last + 1)
+    return np.unique(np.linspace(0, last, count).round().astype(np.int64))
+
+
+__all__ = ["WARMUP_WINDOWS", "calibrate", "fit_quantile_table", "sample_starts"]

@@ -1,0 +1,41 @@
+"""`madcluster fit` / `score` on an MVTec-layout class folder: a model file, a scores CSV, map PNGs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from PIL import Image
+
+from madcluster.cli import main
+from madcluster.images.synthetic import make_texture_defects
+
+
+@pytest.fixture(scope="module")
+def tiny_root(tmp_path_factory):
+    """Two classes (RGB disc, grayscale weave) of the generated set, 32 px, a few images each."""
+    return make_texture_defects(tmp_path_factory.mktemp("textures"), seed=3, classes=("weave", "disc"), size=32,
+                                n_train=6, n_test_good=2, n_test_per_defect=1)
+
+
+def test_fit_then_score_a_class_folder(tiny_root, tmp_path, capsys):
+    model = tmp_path / "disc.mcz"
+    fit = ["fit", str(tiny_root / "disc"), "-o", str(model), "--embedder", "pyramidflow", "--image-size", "32",
+           "--epochs", "1", "--layout", "pixels", "--embedder-param", "blocks=1", "--embedder-param", "hidden=8"]
+    assert main(fit) == 0
+    assert "on 6 images of 3 channel(s) at 32 px" in capsys.readouterr().out
+    scores_csv = tmp_path / "hole.csv"
+    maps = tmp_path / "maps"
+    assert main(["score", str(model), str(tiny_root / "disc" / "test" / "hole"), "-o", str(scores_csv), "--maps", str(maps)]) == 0
+    frame = pd.read_csv(scores_csv)
+    assert list(frame.columns) == ["image", "score", "is_anomaly"] and list(frame.image) == ["000.png"]
+    with Image.open(maps / "000_map.png") as img:
+        assert img.size == (32, 32)
+    # a grayscale folder on an RGB model: one line, exit 2
+    assert main(["score", str(model), str(tiny_root / "weave" / "test" / "good"), "-o", str(tmp_path / "g.csv")]) == 2
+    assert "grayscale but the model was trained on RGB" in capsys.readouterr().err
+
+
+def test_time_series_flags_are_refused_for_images(tiny_root, tmp_path, capsys):
+    args = ["fit", str(tiny_root / "disc"), "-o", str(tmp_path / "m.mcz"), "--embedder", "pyramidflow", "--window-size", "10"]
+    assert main(args) == 2
+    assert "window_size do(es) not apply to image models" in capsys.readouterr().err

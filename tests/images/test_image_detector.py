@@ -1,0 +1,84 @@
+"""ImageMADCluster: each image model alone and + MADCluster (both layouts) trains for one epoch
+and gives finite scores and maps of the right shape; save/load round trip; clear errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from madcluster import MADCluster
+from madcluster.exceptions import DataError, ModelFileError, NotFittedError
+from madcluster.images.detector import ImageMADCluster
+from madcluster.images.io import read_mvtec_class
+
+SMALL = {
+    "rd4ad": {"backbone": "resnet18"},
+    "pyramidflow": {"blocks": 1, "hidden": 8},
+}
+
+
+def detector(name: str, **kw) -> ImageMADCluster:
+    return ImageMADCluster(name, SMALL[name], image_size=32, epochs=1, batch_size=4, random_state=0, **kw)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+@pytest.mark.parametrize("config", [{"mode": "base-only"}, {"layout": "channels"}, {"layout": "pixels"}, {"detach_h": True}])
+def test_trains_and_scores_every_configuration(name, config, tiny_root):
+    train, test = read_mvtec_class(tiny_root / "disc")
+    model = detector(name, **config).fit(train.images)
+    scores, maps = model.decision_and_map(test.images)
+    assert scores.shape == (len(test),) and np.isfinite(scores).all()
+    assert maps.shape == (len(test), 32, 32) and np.isfinite(maps).all()
+    assert model.decision_scores_.shape == (len(train),)
+    has_head = config.get("mode") != "base-only"
+    assert ("own" in model.score_stats_) == has_head
+    assert ("own" in model.map_stats_) == (has_head and config.get("layout") == "pixels")
+    assert np.isfinite(model.history_["train_loss"]).all()
+
+
+def test_detach_h_trains_the_base_model_exactly_as_alone(tiny_root):
+    """With MADCluster's gradient stopped at h, the base model's own map equals the model alone."""
+    train, test = read_mvtec_class(tiny_root / "disc")
+    alone = detector("pyramidflow", mode="base-only").fit(train.images)
+    detached = detector("pyramidflow", detach_h=True).fit(train.images)
+    np.testing.assert_allclose(detached.anomaly_map(test.images), alone.anomaly_map(test.images), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(detached.decision_function(test.images), alone.decision_function(test.images))
+
+
+def test_save_load_round_trip_and_same_seed_same_scores(tiny_root, tmp_path):
+    train, test = read_mvtec_class(tiny_root / "weave")  # grayscale
+    model = detector("rd4ad", layout="pixels").fit(train.images)
+    scores, maps = model.decision_and_map(test.images)
+    path = tmp_path / "model.mcz"
+    model.save(path)
+    loaded = ImageMADCluster.load(path)
+    again_scores, again_maps = loaded.decision_and_map(test.images)
+    np.testing.assert_array_equal(again_scores, scores)
+    np.testing.assert_array_equal(again_maps, maps)
+    np.testing.assert_array_equal(loaded.predict(test.images), model.predict(test.images))
+    np.testing.assert_array_equal(detector("rd4ad", layout="pixels").fit(train.images).decision_function(test.images), scores)
+    series_model = MADCluster(window_size=8, epochs=1, random_state=0).fit(np.random.default_rng(0).normal(size=(64, 2)))
+    series_model.save(tmp_path / "series.mcz")
+    with pytest.raises(ModelFileError, match="not an image model"):
+        ImageMADCluster.load(tmp_path / "series.mcz")
+
+
+def test_folders_and_bad_input(tiny_root):
+    model = detector("pyramidflow").fit(tiny_root / "disc")  # an MVTec class folder: its train/good
+    assert model.n_channels_ == 3
+    folder_scores = model.decision_function(tiny_root / "disc" / "test" / "hole")
+    assert folder_scores.shape == (1,)
+    with pytest.raises(DataError, match="grayscale but the model was trained on RGB"):
+        model.decision_function(tiny_root / "weave" / "test" / "hole")
+    with pytest.raises(DataError, match=r"images \[N, C, H, W\]"):
+        model.decision_function(np.zeros((2, 3)))
+    with pytest.raises(DataError, match="NaN"):
+        model.decision_function(np.full((1, 3, 32, 32), np.nan))
+    with pytest.raises(DataError, match="1 \\(grayscale\\) or 3 \\(RGB\\) channels"):
+        model.decision_function(np.zeros((1, 4, 32, 32)))
+    resized = model.decision_function(np.random.default_rng(0).random((2, 3, 48, 48)))  # resized to 32
+    assert resized.shape == (2,)
+    with pytest.raises(NotFittedError):
+        detector("pyramidflow").decision_function(np.zeros((1, 3, 32, 32)))
+    with pytest.raises(ValueError, match="unknown layout"):
+        detector("pyramidflow", layout="rows").fit(tiny_root / "disc")

@@ -1,0 +1,99 @@
+"""Issue 20 part 2: streaming scores equal decision_function on the whole series, chunk by chunk."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from madcluster import MADCluster
+from madcluster.exceptions import DataError, StreamError
+from madcluster.streaming import StreamScorer
+
+
+def _series(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    return np.stack([np.sin(2 * np.pi * t / p) for p in (13.0, 31.0)], axis=1) + 0.1 * rng.standard_normal((n, 2))
+
+
+@pytest.fixture(scope="module", params=[{}, {"embedder": "deepsvdd"}], ids=["default", "deepsvdd"])
+def fitted(request) -> MADCluster:
+    return MADCluster(window_size=16, epochs=1, random_state=0, **request.param).fit(_series(600, 0))
+
+
+def _feed(scorer: StreamScorer, x: np.ndarray, rng: np.random.Generator, max_chunk: int) -> np.ndarray:
+    out, i = [], 0
+    while i < len(x):
+        size = int(rng.integers(1, max_chunk + 1))
+        result = scorer.update(x[i : i + size])
+        assert np.array_equal(result.steps, np.arange(i, min(i + size, len(x))))
+        out.append(result.scores)
+        i += size
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("max_chunk", [1, 7, 40])
+def test_chunks_give_the_scores_of_the_whole_series(fitted, max_chunk):
+    x = _series(300, 1)
+    x[150:160, 0] += 3.0  # an anomaly, so the comparison covers high scores too
+    expected = fitted.decision_function(x)
+    scorer = fitted.stream()
+    got = _feed(scorer, x, np.random.default_rng(max_chunk), max_chunk)
+    np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
+    assert scorer.buffered_rows <= fitted.window_size + 10, "keeps only the history it needs"
+
+
+def test_flags_use_the_threshold_and_single_rows_are_accepted(fitted):
+    x = _series(60, 2)
+    scorer = fitted.stream()
+    results = [scorer.update(row) for row in x]  # 1-D rows
+    scores = np.concatenate([r.scores for r in results])
+    flags = np.concatenate([r.flags for r in results])
+    assert np.array_equal(flags, scores > fitted.threshold_)
+    np.testing.assert_allclose(scores, fitted.decision_function(x), atol=1e-5, rtol=0)
+
+
+def test_state_saves_and_restores_mid_stream(fitted, tmp_path):
+    x = _series(200, 3)
+    scorer = fitted.stream()
+    first = scorer.update(x[:77]).scores
+    scorer.save(tmp_path / "s.mcs")
+    restored = StreamScorer.restore(fitted, tmp_path / "s.mcs")
+    rest = np.concatenate([restored.update(x[77:100]).scores, restored.update(x[100:]).scores])
+    np.testing.assert_allclose(np.concatenate([first, rest]), fitted.decision_function(x), atol=1e-5, rtol=0)
+
+
+def test_restore_refuses_another_models_state_and_garbage(fitted, tmp_path):
+    scorer = fitted.stream()
+    scorer.update(_series(30, 4))
+    scorer.save(tmp_path / "s.mcs")
+    other = MADCluster(window_size=16, epochs=1, random_state=1).fit(_series(300, 5))
+    with pytest.raises(StreamError, match="another model"):
+        StreamScorer.restore(other, tmp_path / "s.mcs")
+    (tmp_path / "bad.mcs").write_bytes(b"not a zip")
+    with pytest.raises(StreamError, match="not a readable stream state"):
+        StreamScorer.restore(fitted, tmp_path / "bad.mcs")
+
+
+def test_bad_rows_are_refused_with_a_clear_error(fitted):
+    scorer = fitted.stream()
+    with pytest.raises(DataError, match="NaN"):
+        scorer.update(np.array([[np.nan, 1.0]]))
+    with pytest.raises(DataError, match="feature"):
+        scorer.update(np.ones((2, 5)))
+    assert scorer.steps_seen == 0, "a refused chunk leaves the stream as it was"
+
+
+def test_dataframe_columns_are_aligned_by_name():
+    train = pd.DataFrame(_series(300, 6), columns=["a", "b"])
+    model = MADCluster(window_size=16, epochs=1, random_state=0).fit(train)
+    x = pd.DataFrame(_series(40, 7), columns=["a", "b"])
+    got = model.stream().update(x[["b", "a"]]).scores
+    np.testing.assert_allclose(got, model.decision_function(x), atol=1e-5, rtol=0)
+
+
+def test_non_causal_models_say_why_they_cannot_stream():
+    model = MADCluster(embedder="usad", window_size=16, epochs=1, random_state=0).fit(_series(300, 8))
+    with pytest.raises(StreamError, match="non-causal"):
+        model.stream()
