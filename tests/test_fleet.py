@@ -44,7 +44,7 @@ def test_fit_and_score_a_folder(tmp_path):
     out = tmp_path / "fleet.scores"  # the default: next to the data folder
     assert sorted(scored.outputs) == ["srv0", "srv1", "srv2"] and "bad" in scored.failures
     frame = pd.read_csv(out / "srv1.scores.csv")
-    assert list(frame.columns) == ["row", "score", "is_anomaly"] and len(frame) == 200
+    assert list(frame.columns) == ["row", "score", "is_anomaly", "top_channels"] and len(frame) == 200
 
     # one model file for every entity
     one = score_fleet(tmp_path / "models" / "srv0.mcz", data, tmp_path / "one", progress=False)
@@ -79,7 +79,9 @@ def test_cli_fit_and_score_folders(tmp_path, capsys):
     scores = tmp_path / "scores"
     code = main(["score", str(models), str(data), "-o", str(scores), "--executor", "sequential"])
     assert code == 0
-    assert sorted(p.name for p in scores.iterdir()) == ["srv0.scores.csv", "srv1.scores.csv"]
+    assert sorted(p.name for p in scores.iterdir()) == [
+        "srv0.scores.csv", "srv0.scores.png", "srv1.scores.csv", "srv1.scores.png",
+    ]
     write_fleet(data, 0, bad=True)
     assert main(["fit", str(data), "-o", str(models), "--quiet", "--resume", *small]) == 1
     captured = capsys.readouterr()

@@ -1,23 +1,37 @@
 """madcluster: MADCluster for unsupervised multivariate time-series anomaly detection.
 
-Public API: the detector, the baselines, dataset loading and the metrics entry point.
+Public API: the detector, the baselines, dataset loading and the metrics entry point. They are
+imported on first use (module ``__getattr__``), so ``import madcluster`` and the command line's
+``--help`` do not pay for torch and scikit-learn (seconds) until a model is built.
 """
 
-from madcluster.baselines import KMeansDetector, PCADetector
-from madcluster.data.datasets import load_dataset
-from madcluster.detector import MADCluster
+from __future__ import annotations
+
 from madcluster.exceptions import (
     DataError,
     DatasetNotFoundError,
     DeviceError,
     MADClusterError,
     ModelFileError,
-    NotFittedError,
     OutputPathError,
+    ParameterError,
 )
-from madcluster.metrics import evaluate
+from madcluster.lazy import lazy_exports
 
 __version__ = "0.1.0"
+
+#: Public name -> module that defines it, imported when the name is first used.
+_LAZY = {
+    "KMeansDetector": "madcluster.baselines",
+    "PCADetector": "madcluster.baselines",
+    "MADCluster": "madcluster.detector",
+    "load_dataset": "madcluster.data.datasets",
+    "evaluate": "madcluster.metrics",
+    "NotFittedError": "madcluster.exceptions",
+}
+
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 __all__ = [
     "DataError",
@@ -30,6 +44,7 @@ __all__ = [
     "NotFittedError",
     "OutputPathError",
     "PCADetector",
+    "ParameterError",
     "__version__",
     "evaluate",
     "load_dataset",

@@ -88,8 +88,14 @@ def check_output_path(
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
+        missing = target.parent if target.parent != parent else None
+        where = (
+            f"folder {str(missing)!r} does not exist and cannot be created in {str(parent)!r}"
+            if missing is not None
+            else f"folder {str(parent)!r} does not accept files"
+        )
         raise OutputPathError(
-            f"cannot write {what} {text!r} in {str(parent)!r}: {_describe(exc)}"
+            f"cannot write {what} {text!r}: {where} ({_describe(exc)})"
         ) from None
     return target
 

@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from madcluster.data.validation import align_columns, feature_names
-from madcluster.exceptions import NotFittedError
+from madcluster.exceptions import NotFittedError, ParameterError
 from madcluster.extreme_value import pot_threshold
 
 PROBA_METHODS = ("linear", "unify")
@@ -62,7 +62,7 @@ class BaseDetector(BaseEstimator, ABC):
         """
         self._check_fitted()
         if method not in PROBA_METHODS:
-            raise ValueError(f"unknown method {method!r}: choose one of {', '.join(PROBA_METHODS)}")
+            raise ParameterError(f"unknown method {method!r}: choose one of {', '.join(PROBA_METHODS)}")
         scores = np.asarray(self.decision_function(X), dtype=np.float64)
         train = np.asarray(self.decision_scores_, dtype=np.float64)
         if method == "linear":
@@ -117,11 +117,11 @@ class BaseDetector(BaseEstimator, ABC):
         checked before any training: a bad value must not cost a fit."""
         method = getattr(self, "threshold", "quantile")
         if method not in THRESHOLD_METHODS:
-            raise ValueError(f"unknown threshold {method!r}; choose one of {', '.join(THRESHOLD_METHODS)}")
+            raise ParameterError(f"unknown threshold {method!r}; choose one of {', '.join(THRESHOLD_METHODS)}")
         if not 0.0 <= self.contamination < 0.5:
-            raise ValueError(f"contamination must be in [0, 0.5), got {self.contamination}")
+            raise ParameterError(f"contamination must be in [0, 0.5), got {self.contamination}")
         if method == "pot" and self.contamination <= 0.0:
-            raise ValueError("threshold='pot' needs contamination > 0: it is POT's risk level q")
+            raise ParameterError("threshold='pot' needs contamination > 0: it is POT's risk level q")
         return method
 
     def _set_training_scores(self, scores: np.ndarray) -> None:

@@ -53,7 +53,7 @@ from madcluster.base import BaseDetector
 from madcluster.data.validation import check_series
 from madcluster.data.windows import window_starts
 from madcluster.defaults import DEFAULT_WINDOW_SIZE
-from madcluster.exceptions import DataError
+from madcluster.exceptions import DataError, ParameterError
 
 _CHUNK_VALUES = 1 << 23  # windows x values per scoring chunk (32 MB of float32)
 _MINIBATCH_ABOVE = 10_000  # KMeans -> MiniBatchKMeans above this many training windows
@@ -114,9 +114,9 @@ class _WindowDetector(BaseDetector):
             if name == "stride" and value is None:
                 continue
             if not isinstance(value, Integral) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+                raise ParameterError(f"{name} must be an integer >= 1, got {value!r}")
         if self._stride() > self.window_size:
-            raise ValueError(
+            raise ParameterError(
                 f"stride ({self.stride}) must be <= window_size ({self.window_size}) so every time point "
                 "is covered by a window"
             )
@@ -169,7 +169,7 @@ def window_scores_to_points(
         - np.bincount(ends, minlength=n_timesteps + 1)
     )[:n_timesteps]
     if np.any(counts == 0):
-        raise ValueError("windows do not cover every time point")
+        raise ParameterError("windows do not cover every time point")
     return totals / counts
 
 
@@ -219,9 +219,9 @@ class PCADetector(_WindowDetector):
         if isinstance(nc, bool) or not isinstance(nc, (Integral, Real)):
             raise TypeError(f"n_components must be a float in (0, 1) or an int >= 1, got {nc!r}")
         if isinstance(nc, Integral) and nc < 1:
-            raise ValueError(f"n_components must be >= 1, got {nc}")
+            raise ParameterError(f"n_components must be >= 1, got {nc}")
         if not isinstance(nc, Integral) and not 0.0 < nc < 1.0:
-            raise ValueError(f"a float n_components is a variance fraction in (0, 1), got {nc}")
+            raise ParameterError(f"a float n_components is a variance fraction in (0, 1), got {nc}")
         if n < 2:
             raise DataError(
                 "PCA needs at least 2 training windows: use a longer series or a smaller window_size"
@@ -317,7 +317,7 @@ class KMeansDetector(_WindowDetector):
     def _fit_windows(self, windows: np.ndarray) -> None:
         k = self.n_centroids
         if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"n_centroids must be an integer >= 1, got {k!r}")
+            raise ParameterError(f"n_centroids must be an integer >= 1, got {k!r}")
         if k > len(windows):
             raise DataError(
                 f"n_centroids={k} is more than the {len(windows)} training windows: use fewer centroids, "

@@ -18,11 +18,13 @@ from torch import nn
 
 from madcluster.base import BaseDetector
 from madcluster.checkpoint import Checkpointing, data_digest
+from madcluster.data.constant_columns import constant_columns, warn_constant_at_fit
 from madcluster.data.scaling import fit_input_scaler
 from madcluster.data.validation import check_device, check_series
 from madcluster.defaults import DEFAULT_EPOCH_WINDOWS, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.detector_scoring import DetectorScoring
 from madcluster.embedders import EMBEDDERS, make_embedder
+from madcluster.exceptions import ParameterError
 from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head, head_centers
@@ -214,7 +216,7 @@ class MADCluster(DetectorScoring, BaseDetector):
         check_params(self.get_params())
         self._check_threshold_params()
         if resume and checkpoint is None:
-            raise ValueError("resume=True needs the checkpoint path to resume from")
+            raise ParameterError("resume=True needs the checkpoint path to resume from")
         with torch_threads(self.n_jobs):
             return self._fit(X, validation_data, pool_radius, checkpoint, resume)
 
@@ -227,9 +229,11 @@ class MADCluster(DetectorScoring, BaseDetector):
         self.n_features_in_ = data.shape[1]
         self._record_feature_names(X)
         if pool_radius and validation_data is None:
-            raise ValueError("pool_radius=True needs validation_data")
+            raise ParameterError("pool_radius=True needs validation_data")
         self.roughness_window_ = self._resolve_roughness()
         self.scaler_mean_, self.scaler_scale_ = fit_input_scaler(data, self.scaling, self.roughness_window_)
+        self.constant_columns_ = constant_columns(data)
+        warn_constant_at_fit(self.constant_columns_, self.scaler_mean_, getattr(self, "feature_names_in_", None))
         scaled = self._model_input(data)
         extra_val = None
         if validation_data is not None:

@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from madcluster.attribution import channel_groups, occlusion_contributions, spans_around
+from madcluster.data.constant_columns import hold_constant_columns
 from madcluster.data.scaling import model_input
 from madcluster.data.validation import check_series
 from madcluster.data.windows import causal_window_of, gather_windows, pad_for_windows, window_starts
-from madcluster.exceptions import StreamError
+from madcluster.exceptions import ParameterError, StreamError
 from madcluster.scoring import (
     causal_point_outputs,
     combine,
@@ -44,7 +46,13 @@ class DetectorScoring:
         matched by name), at least ``min_length`` rows (default: one window), or a ``DataError``."""
         self._check_fitted()
         length = self.window_size if min_length is None else min_length
-        return check_series(self._align_feature_names(X), min_length=length, n_features=self.n_features_in_, name=name)
+        rows = check_series(self._align_feature_names(X), min_length=length, n_features=self.n_features_in_, name=name)
+        return self._hold_constant_columns(rows)
+
+    def _hold_constant_columns(self, rows: np.ndarray) -> np.ndarray:
+        """Columns constant in training held at their training value (:mod:`madcluster.data.constant_columns`)."""
+        held = getattr(self, "constant_columns_", np.empty(0, dtype=np.int64))  # absent in older files
+        return hold_constant_columns(rows, held, self.scaler_mean_, getattr(self, "feature_names_in_", None))
 
     def score_with_history(self, rows: np.ndarray, first_step: int = 0, score_from: int | None = None) -> np.ndarray:
         """Scores of steps ``score_from..`` (default: all) of checked ``rows`` whose first row is
@@ -95,11 +103,33 @@ class DetectorScoring:
         """
         return self._point_outputs(self._checked_input(X), lambda x: {"h": self.net_(x).h})["h"]
 
+    def explain(self, X: Any, rows: Any = None) -> np.ndarray:
+        """Per-channel contributions to the score, ``(T, D)``: how much of ``decision_function(X)[t]``
+        goes away when channel j is held at its training mean (occlusion; why and what it costs:
+        :mod:`madcluster.attribution`). Large positive values name the channels behind an alert.
+        ``rows`` (a boolean mask, e.g. ``scores > threshold_``) explains only those steps (the
+        others are 0), scoring only the spans around them."""
+        inputs = self._checked_input(X)
+        groups = channel_groups(self.n_features_in_, inputs.shape[1])
+
+        def score(m: np.ndarray) -> np.ndarray:  # decision_function's path, on model input
+            terms = self._point_outputs(m, self.net_.score)
+            return self._calibrate_warmup(self._combine(terms), self._warmup_positions(np.arange(len(m))))
+
+        if rows is None:
+            return occlusion_contributions(score, inputs, groups)
+        mask = np.asarray(rows, dtype=bool)
+        if mask.shape != (len(inputs),):
+            raise ParameterError(f"rows must be a boolean mask of the {len(inputs)} rows, got shape {mask.shape}")
+        out = np.zeros((len(inputs), len(groups)))
+        for start, end in spans_around(mask, self.window_size, len(inputs)):
+            out[start:end] = occlusion_contributions(score, inputs[start:end], groups)
+        out[~mask] = 0.0
+        return out
+
     def _checked_input(self, X: Any) -> np.ndarray:
         """``X`` checked against the training columns, as the network's input."""
-        self._check_fitted()
-        X = self._align_feature_names(X)
-        return self._model_input(check_series(X, min_length=self.window_size, n_features=self.n_features_in_, name="X"))
+        return self._model_input(self.check_rows(X))
 
     def _point_outputs(self, scaled: np.ndarray, read: Any, first_step: int = 0, score_from: int = 0) -> dict[str, np.ndarray]:
         net = self.net_.eval()

@@ -6,11 +6,17 @@ do about it, so callers can catch ``ValueError`` and never see a traceback from 
 
 from __future__ import annotations
 
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+from typing import Any
 
 
 class MADClusterError(ValueError):
     """Base class of every error madcluster raises on bad input."""
+
+
+class ParameterError(MADClusterError):
+    """A parameter is out of range or unknown: ``epochs=-1``, ``embedder="nope"``,
+    ``contamination=2``, ``predict_proba(method="bogus")``. Also a ``ValueError``, so code written
+    as ``except ValueError`` keeps working."""
 
 
 class DataError(MADClusterError):
@@ -19,14 +25,6 @@ class DataError(MADClusterError):
 
 class ModelFileError(MADClusterError):
     """A model file is missing, truncated, corrupt or from an incompatible version."""
-
-
-class NotFittedError(MADClusterError, _SklearnNotFittedError):
-    """The detector was used before ``fit``.
-
-    Also scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and ``AttributeError``), so code
-    written for scikit-learn / PyOD estimators catches it unchanged.
-    """
 
 
 class DatasetNotFoundError(MADClusterError, FileNotFoundError):
@@ -51,3 +49,28 @@ class StreamError(MADClusterError):
 
 class ThresholdError(MADClusterError):
     """The training scores cannot support the chosen threshold (e.g. POT with too few peaks)."""
+
+
+def _not_fitted_error() -> type:
+    """``NotFittedError``, built on first use: importing scikit-learn costs seconds, and only a
+    fitted-model check needs it (``import madcluster`` and ``madcluster --help`` must not)."""
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+
+    class NotFittedError(MADClusterError, SklearnNotFittedError):
+        """The detector was used before ``fit``.
+
+        Also scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and ``AttributeError``), so
+        code written for scikit-learn / PyOD estimators catches it unchanged.
+        """
+
+    NotFittedError.__module__ = __name__
+    NotFittedError.__qualname__ = "NotFittedError"
+    return NotFittedError
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NotFittedError":
+        cls = _not_fitted_error()
+        globals()[name] = cls  # built once: every import sees the same class
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from madcluster.base import BaseDetector
+from madcluster.exceptions import ParameterError
 
 
 def make_detector(params: Mapping[str, Any]) -> BaseDetector:
@@ -24,8 +25,8 @@ def make_detector(params: Mapping[str, Any]) -> BaseDetector:
     baselines = {"pca": PCADetector, "kmeans": KMeansDetector}
     if kind in baselines:
         if preset != "default":
-            raise ValueError(f"preset {preset!r} is MADCluster's; the {kind} baseline has none")
+            raise ParameterError(f"preset {preset!r} is MADCluster's; the {kind} baseline has none")
         return baselines[kind](**params)
     if kind != "madcluster":
-        raise ValueError(f"unknown detector {kind!r}; choose one of madcluster, {', '.join(baselines)}")
+        raise ParameterError(f"unknown detector {kind!r}; choose one of madcluster, {', '.join(baselines)}")
     return MADCluster.from_preset(preset, **params)

@@ -8,7 +8,8 @@
 
 ``servers/`` holds one CSV / Parquet / ``.npy`` file per entity; the entity is the file name
 without its ending. ``fit_fleet`` writes ``models/<entity>.mcz``; ``score_fleet`` writes
-``scores/<entity>.scores.csv`` (``row, score, is_anomaly[, label]``, as ``madcluster score``).
+``scores/<entity>.scores.csv`` and ``.scores.png``, as ``madcluster score`` does for one file
+(timestamp column, ``top_channels``, labels and metrics with ``label_column``).
 
 Each entity is one job of an executor (:mod:`madcluster.parallel.executors`): in this process,
 or on Ray with one CPU and one torch thread per model. Workers read their input file themselves
@@ -31,13 +32,18 @@ from typing import Any
 import numpy as np
 
 from madcluster.atomic import atomic_path, atomic_write_bytes
+from madcluster.attribution import top_channels
+from madcluster.cli.inputs import check_columns, feature_values
+from madcluster.cli.outputs import scores_frame
 from madcluster.data.io import SUPPORTED_SUFFIXES, read_table
+from madcluster.exceptions import ParameterError
+from madcluster.metrics import evaluate
 from madcluster.parallel.executors import Job, Outcome, Progress, make_executor
-from madcluster.parallel.options import add_executor_arguments, executor_options
 from madcluster.threads import torch_threads
 
 MODEL_SUFFIX = ".mcz"
 SCORES_SUFFIX = ".scores.csv"
+PLOT_SUFFIX = ".scores.png"
 
 
 @dataclass
@@ -66,7 +72,7 @@ def entity_files(folder: str | os.PathLike) -> dict[str, Path]:
         if entity is None or not path.is_file() or path.name.endswith(SCORES_SUFFIX):
             continue
         if entity in found:
-            raise ValueError(f"two files for entity {entity!r}: {found[entity].name}, {path.name}")
+            raise ParameterError(f"two files for entity {entity!r}: {found[entity].name}, {path.name}")
         found[entity] = path
     if not found:
         raise FileNotFoundError(
@@ -96,6 +102,7 @@ def fit_fleet(
     resume: bool = False,
     progress: bool = True,
     executor_options: Mapping[str, Any] | None = None,
+    on_entity: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> FleetResult:
     """Fit one MADCluster per file of ``data`` and write ``<output>/<entity>.mcz``.
 
@@ -105,6 +112,9 @@ def fit_fleet(
     resume: skip entities whose model file already exists.
     threads: torch threads per model, as the estimator's ``n_jobs`` (default: one;
         :mod:`madcluster.threads`).
+    progress: a bar over entities on a terminal (never in a redirected stderr).
+    on_entity: called here with ``(entity, details)`` as each entity finishes (details include
+        its training ``history``), e.g. to print epoch lines.
     """
     files = entity_files(data)
     out = Path(output)
@@ -125,16 +135,8 @@ def fit_fleet(
         return target
 
     return _run(
-        todo,
-        payload,
-        _fit_one,
-        write,
-        result,
-        executor,
-        ray_address,
-        threads,
-        progress,
-        executor_options,
+        todo, payload, _fit_one, write, result, executor, ray_address, threads, progress,
+        executor_options, on_entity,
     )
 
 
@@ -151,11 +153,18 @@ def score_fleet(
     threads: int | None = None,
     progress: bool = True,
     executor_options: Mapping[str, Any] | None = None,
+    explain: bool = True,
+    plot: bool = True,
+    on_entity: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> FleetResult:
-    """Score every file of ``data`` with its entity's model; write ``<output>/<entity>.scores.csv``.
+    """Score every file of ``data`` with its entity's model; write ``<output>/<entity>.scores.csv``
+    and ``<entity>.scores.png``, as ``madcluster score`` does for one file.
 
     models: a folder of ``<entity>.mcz`` (from :func:`fit_fleet`), or one model file used for
         every entity. output: default ``<data>.scores`` next to the data folder.
+    explain: add the ``top_channels`` column (:meth:`MADCluster.explain`); plot: write the PNG.
+    on_entity: called here with ``(entity, details)`` as each entity finishes (details include
+        its ``metrics`` when the file has labels).
     """
     files = entity_files(data)
     out = Path(output) if output is not None else Path(str(Path(data)).rstrip("/") + ".scores")
@@ -167,31 +176,27 @@ def score_fleet(
             result.failures[entity] = f"no model {model}"
             continue
         todo[entity] = (path, model)
-    payload = {"read": dict(read_options or {}), "threshold": threshold, "device": device}
+    payload = {"read": dict(read_options or {}), "threshold": threshold, "device": device,
+               "explain": explain, "plot": plot}
 
     def write(entity: str, value: dict[str, Any]) -> Path:
-        import pandas as pd
 
-        frame = pd.DataFrame({"score": value.pop("scores"), "is_anomaly": value.pop("predicted")})
-        labels = value.pop("labels")
-        if labels is not None:
-            frame["label"] = labels
+        frame = scores_frame(
+            value.pop("scores"), value.pop("predicted"), labels=value.pop("labels"),
+            timestamp_column=value.pop("timestamp_column"), timestamps=value.pop("timestamps"),
+            top_channels=value.pop("top_channels"),
+        )
         target = out / f"{entity}{SCORES_SUFFIX}"
         with atomic_path(target) as tmp:
             frame.to_csv(tmp, index_label="row")
+        png = value.pop("png")
+        if png is not None:
+            atomic_write_bytes(out / f"{entity}{PLOT_SUFFIX}", lambda fh: fh.write(png))
         return target
 
     return _run(
-        todo,
-        payload,
-        _score_one,
-        write,
-        result,
-        executor,
-        ray_address,
-        threads,
-        progress,
-        executor_options,
+        todo, payload, _score_one, write, result, executor, ray_address, threads, progress,
+        executor_options, on_entity,
     )
 
 
@@ -206,6 +211,7 @@ def _run(
     threads: int | None,
     progress: bool,
     options: Mapping[str, Any] | None,
+    on_entity: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> FleetResult:
     """Run one job per entity and write each output as it arrives."""
     runner = (
@@ -218,7 +224,10 @@ def _run(
         for entity, item in todo.items()
     ]
     total = len(todo) + len(result.skipped)
-    bar = Progress(total, desc="entities", done=len(result.skipped), enabled=progress and total > 1)
+    # tqdm redraws only on a terminal: in a redirected stderr they are kilobytes of escape codes
+    # (the caller's on_entity prints plain lines there instead)
+    shown = progress and total > 1 and sys.stderr.isatty()
+    bar = Progress(total, desc="entities", done=len(result.skipped), enabled=shown)
 
     def on_done(job: Job, outcome: Outcome) -> None:
         if not outcome.ok:
@@ -226,7 +235,11 @@ def _run(
             return
         try:
             result.outputs[job.key] = write(job.key, dict(outcome.value))
-            result.details[job.key] = {k: v for k, v in outcome.value.items() if np.isscalar(v)}
+            result.details[job.key] = {
+                k: v for k, v in outcome.value.items() if np.isscalar(v) or k in ("metrics", "history")
+            }
+            if on_entity is not None:
+                on_entity(job.key, result.details[job.key])
         except Exception as exc:  # noqa: BLE001 - one unwritable output must not stop the rest
             result.failures[job.key] = f"writing the output failed: {type(exc).__name__}: {exc}"
 
@@ -247,8 +260,8 @@ def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> di
     detector = make_detector(options["params"])
     if "n_jobs" in detector.get_params():  # the fleet's threads per model (baselines have none)
         detector.set_params(n_jobs=options["threads"])
-    with torch_threads(options["threads"]):
-        detector.fit(table.values)
+    with torch_threads(options["threads"]):  # named columns are recorded and checked at score
+        detector.fit(feature_values(table, str(path)))
     seconds = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / f"{entity}{MODEL_SUFFIX}"
@@ -262,106 +275,66 @@ def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> di
         "epochs_run": len(history.get("epoch", [])),
         "train_seconds": seconds,
         "threshold": float(detector.threshold_),
+        "history": history,
     }
 
 
 def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: Any = None) -> dict:
-    """In a worker: read one entity's file and its model, return the scores."""
+    """In a worker: read one entity's file and its model; return what ``madcluster score``
+    writes for one file (scores, timestamps, top channels, metrics with labels, the PNG)."""
     from madcluster.detector import MADCluster
-    _, (path, model), options = payload
+
+    entity, (path, model), options = payload
     table = read_table(path, **options["read"])
     with torch_threads(options["threads"]):
         detector = MADCluster.load(model, device=options["device"]).set_params(n_jobs=options["threads"])
-        scores = detector.decision_function(table.values)
+        check_columns(table, str(path), detector, label_column=options["read"].get("label_column"))
+        X = feature_values(table, str(path))
+        scores = detector.decision_function(X)
     threshold = detector.threshold_ if options["threshold"] is None else options["threshold"]
     predicted = (scores > threshold).astype(np.int64)
+    with torch_threads(options["threads"]):
+        contributions = detector.explain(X, rows=predicted == 1) if options.get("explain") else None
     return {
         "scores": scores,
         "predicted": predicted,
         "labels": table.labels,
+        "timestamp_column": table.timestamp_column,
+        "timestamps": table.timestamps,
+        "top_channels": None if contributions is None else top_channels(contributions, table.columns),
+        "png": _plot_png(entity, scores, threshold, table, X, contributions) if options.get("plot") else None,
+        "metrics": _metrics(scores, table.labels, threshold),
         "threshold": float(threshold),
         "n_rows": len(scores),
         "n_above": int(predicted.sum()),
     }
 
 
-# ------------------------------------------------------------------------------ command line
-def add_fleet_arguments(parser: Any) -> None:
-    """Options of ``madcluster fit`` / ``score`` for a folder of entity files."""
-    add_executor_arguments(parser, what="entities (when DATA is a folder)")
-    parser.add_argument(
-        "--resume",
-        action="store_true",
-        help="go on where an interrupted run stopped: `fit` of one file continues from "
-        "OUTPUT.partial, the training state Ctrl-C saved (same data and options; --epochs may "
-        "change); a folder of entities skips those whose output file already exists",
-    )
+def _metrics(scores: np.ndarray, labels: np.ndarray | None, threshold: float) -> dict[str, float] | None:
+    """``madcluster score``'s metrics, when the file has labels of both classes."""
+    if labels is None or labels.min() == labels.max():
+        return None
+
+    return {k: float(v) for k, v in evaluate(scores, labels, threshold=threshold).items()}
 
 
-def fit_fleet_command(args: Any, params: Mapping[str, Any]) -> int:
-    """``madcluster fit FOLDER -o MODELS``: the detector ``params`` describe, for every entity."""
-    result = fit_fleet(
-        args.data,
-        args.output,
-        params=params,
-        read_options=_read_options(args),
-        threads=getattr(args, "threads", None),
-        resume=getattr(args, "resume", False),
-        progress=not getattr(args, "quiet", False),
-        **_executor_args(args),
-    )
-    return _report(result, "model", args.output)
+def _plot_png(entity: str, scores: np.ndarray, threshold: float, table: Any, X: Any, contributions: Any) -> bytes:
+    """The single-file score plot as PNG bytes (the main process writes the file)."""
+    import io
 
+    from madcluster.viz import plot_scores
 
-def score_fleet_command(args: Any) -> int:
-    """``madcluster score MODELS FOLDER [-o SCORES]``: one scores CSV per entity."""
-    result = score_fleet(
-        args.model,
-        args.data,
-        args.output,
-        threshold=args.threshold,
-        read_options=_read_options(args),
-        device=getattr(args, "device", "cpu"),
-        threads=getattr(args, "threads", None),
-        progress=not getattr(args, "quiet", False),
-        **_executor_args(args),
-    )
-    out = args.output or str(Path(str(args.data)).resolve()) + ".scores"
-    return _report(result, "scores file", out)
-
-
-def _read_options(args: Any) -> dict[str, Any]:
-    keys = ("label_column", "columns", "drop_columns")
-    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
-
-
-def _executor_args(args: Any) -> dict[str, Any]:
-    return {
-        "executor": getattr(args, "executor", "auto"),
-        "ray_address": getattr(args, "ray_address", None),
-        "executor_options": executor_options(args),
-    }
-
-
-def _report(result: FleetResult, what: str, out: Any) -> int:
-    written = len(result.outputs) - len(result.skipped)
-    print(
-        f"{len(result.outputs)} entities with a {what} in {out} ({written} written, "
-        f"{len(result.skipped)} kept from before), {len(result.failures)} failed "
-        f"[{result.executor.get('executor')}]"
-    )
-    for entity, error in result.failures.items():
-        print(f"  FAILED {entity}: {error}", file=sys.stderr)
-    return 0 if result.ok else 1
+    figure = plot_scores(scores, threshold, table.labels, X=X, contributions=contributions,
+                         timestamps=table.timestamps, title=f"MADCluster scores: {entity}")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
 
 
 __all__ = [
     "FleetResult",
-    "add_fleet_arguments",
     "entity_files",
     "entity_name",
     "fit_fleet",
-    "fit_fleet_command",
     "score_fleet",
-    "score_fleet_command",
 ]

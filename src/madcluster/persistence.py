@@ -100,6 +100,7 @@ def save_detector(detector: MADCluster, path: str | os.PathLike) -> None:
             "score_stats_": detector.score_stats_,
             "history_": detector.history_,
             "n_hidden": detector.net_.embedder.out_features,
+            "constant_columns_": [int(j) for j in getattr(detector, "constant_columns_", [])],
         },
     }
     arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in detector.net_.state_dict().items()}
@@ -131,6 +132,8 @@ def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.M
             model.feature_names_in_ = np.asarray(fitted["feature_names_in_"], dtype=object)
         model.scaler_mean_ = arrays["scaler_mean"]
         model.scaler_scale_ = arrays["scaler_scale"]
+        # held at their training value when scoring; files written before this was recorded: none
+        model.constant_columns_ = np.asarray(fitted.get("constant_columns_", []), dtype=np.int64)
         model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
         model.history_ = fitted["history_"]
         model.center_path_ = arrays.get("center_path")  # absent in older model files

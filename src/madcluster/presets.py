@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from madcluster.defaults import DEFAULT_WINDOW_SIZE
+from madcluster.exceptions import ParameterError
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
@@ -34,7 +35,7 @@ def preset_params(preset: str, params: Mapping[str, Any], paper_embedder_params:
     ``paper_params``); the preset pins them under any ``embedder_params`` given.
     """
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        raise ParameterError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     params = dict(params)
     values = dict(PRESETS[preset])
     if preset in _PAPER_LIKE:

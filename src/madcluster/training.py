@@ -33,6 +33,7 @@ from madcluster.checkpoint import (
 from madcluster.data.windows import gather_windows, window_starts
 from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
+from madcluster.exceptions import ParameterError
 from madcluster.method.head import Head, LossParts
 from madcluster.training_progress import TrainingProgress
 
@@ -235,7 +236,7 @@ def train_network(
     loads it and goes on after its epoch (:mod:`madcluster.checkpoint`).
     """
     if settings.early_stopping not in EARLY_STOPPING:
-        raise ValueError(f"unknown early_stopping {settings.early_stopping!r}; choose one of {', '.join(EARLY_STOPPING)}")
+        raise ParameterError(f"unknown early_stopping {settings.early_stopping!r}; choose one of {', '.join(EARLY_STOPPING)}")
     keys = ("epoch", *LOSS_KEYS, "val_loss", *net.head.history_keys, "seconds")
     history: dict[str, list[float]] = {k: [] for k in keys}
     net.embedder.init_from_data(lambda: _tiles(train, settings))
@@ -342,7 +343,7 @@ def _train_epoch(
     def _objective(out: EmbedderOutput) -> torch.Tensor:
         if pretraining:
             if out.loss is None:
-                raise ValueError("pretrain_epochs > 0 needs an embedder with its own loss")
+                raise ParameterError("pretrain_epochs > 0 needs an embedder with its own loss")
             zero = out.loss.new_zeros(())
             parts = LossParts(total=out.loss, distance=zero, cluster=zero, base=out.loss.detach())
         else:

@@ -32,7 +32,7 @@ def test_fit_then_score_writes_model_scores_and_plot(csv_files, capsys):
     out_csv = csv_files / "scores.csv"
     assert main(["score", str(model), str(csv_files / "test.csv"), "-o", str(out_csv), "--label-column", "label"]) == 0
     scores = pd.read_csv(out_csv)
-    assert len(scores) == 300 and list(scores.columns) == ["row", "score", "is_anomaly", "label"]
+    assert len(scores) == 300 and list(scores.columns) == ["row", "score", "is_anomaly", "top_channels", "label"]
     assert np.isfinite(scores["score"]).all()
     assert (csv_files / "scores.png").stat().st_size > 1000
     printed = capsys.readouterr().out

@@ -18,8 +18,11 @@ def test_demo_data_is_deterministic_and_has_every_kind():
     assert np.isfinite(a.train).all() and a.train.shape[1] == a.test.shape[1] == 8
 
 
-def test_demo_reaches_roc_auc_0_9(tmp_path):
+def test_demo_reaches_roc_auc_0_9(tmp_path, capsys):
     assert main(["demo", "--output-dir", str(tmp_path), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    for name in ("demo_scores.png", "demo_training.png", "demo_model.mcz", "demo_metrics.json"):
+        assert name in printed  # the printout lists every file the demo writes
     metrics = json.loads((tmp_path / "demo_metrics.json").read_text())
     assert metrics["auc_roc"] >= 0.9, metrics
     for name in ("demo_scores.png", "demo_training.png", "demo_model.mcz"):

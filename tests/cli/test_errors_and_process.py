@@ -178,7 +178,7 @@ def test_fit_notes_a_label_column_used_as_a_feature(files, capsys):
 def test_scores_csv_keeps_the_timestamp_column(files):
     assert _score(files, files / "test.csv", "--label-column", "label") == 0
     scores = pd.read_csv(files / "test.out.csv")
-    assert list(scores.columns) == ["row", "timestamp", "score", "is_anomaly", "label"]
+    assert list(scores.columns) == ["row", "timestamp", "score", "is_anomaly", "top_channels", "label"]
     test = pd.read_csv(files / "test.csv")
     assert list(scores["timestamp"]) == list(test["timestamp"])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 import json
 import re
 import shutil
@@ -294,3 +295,73 @@ def test_report_renders_in_headless_chromium(results_dir, tmp_path):
     page = _check_page(dom, n_tables=5)  # as the browser parsed it
     assert any("+ MADCluster" in row[1] for row in page.tables[0][1:])
     assert page.tables[0][0][:3] == ["model", "row", "F1"]
+
+
+# ------------------------------------------------------------- issue 21 item 9: what a reader is told
+def _many_models_dir(tmp_path: Path, n: int) -> Path:
+    folder = tmp_path / "many"
+    for i in range(n):
+        sub = folder / f"variant_{i:02d}_with_a_rather_long_descriptive_folder_name"
+        sub.mkdir(parents=True)
+        (sub / "MSL_usad_full.json").write_text(json.dumps(_result("usad", "full", 0.1 + i / 200)))
+    return folder
+
+
+def test_report_says_how_many_files_it_read_and_that_recursive_reads_more(results_dir, capsys, tmp_path):
+    below = results_dir / "older"
+    below.mkdir()
+    (below / "MSL_usad_full.json").write_text(json.dumps(_result("usad", "full", 0.2)))
+    assert main(["report", str(results_dir), "-o", str(tmp_path / "r.html")]) == 0
+    out = capsys.readouterr().out
+    assert "4 result files read" in out and "1 more in the folders below" in out and "--recursive" in out
+    assert "--recursive" in (tmp_path / "r.html").read_text()
+    assert main(["report", str(results_dir), "-o", str(tmp_path / "r.html"), "--recursive"]) == 0
+    out = capsys.readouterr().out
+    assert "5 result files read" in out and "more in the folders below" not in out
+
+
+def test_caption_mentions_paper_ticks_only_when_drawn(results_dir, tmp_path):
+    from madcluster.reporting.figures import paper_ticks_drawn
+
+    content = build_content(results_dir)
+    text = (tmp_path / "r.html")
+    write_report(results_dir, text)
+    drawn = paper_ticks_drawn(content, "MSL", "test-ratio")
+    assert drawn  # USAD / DeepSVDD on MSL are in the paper's Table 1
+    assert "black ticks: the paper's Table 1" in text.read_text()
+    for path in results_dir.glob("MSL_*.json"):
+        record = json.loads(path.read_text())
+        record["per_entity"] = True  # the paper's numbers are for the concatenated series: no ticks
+        path.write_text(json.dumps(record))
+    write_report(results_dir, text)
+    assert "black ticks" not in text.read_text() and "no paper ticks" in text.read_text()
+
+
+def test_many_models_become_horizontal_bars_with_one_row_each(tmp_path):
+    from madcluster.reporting.figures import MAX_VERTICAL_GROUPS, dataset_figure
+
+    folder = _many_models_dir(tmp_path, 50)
+    content = build_content(folder, recursive=True)
+    fig = dataset_figure(content, "MSL", "test-ratio")
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert len(labels) == 50 > MAX_VERTICAL_GROUPS
+    # taller than wide, with room for each label: at least 0.25 inch per model row
+    assert fig.get_figheight() > fig.get_figwidth() and fig.get_figheight() / 50 >= 0.25
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in fig.axes[0].get_yticklabels()]
+    assert all(a.y0 >= b.y1 - 1 or b.y0 >= a.y1 - 1 for a, b in itertools.pairwise(boxes))  # no overlap
+
+
+@pytest.mark.skipif(_chromium() is None, reason="headless Chromium not installed (Debian: apt-get install chromium); .ci/run installs it where apt is available")
+def test_many_model_report_in_headless_chromium(tmp_path):
+    """With 50 models the figure is shown at the page's width, tall enough to read each label."""
+    folder = _many_models_dir(tmp_path, 50)
+    out = tmp_path / "report.html"
+    write_report(folder, out, recursive=True)
+    browser = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu"]
+    dom = subprocess.run([*browser, "--dump-dom", out.as_uri()], check=True, capture_output=True,
+                         timeout=90, text=True).stdout
+    assert "50 result files read" in dom
+    page = _check_page(dom, n_tables=1)
+    image = _decode_data_png(page.images[0])
+    assert image.height > image.width  # one row per model, not 50 squeezed columns

@@ -17,13 +17,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from madcluster import __version__
-from madcluster.benchmark.command_line import add_benchmark_arguments
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
-from madcluster.cli.console import stdout_gone
+from madcluster.cli.console import OneLineErrorParser, stdout_gone
 from madcluster.cli.deploy import add_deploy_parsers
+from madcluster.cli.fleet import add_fleet_arguments
+from madcluster.cli.images import add_image_arguments
 from madcluster.cli.options import (
     CLI_SETTINGS,
     DEFAULT_EPILOG,
@@ -35,12 +36,26 @@ from madcluster.cli.options import (
 )
 from madcluster.exceptions import MADClusterError
 
+#: Each command's one-line help, shown by ``madcluster --help`` without building its options.
+COMMAND_HELP = {
+    "demo": "train and evaluate on the embedded demo series (no download, CPU, < 1 min)",
+    "fit": "train a detector on a CSV / Parquet / .npy file",
+    "score": "score a file with a trained model: scores CSV and PNG plot",
+    "benchmark": "train, score and evaluate on MSL / SMAP / SMD / PSM with every threshold "
+    "protocol",
+    "report": "one self-contained HTML page (or Markdown) from benchmark result JSONs",
+    "serve": "HTTP scoring service (batch, per-series streams, health, Prometheus metrics)",
+    "export": "export a model to ONNX (a window batch in, per-step scores out)",
+}
 
-def build_parser() -> argparse.ArgumentParser:
-    from madcluster.cli.images import add_image_arguments
-    from madcluster.fleet import add_fleet_arguments
 
-    parser = argparse.ArgumentParser(
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The ``madcluster`` parser; only the ``commands`` named get their options (None: all).
+
+    ``main`` builds just the command on its command line, so ``madcluster --help`` and
+    ``madcluster fit --bad-flag`` answer without importing torch (or the benchmark machinery).
+    """
+    parser = OneLineErrorParser(
         prog="madcluster",
         description="MADCluster: unsupervised multivariate time-series anomaly detection "
         "(train on normal data, score new data).",
@@ -48,11 +63,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"madcluster {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    builders = {
+        "demo": _add_demo_parser,
+        "fit": _add_fit_parser,
+        "score": _add_score_parser,
+        "benchmark": _add_benchmark_parser,
+        "report": _add_report_parser,
+    }
+    for name, add in builders.items():
+        if commands is None or name in commands:
+            add(sub)
+        else:
+            sub.add_parser(name, help=COMMAND_HELP[name])
+    if commands is None or {"serve", "export"} & set(commands):
+        add_deploy_parsers(sub)  # serve and export
+    else:
+        for name in ("serve", "export"):
+            sub.add_parser(name, help=COMMAND_HELP[name])
+    return parser
 
+
+def _add_demo_parser(sub) -> None:
     demo = sub.add_parser(
         "demo",
         formatter_class=SettingsHelpFormatter,
-        help="train and evaluate on the embedded demo series (no download, CPU, < 1 min)",
+        help=COMMAND_HELP["demo"],
         description="Train MADCluster on a built-in synthetic series with injected anomalies, "
         "then print metrics and write plots.",
     )
@@ -71,10 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_training_options(demo, demo_settings)
     demo.set_defaults(func=cmd_demo)
 
+
+def _add_fit_parser(sub) -> None:
     fit = sub.add_parser(
         "fit",
         formatter_class=SettingsHelpFormatter,
-        help="train a detector on a CSV / Parquet / .npy file",
+        help=COMMAND_HELP["fit"],
         description="Train on (mostly normal) data. Features are standardised with training "
         "statistics; the last 20% of the series (--validation-size) is the validation split for "
         "early stopping. "
@@ -106,12 +143,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_image_arguments(fit)
     fit.set_defaults(func=cmd_fit)
 
+
+def _add_score_parser(sub) -> None:
     score = sub.add_parser(
         "score",
-        help="score a file with a trained model: scores CSV and PNG plot",
+        help=COMMAND_HELP["score"],
         description="Write one anomaly score per row (higher = more anomalous) and 0/1 predictions "
         "from the model's threshold; with --label-column also print metrics. The CSV has "
-        "row, the input's timestamp column (if any), score, is_anomaly and label (if given). "
+        "row, the input's timestamp column (if any), score, is_anomaly, top_channels (on rows above "
+        "the threshold: the up to 3 channels contributing most to the score, ';'-separated, from "
+        "MADCluster.explain) "
+        "and label (if given). "
         "Columns are matched to the model's by name (reordered if needed).",
     )
     score.add_argument("model", help="model file written by `madcluster fit`")
@@ -140,26 +182,35 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--quiet", action="store_true", help="no notes on stderr (results still print)"
     )
+    score.add_argument(
+        "--no-explain", action="store_true",
+        help="skip the per-channel attribution (the CSV's top_channels column and the plot's "
+        "channel choice); it scores the spans around the rows above the threshold once more per "
+        "channel",
+    )
     add_runtime_options(score, device="cpu")
     add_input_options(score)
     add_fleet_arguments(score)
     score.add_argument("--maps", default=None, help="image models: also write each anomaly map as a PNG to this folder")
     score.set_defaults(func=cmd_score)
 
-    bench = sub.add_parser("benchmark", help="train, score and evaluate on MSL / SMAP / SMD / PSM with every threshold protocol",
+
+def _add_benchmark_parser(sub) -> None:
+    bench = sub.add_parser("benchmark", help=COMMAND_HELP["benchmark"],
                            description="Paper metrics under every threshold protocol (best-f1 is an ORACLE that uses test labels).",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    # imported here, not at the top: the benchmark machinery costs seconds that `madcluster --help`
+    # and every other command must not pay (tests/cli/test_startup.py)
+    from madcluster.benchmark.command_line import add_benchmark_arguments
+
     add_benchmark_arguments(bench)
     bench.set_defaults(func=cmd_benchmark)
-    _add_report_parser(sub)
-    add_deploy_parsers(sub)
-    return parser
 
 
 def _add_report_parser(sub) -> None:
     report = sub.add_parser(
         "report",
-        help="one self-contained HTML page (or Markdown) from benchmark result JSONs",
+        help=COMMAND_HELP["report"],
         description="Build a report from the `madcluster benchmark` result JSONs in RESULTS_DIR: per "
         "dataset a figure and Table 1 (each model alone and + MADCluster, mean ± std over seeds, the "
         "paper's row beside it) under every threshold protocol, the evaluation decomposition "
@@ -198,7 +249,9 @@ def _add_report_parser(sub) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    named = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser({named} if named in COMMAND_HELP else set())
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:

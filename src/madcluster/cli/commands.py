@@ -11,10 +11,13 @@ from pathlib import Path
 import numpy as np
 
 from madcluster.atomic import atomic_path, atomic_write_text, check_output_path
+from madcluster.attribution import top_channels
 from madcluster.cli.console import name_list, print_metrics, print_note, say
 from madcluster.cli.inputs import check_columns, feature_values, label_hint, read_input
 from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
+from madcluster.cli.outputs import scores_frame
 from madcluster.exceptions import OutputPathError
+from madcluster.method.diagnostics import collapse_diagnosis
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -23,7 +26,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if is_image_embedder(args.embedder):  # an image folder / MVTec class folder
         return fit_images_command(args)
     if Path(args.data).is_dir():  # a folder: one model per entity file (madcluster.fleet)
-        from madcluster.fleet import fit_fleet_command
+        from madcluster.cli.fleet import fit_fleet_command
 
         return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
     from madcluster.checkpoint import TrainingInterrupted, partial_path
@@ -41,7 +44,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if dropped or args.label_column is not None:
         label = [f"{args.label_column} (labels)"] if args.label_column is not None else []
         say(f"not used as features: {name_list(label + dropped)}")
-    hint = label_hint(table.columns, args)
+    hint = label_hint(table.columns, args.label_column)
     if hint:
         print_note(args, f"{args.data}: training uses every column as a feature{hint}")
     if table.labels is not None and table.labels.any():
@@ -68,6 +71,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
         f"in {elapsed:.1f} s ({len(h['epoch'])} epochs)"
     )
     say(f"final {_final_values(h)}")
+    collapsed, verdict = collapse_diagnosis(h)
+    if collapsed:
+        print(f"warning: {verdict}", file=sys.stderr)
     say(
         f"threshold (train-{detector.threshold}, contamination={detector.contamination}) "
         f"= {detector.threshold_:.6g}"
@@ -99,11 +105,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     if is_image_model(args.model):
         return score_images_command(args)
     if Path(args.data).is_dir():  # a folder: one scores file per entity (madcluster.fleet)
-        from madcluster.fleet import score_fleet_command
+        from madcluster.cli.fleet import score_fleet_command
 
         return score_fleet_command(args)
-    import pandas as pd
-
     from madcluster.detector import MADCluster
     from madcluster.viz import plot_scores
 
@@ -113,16 +117,21 @@ def cmd_score(args: argparse.Namespace) -> int:
     detector = MADCluster.load(args.model, device=args.device)
     detector.set_params(n_jobs=args.threads)  # this command's threads, not the fitting machine's
     table = read_input(args.data, args)
-    check_columns(table, args.data, detector, args)
+    check_columns(
+        table, args.data, detector, label_column=args.label_column,
+        note=lambda message: print_note(args, message),
+    )
     scores = detector.decision_function(feature_values(table, args.data))
     threshold = detector.threshold_ if args.threshold is None else args.threshold
     predicted = (scores > threshold).astype(np.int64)
-    frame = pd.DataFrame({"score": scores, "is_anomaly": predicted})
-    if table.timestamp_column is not None:
-        name = table.timestamp_column if table.timestamp_column not in frame else "timestamp"
-        frame.insert(0, name, table.timestamps)
-    if table.labels is not None:
-        frame["label"] = table.labels
+    contributions = None
+    if not args.no_explain:
+        contributions = detector.explain(feature_values(table, args.data), rows=predicted == 1)
+    frame = scores_frame(
+        scores, predicted, labels=table.labels, timestamp_column=table.timestamp_column,
+        timestamps=table.timestamps,
+        top_channels=None if contributions is None else top_channels(contributions, table.columns),
+    )
     with atomic_path(output) as tmp:
         frame.to_csv(tmp, index_label="row")
     say(
@@ -138,6 +147,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             threshold,
             table.labels,
             X=feature_values(table, args.data),
+            contributions=contributions,
             timestamps=table.timestamps,
             title=f"MADCluster scores: {Path(args.data).name}",
             path=plot,
@@ -192,6 +202,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     detector = detector_from_args(args)
     detector.fit(data.train)
     scores = detector.decision_function(data.test)
+    contributions = detector.explain(data.test, rows=scores > detector.threshold_)
     h = detector.history_
     say(
         f"trained {len(h['epoch'])} epochs in {sum(h['seconds']):.1f} s: "
@@ -210,6 +221,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         detector.threshold_,
         data.labels,
         X=data.test,
+        contributions=contributions,
         title="MADCluster on the demo series",
         path=out / "demo_scores.png",
     )
@@ -225,7 +237,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     say(
         f"plots: {out / 'demo_scores.png'}, {out / 'demo_training.png'}; "
-        f"model: {out / 'demo_model.mcz'}"
+        f"model: {out / 'demo_model.mcz'}; metrics: {out / 'demo_metrics.json'}"
     )
     say(f"total time {time.perf_counter() - t0:.1f} s")
     return 0
@@ -267,8 +279,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     )
     n_tables = len(content.tables)
     say(f"{kind} report of {len(content.results)} result files ({n_tables} tables) written to {output}")
+    say(content.read_note)
     for note in content.notes:
-        say(f"note: {note}")
+        if note.rstrip(".") != content.read_note:
+            say(f"note: {note}")
     return 0
 
 

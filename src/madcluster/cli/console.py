@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 import numpy as np
 
@@ -42,6 +43,19 @@ def name_list(names: Sequence[str], limit: int = 12, *, quote: bool = False) -> 
     return ", ".join(names[:limit]) + more
 
 
+def epoch_lines(history: dict) -> list[str]:
+    """``epoch 3: loss 0.1234  val 0.1300  nu 0.0100  R 0.5000  (0.42 s)``, one per epoch."""
+    shown = [("train_loss", "loss"), ("val_loss", "val"), ("nu", "nu"), ("radius", "R")]
+    lines = []
+    for i, epoch in enumerate(history.get("epoch", [])):
+        values = "  ".join(
+            f"{label} {history[key][i]:.4f}" for key, label in shown if key in history
+        )
+        seconds = f"  ({history['seconds'][i]:.2f} s)" if "seconds" in history else ""
+        lines.append(f"epoch {int(epoch)}: {values}{seconds}")
+    return lines
+
+
 def print_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict[str, float]:
     from madcluster.metrics import evaluate
 
@@ -53,3 +67,19 @@ def print_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> d
     for key, value in metrics.items():
         say(f"  {key:<15} {value:.4f}")
     return metrics
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line plus where to look, not the usage block.
+
+    A mistyped flag of ``madcluster fit`` used to print twenty lines of usage before the message;
+    the message and ``see `madcluster fit --help``` are what the user needs. Exit status stays 2.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        try:
+            print(f"{self.prog}: error: {message}", file=sys.stderr)
+            print(f"see `{self.prog} --help`", file=sys.stderr)
+        except BrokenPipeError:
+            pass
+        raise SystemExit(2)

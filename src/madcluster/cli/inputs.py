@@ -1,23 +1,23 @@
-"""Reading a data file for fit / score and checking its columns against the model's."""
+"""Reading a data file for fit / score and checking its columns against the model's.
+
+Shared by single-file commands and fleets (:mod:`madcluster.fleet`), so both give the same
+hints, naming the command-line flags that fix the problem.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from madcluster.cli.console import name_list, print_note
+from madcluster.cli.console import name_list
+from madcluster.cli.options import read_options
 from madcluster.data.io import file_format, label_like_columns, read_table
 from madcluster.exceptions import DataError
 
 
 def read_input(path: str, args: argparse.Namespace):
-    return read_table(
-        path,
-        label_column=args.label_column,
-        columns=args.columns,
-        drop_columns=args.drop_columns,
-        header=args.header,
-    )
+    return read_table(path, **read_options(args))
 
 
 def _named(table, path: str) -> bool:
@@ -25,7 +25,7 @@ def _named(table, path: str) -> bool:
     return table.has_header and file_format(path) != "npy"
 
 
-def feature_values(table, path: str):
+def feature_values(table, path: str) -> Any:
     """What the detector sees: a DataFrame when the file named its columns (names are recorded at
     fit and matched at score), else the bare array (columns taken by position)."""
     import pandas as pd
@@ -35,8 +35,9 @@ def feature_values(table, path: str):
     return table.values
 
 
-def label_hint(columns: Sequence[str], args: argparse.Namespace) -> str:
-    if args.label_column is not None:
+def label_hint(columns: Sequence[str], label_column: Any) -> str:
+    """``; the file has a column named 'label': ... pass --label-column label`` (or "")."""
+    if label_column is not None:
         return ""
     found = label_like_columns(columns)
     if not found:
@@ -47,8 +48,13 @@ def label_hint(columns: Sequence[str], args: argparse.Namespace) -> str:
     )
 
 
-def check_columns(table, path: str, detector, args: argparse.Namespace) -> None:
-    """Refuse columns that differ from training, naming them and the option that fixes it."""
+def check_columns(
+    table, path: str, detector, *, label_column: Any = None,
+    note: Callable[[str], None] | None = None,
+) -> None:
+    """Refuse columns that differ from training, naming them and the flag that fixes it;
+    ``note`` receives what is worth saying but not refusing (reordered or unnamed columns)."""
+    note = note or (lambda message: None)
     fitted = getattr(detector, "feature_names_in_", None)
     given = list(table.columns)
     if fitted is not None and _named(table, path):
@@ -61,9 +67,9 @@ def check_columns(table, path: str, detector, args: argparse.Namespace) -> None:
                 parts.append(f"missing {name_list(missing, quote=True)}")
             if unexpected:
                 parts.append(f"not in the model {name_list(unexpected, quote=True)}")
-            labels = label_like_columns(unexpected) if args.label_column is None else []
+            labels = label_like_columns(unexpected) if label_column is None else []
             others = [c for c in unexpected if c not in labels]
-            hints = [label_hint(labels, args).lstrip("; ")] if labels else []
+            hints = [label_hint(labels, label_column).lstrip("; ")] if labels else []
             if missing and len(missing) == len(others):
                 hints.append("were columns renamed?")
             elif others and not missing:
@@ -74,13 +80,13 @@ def check_columns(table, path: str, detector, args: argparse.Namespace) -> None:
                 f"{'; '.join(parts)}{hint}"
             )
         if given != fitted:
-            print_note(args, f"{path}: columns are in another order than at training; matched by name")
+            note(f"{path}: columns are in another order than at training; matched by name")
         return
     n = detector.n_features_in_
     if len(given) != n:
-        hint = label_hint(given, args) if len(given) == n + 1 else ""
+        hint = label_hint(given, label_column) if len(given) == n + 1 else ""
         raise DataError(
             f"{path} has {len(given)} feature columns but the model was trained on {n}{hint}"
         )
     if fitted is not None and not _named(table, path):
-        print_note(args, f"{path} has no column names: columns taken by position as {name_list(fitted)}")
+        note(f"{path} has no column names: columns taken by position as {name_list(fitted)}")

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.benchmark.config import parse_key_values
 from madcluster.method.config import DISTANCE_LOSSES, MODES
 from madcluster.presets import PRESETS
 
@@ -168,6 +167,8 @@ def add_training_options(parser: argparse.ArgumentParser, settings: dict[str, An
 
 def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
     """The parameters of :func:`~madcluster.factory.make_detector` the flags given describe."""
+    # here, not at the top: the benchmark package costs seconds that parsing must not pay
+    from madcluster.benchmark.config import parse_key_values
     from madcluster.embedders import EMBEDDERS
 
     params = dict(getattr(args, "settings", {}))
@@ -266,3 +267,39 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         const=True,
         help="the CSV's first row is column names, even if they look like numbers",
     )
+    parser.add_argument(
+        "--sep",
+        default=None,
+        help="CSV field separator, e.g. ';' or tab (default: detected among , ; tab |)",
+    )
+    parser.add_argument(
+        "--decimal",
+        default=None,
+        choices=(".", ","),
+        help="CSV decimal mark (default: ',' when fields are not comma-separated and cells "
+        "such as 3,14 occur, else '.')",
+    )
+    parser.add_argument(
+        "--encoding",
+        default=None,
+        help="CSV text encoding, e.g. latin-1 or cp1252 (default: UTF-8; a file that is not "
+        "UTF-8 is read as cp1252 with a warning)",
+    )
+    parser.add_argument(
+        "--sort-by-time",
+        action="store_true",
+        help="sort the rows by the timestamp column (default: rows out of time order are an "
+        "error; the scores CSV then follows the sorted order)",
+    )
+
+
+#: ``madcluster fit`` / ``score`` options passed on to :func:`madcluster.data.io.read_table`.
+READ_OPTION_NAMES = (
+    "label_column", "columns", "drop_columns", "header", "sep", "decimal", "encoding",
+    "sort_by_time",
+)
+
+
+def read_options(args: argparse.Namespace) -> dict:
+    """The input options given on the command line, as ``read_table`` keyword arguments."""
+    return {k: getattr(args, k) for k in READ_OPTION_NAMES if getattr(args, k, None) is not None}

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from madcluster.exceptions import ParameterError
+
 ROUGHNESS_EPS = 1e-4  # in squared units of the (already standardised) input: (1% of a std)^2
 
 
@@ -23,7 +25,7 @@ def roughness(series: np.ndarray, window: int, eps: float = ROUGHNESS_EPS) -> np
     depends on the past only.
     """
     if window < 1:
-        raise ValueError(f"the roughness window must be >= 1, got {window}")
+        raise ParameterError(f"the roughness window must be >= 1, got {window}")
     x = np.asarray(series, dtype=np.float64)
     squared = np.square(np.diff(x, axis=0, prepend=x[:1]))
     total = np.cumsum(squared, axis=0)

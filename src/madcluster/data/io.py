@@ -17,10 +17,11 @@ column's values, whether the CSV had a header row). Rules, in order:
 ``.npy`` files must hold one 2-D numeric array (loaded with ``allow_pickle=False``); their columns
 are named ``"0"``, ``"1"``, ... and can be referred to by integer position (or by that name).
 
-CSV header rows are detected (``header=None``): a first row made only of numbers is data, not
-column names, unless it is exactly ``0, 1, ..., D-1`` (what pandas writes for an unnamed array).
-A headerless CSV gets columns ``"0"``, ``"1"``, ... like ``.npy``, and a warning says so;
-``header=True`` / ``header=False`` override the guess.
+CSV files are read as :mod:`madcluster.data.csv_format` describes: encoding, field separator,
+decimal mark and header row are detected (``header=None``: a first row made only of numbers is
+data, unless it is exactly ``0, 1, ..., D-1``); a headerless CSV gets columns ``"0"``, ``"1"``,
+... like ``.npy``, and a warning says so. Duplicated column names are an error naming them.
+A timestamp column is checked for time order (:mod:`madcluster.data.time_order`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from madcluster.data.csv_format import HEADER_ATTR, read_csv_frame
+from madcluster.data.time_order import time_order
 from madcluster.data.validation import LABEL_LIKE_NAMES, check_series
 from madcluster.exceptions import DataError, DatasetNotFoundError
 
@@ -53,8 +56,6 @@ SUPPORTED_SUFFIXES: dict[str, str] = {
 
 _TIME_NAME_HINTS = ("time", "date")
 
-#: ``DataFrame.attrs`` key set by :func:`read_frame`: False when a CSV had no header row.
-HEADER_ATTR = "madcluster_header"
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,16 +111,23 @@ def read_table(
     drop_columns: Sequence[ColumnKey] | None = None,
     fill_missing: bool = False,
     header: bool | None = None,
+    sep: str | None = None,
+    decimal: str | None = None,
+    encoding: str | None = None,
+    sort_by_time: bool = False,
 ) -> Table:
     """Read a CSV / Parquet / ``.npy`` file into a :class:`Table` (see the module docstring).
 
     ``fill_missing=True`` forward-fills NaNs down each feature column and sets what is still missing
     (leading NaNs) to 0, instead of raising; used for PSM, whose public ``train.csv`` has gaps.
+    ``sep`` / ``decimal`` / ``encoding`` override what is detected in a CSV; ``sort_by_time``
+    sorts the rows by the timestamp column (rows out of time order are otherwise an error, see
+    :mod:`madcluster.data.time_order`).
     Raises ``DatasetNotFoundError`` (a ``FileNotFoundError``) for a missing file and ``DataError``
     for everything else that makes the file unusable.
     """
     path = Path(path)
-    frame = read_frame(path, header=header)
+    frame = read_frame(path, header=header, sep=sep, decimal=decimal, encoding=encoding)
     return table_from_frame(
         frame,
         label_column=label_column,
@@ -127,6 +135,7 @@ def read_table(
         drop_columns=drop_columns,
         fill_missing=fill_missing,
         source=str(path),
+        sort_by_time=sort_by_time,
     )
 
 
@@ -138,6 +147,7 @@ def table_from_frame(
     drop_columns: Sequence[ColumnKey] | None = None,
     fill_missing: bool = False,
     source: str = "table",
+    sort_by_time: bool = False,
 ) -> Table:
     """The column rules of :func:`read_table` applied to an in-memory pandas DataFrame."""
     has_header = bool(frame.attrs.get(HEADER_ATTR, True))
@@ -152,13 +162,9 @@ def table_from_frame(
 
     if not has_header:
         source = f"{source} (no header row)"
-    labels = None
     label_name = None
     if label_column is not None:
         label_name = _resolve(label_column, names, source, what="label column")
-        labels = as_labels(
-            frame[label_name].to_numpy(), name=f"label column {label_name!r} of {source}"
-        )
 
     dropped = set()
     if drop_columns is not None:
@@ -183,13 +189,24 @@ def table_from_frame(
         if c not in features and c != label_name and c not in reasons:
             reasons[c] = "timestamp" if _is_timestamp(frame[c], c) else "not selected"
     stamp = next((c for c, why in reasons.items() if why == "timestamp"), None)
+    if stamp is not None:
+        order = time_order(frame[stamp].to_numpy(), column=stamp, source=source, sort=sort_by_time)
+        if order is not None:
+            frame = frame.iloc[order].reset_index(drop=True)
+    elif sort_by_time:
+        raise DataError(f"{source} has no timestamp column to sort by (columns: {names[:10]})")
+    labels = None
+    if label_name is not None:
+        labels = as_labels(
+            frame[label_name].to_numpy(), name=f"label column {label_name!r} of {source}"
+        )
 
     bad = [c for c in features if not _is_numeric(frame[c].dtype)]
     if bad:
         raise DataError(
-            f"{source} has non-numeric column(s) {bad[:10]}: convert them to numbers, or pass "
-            "them in "
-            "drop_columns (or choose the feature columns with columns=...)"
+            f"{source} has non-numeric column(s) {bad[:10]}: convert them to numbers, or leave "
+            "them out (--drop-columns / drop_columns=..., or choose the features with "
+            "--columns / columns=...)"
         )
     if not features:
         raise DataError(f"{source} has no feature columns left (columns: {names[:10]})")
@@ -241,10 +258,18 @@ def as_labels(raw: Any, *, name: str = "labels") -> np.ndarray:
     return arr.astype(np.uint8)
 
 
-def read_frame(path: str | os.PathLike[str], *, header: bool | None = None) -> Any:
+def read_frame(
+    path: str | os.PathLike[str],
+    *,
+    header: bool | None = None,
+    sep: str | None = None,
+    decimal: str | None = None,
+    encoding: str | None = None,
+) -> Any:
     """The raw file as a pandas DataFrame (no column rules applied; ``.npy`` columns "0", "1", ...).
 
-    ``header`` applies to CSV only: None detects a missing header row (see the module docstring).
+    ``header``, ``sep``, ``decimal`` and ``encoding`` apply to CSV only; None detects them
+    (:func:`madcluster.data.csv_format.read_csv_frame`).
     """
     path = Path(path)
     kind = file_format(path)
@@ -253,53 +278,13 @@ def read_frame(path: str | os.PathLike[str], *, header: bool | None = None) -> A
         raise DatasetNotFoundError(f"cannot read {str(path)!r}: the file {where}")
     if kind != "csv":
         return _read_frame(path, kind)
-    if header is None:
-        header = not _first_row_is_data(path)
-        if not header:
-            logger.warning(
-                "%s: the first row holds only numbers, so it is read as data, not as column names "
-                "(columns are named 0, 1, ...); if it is a header, say so (--header / header=True)",
-                path,
-            )
-    frame = _read_frame(path, kind, header=header)
-    if not header:
-        frame.columns = [str(i) for i in range(frame.shape[1])]
-    frame.attrs[HEADER_ATTR] = bool(header)
-    return frame
-
-
-def _first_row_is_data(path: Path) -> bool:
-    """True when every cell of the first CSV row is a number (and not pandas' 0..D-1 names)."""
-    import pandas as pd
-
-    try:
-        first = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError):
-        return False  # the full read reports the problem
-    if first.empty:
-        return False
-    cells = [str(v).strip() for v in first.iloc[0].tolist()]
-    if cells == [str(i) for i in range(len(cells))]:
-        return False
-    for cell in cells:
-        try:
-            float(cell)
-        except ValueError:
-            return False
-    return True
+    return read_csv_frame(path, header=header, sep=sep, decimal=decimal, encoding=encoding)
 
 
 # ----------------------------------------------------------------------------------------------
-def _read_frame(path: Path, kind: str, *, header: bool = True) -> Any:
+def _read_frame(path: Path, kind: str) -> Any:
     import pandas as pd
 
-    if kind == "csv":
-        try:
-            return pd.read_csv(path, header=0 if header else None)
-        except pd.errors.EmptyDataError:
-            raise DataError(f"{str(path)!r} is empty") from None
-        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise DataError(f"{str(path)!r} is not a readable CSV file: {exc}") from None
     if kind == "parquet":
         try:
             import pyarrow  # noqa: F401

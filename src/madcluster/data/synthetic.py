@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from madcluster.exceptions import ParameterError
+
 ANOMALY_KINDS = ("spike", "level-shift", "frequency-change", "broken-correlation")
 
 
@@ -21,6 +23,13 @@ class AnomalySegment:
     end: int  # exclusive
     kind: str
     channel: int
+    #: every channel the anomaly was injected into (a spike can hit several); () means (channel,)
+    channels: tuple[int, ...] = ()
+
+    @property
+    def affected(self) -> tuple[int, ...]:
+        """The channels the anomaly was injected into."""
+        return self.channels or (self.channel,)
 
 
 @dataclass(frozen=True)
@@ -152,7 +161,7 @@ def _clean_signal(base: str, n: int, n_channels: int, rng: np.random.Generator) 
         # so train and test come from the same distribution
         latent = _ar1(rng, n, 3, 0.995)
     else:
-        raise ValueError(f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}")
+        raise ParameterError(f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}")
     mixing = rng.normal(size=(latent.shape[1], n_channels))
     mixing /= np.linalg.norm(mixing, axis=0, keepdims=True)
     return latent @ mixing + rng.normal(scale=0.5, size=n_channels)
@@ -177,11 +186,11 @@ def make_anomaly_suite(
     40-80 steps), flat-line (stuck at its first value, 50-100 steps). Same arguments, same arrays.
     """
     if base not in BASE_SIGNALS:
-        raise ValueError(f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}")
+        raise ParameterError(f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}")
     n_segments = per_kind * len(SUITE_KINDS)
     slot = n_test // (n_segments + 1)
     if slot < 260:
-        raise ValueError(f"n_test={n_test} is too short for {n_segments} anomalies (need >= {260 * (n_segments + 1)})")
+        raise ParameterError(f"n_test={n_test} is too short for {n_segments} anomalies (need >= {260 * (n_segments + 1)})")
     rng = np.random.default_rng(seed)
     # one long clean signal: train, test, and room for the 3x-faster replay and for replays
     clean = _clean_signal(base, n_train + 4 * n_test, n_channels, rng)
@@ -198,10 +207,12 @@ def make_anomaly_suite(
         c = int(rng.integers(0, n_channels))
         s = scale[c]
         sign = rng.choice([-1.0, 1.0])
+        affected: tuple[int, ...] = (c,)
         if kind == "spike":
             length = 1
             chans = rng.choice(n_channels, size=int(rng.integers(1, n_channels + 1)), replace=False)
             test[start, chans] += sign * rng.uniform(4, 6) * scale[chans]
+            affected = tuple(sorted(int(j) for j in chans))
         elif kind == "level-shift":
             length = int(rng.integers(30, 81))
             test[start : start + length, c] += sign * rng.uniform(1.5, 2.5) * s
@@ -223,7 +234,7 @@ def make_anomaly_suite(
             length = int(rng.integers(50, 101))
             test[start : start + length, c] = test[start, c]
         kinds[start : start + length] = k
-        segments.append(AnomalySegment(start, start + length, kind, c))
+        segments.append(AnomalySegment(start, start + length, kind, c, affected))
     return SuiteData(
         train=train.astype(np.float32),
         test=test.astype(np.float32),

@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.exceptions import DataError, DeviceError
+from madcluster.exceptions import DataError, DeviceError, ParameterError
 
 
 def check_positive_int(name: str, value: Any) -> None:
     """Raise ``ValueError`` unless ``value`` is an int >= 1 (bools are refused)."""
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        raise ParameterError(f"{name} must be a positive integer, got {value!r}")
 
 
 def check_series(
@@ -30,6 +30,7 @@ def check_series(
     Accepts numpy arrays, pandas DataFrames (all columns must be numeric) and nested lists.
     """
     labels: list[str] = []  # label-like column names of a DataFrame, for a hint
+    columns: list[str] | None = None  # a DataFrame's column names, to name them in messages
     if hasattr(X, "dtypes") and hasattr(X, "columns"):  # pandas DataFrame, without importing pandas
         from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
@@ -44,6 +45,10 @@ def check_series(
                 "(a timestamp column can be dropped, a label column passed separately)"
             )
         labels = [str(c) for c in X.columns if str(c).lower() in LABEL_LIKE_NAMES]
+        columns = [str(c) for c in X.columns]
+        dupes = sorted({c for c in columns if columns.count(c) > 1})
+        if dupes:
+            raise DataError(f"{name} has duplicated column name(s) {dupes[:10]}: give each column its own name")
         X = X.to_numpy()
     try:
         arr = np.asarray(X)
@@ -71,18 +76,23 @@ def check_series(
     if arr.shape[0] < min_length:
         raise DataError(
             f"{name} has {arr.shape[0]} time steps, fewer than one window ({min_length}): "
-            "use a longer series or a smaller window_size"
+            "use a longer series or a smaller window_size (--window-size)"
         )
     if np.issubdtype(arr.dtype, np.floating):
         finite = np.isfinite(arr)
         if not finite.all():
             rows, cols = np.nonzero(~finite)
             kind = "NaN" if np.isnan(arr[rows[0], cols[0]]) else "inf"
-            raise DataError(
-                f"{name} contains {len(rows)} NaN/inf value(s) (first: {kind} at row {rows[0]}, "
-                f"column {cols[0]}): impute or drop them before fitting or scoring"
+            bad = np.unique(cols)
+            named = describe_columns(
+                [columns[c] for c in bad] if columns is not None else bad.tolist(), limit=5
             )
-    _check_magnitude(arr, name)
+            raise DataError(
+                f"{name} contains {len(rows)} NaN/inf value(s) in column(s) {named} (first: "
+                f"{kind} at row {rows[0]}, column {_column(columns, cols[0])}): impute or drop "
+                "them before fitting or scoring"
+            )
+    _check_magnitude(arr, name, columns)
     return np.ascontiguousarray(arr, dtype=np.float32)
 
 
@@ -91,7 +101,12 @@ def check_series(
 MAX_ABS_VALUE = float(np.finfo(np.float32).max)
 
 
-def _check_magnitude(arr: np.ndarray, name: str) -> None:
+def _column(columns: list[str] | None, index: Any) -> str:
+    """A column as the user knows it: its name for a DataFrame, else its position."""
+    return repr(columns[int(index)]) if columns is not None else str(int(index))
+
+
+def _check_magnitude(arr: np.ndarray, name: str, columns: list[str] | None = None) -> None:
     """Finite values too large for float32 scaling get their own message (not "NaN/inf")."""
     if arr.dtype == bool or arr.size == 0:
         return
@@ -104,7 +119,7 @@ def _check_magnitude(arr: np.ndarray, name: str) -> None:
         raise DataError(
             f"{name} has {len(rows)} value(s) too large to scale "
             f"(first: {arr[rows[0], cols[0]]:.3g} "
-            f"at row {rows[0]}, column {cols[0]}; float32 holds at most {MAX_ABS_VALUE:.2g}): "
+            f"at row {rows[0]}, column {_column(columns, cols[0])}; float32 holds at most {MAX_ABS_VALUE:.2g}): "
             "rescale the column (e.g. other units) or remove the outliers"
         )
 

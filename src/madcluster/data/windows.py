@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from madcluster.exceptions import ParameterError
+
 
 def window_starts(n_timesteps: int, window_size: int, stride: int) -> np.ndarray:
     """Start indices of windows of ``window_size`` every ``stride`` steps, covering the whole series.
@@ -16,9 +18,9 @@ def window_starts(n_timesteps: int, window_size: int, stride: int) -> np.ndarray
     The last window is aligned to end exactly at the series end, so no trailing point is dropped.
     """
     if window_size < 1 or stride < 1:
-        raise ValueError(f"window_size and stride must be >= 1, got {window_size} and {stride}")
+        raise ParameterError(f"window_size and stride must be >= 1, got {window_size} and {stride}")
     if n_timesteps < window_size:
-        raise ValueError(f"series of {n_timesteps} steps is shorter than one window ({window_size})")
+        raise ParameterError(f"series of {n_timesteps} steps is shorter than one window ({window_size})")
     last = n_timesteps - window_size
     starts = np.arange(0, last + 1, stride, dtype=np.int64)
     if starts[-1] != last:
@@ -43,7 +45,7 @@ def windows_to_points(window_values: np.ndarray, starts: np.ndarray, n_timesteps
     totals = np.bincount(positions, weights=window_values.ravel().astype(np.float64), minlength=n_timesteps)
     counts = np.bincount(positions, minlength=n_timesteps)
     if np.any(counts == 0):
-        raise ValueError("windows do not cover every time point")
+        raise ParameterError("windows do not cover every time point")
     return totals / counts
 
 
@@ -60,7 +62,7 @@ def windows_to_points_with_history(window_values: np.ndarray, starts: np.ndarray
     # index of the first window whose last step reaches t
     first = np.searchsorted(starts + window_size - 1, t, side="left")
     if np.any(first >= len(starts)) or np.any(starts[np.minimum(first, len(starts) - 1)] > t):
-        raise ValueError("windows do not cover every time point")
+        raise ParameterError("windows do not cover every time point")
     return window_values[first, t - starts[first]].astype(np.float64)
 
 

@@ -24,6 +24,7 @@ from madcluster.embedders.pyramidflow import PyramidFlow
 from madcluster.embedders.rd4ad import RD4AD
 from madcluster.embedders.thoc import THOC
 from madcluster.embedders.usad import USAD
+from madcluster.exceptions import ParameterError
 
 EMBEDDERS: dict[str, type[BaseEmbedder]] = {
     "drnn": DilatedRNN,
@@ -53,15 +54,15 @@ def build_embedder(
     """
     key = name.lower()
     if key not in EMBEDDERS:
-        raise ValueError(f"unknown embedder {name!r}; available: {', '.join(sorted(EMBEDDERS))}")
+        raise ParameterError(f"unknown embedder {name!r}; available: {', '.join(sorted(EMBEDDERS))}")
     if window_size is not None and EMBEDDERS[key].window_dependent:
         given = params.setdefault("window_size", window_size)
         if given != window_size:
-            raise ValueError(f"embedder_params window_size={given} != window_size={window_size}")
+            raise ParameterError(f"embedder_params window_size={given} != window_size={window_size}")
     try:
         return EMBEDDERS[key](n_features, **params)
     except TypeError as exc:
-        raise ValueError(f"bad embedder_params for {name!r}: {exc}") from None
+        raise ParameterError(f"bad embedder_params for {name!r}: {exc}") from None
 
 
 def build_image_embedder(name: str, n_channels: int, image_size: int, **params: Any) -> ImageEmbedder:
@@ -90,7 +91,7 @@ def make_embedder(
     if isinstance(spec, nn.Module):
         module = copy.deepcopy(spec)
         return ModuleEmbedder(module, out_features=_probe_features(module, n_features, window_size))
-    raise ValueError(f"embedder must be a registered name or a torch.nn.Module, got {type(spec).__name__}")
+    raise ParameterError(f"embedder must be a registered name or a torch.nn.Module, got {type(spec).__name__}")
 
 
 def _probe_features(module: nn.Module, n_features: int, window_size: int) -> int:
@@ -100,11 +101,11 @@ def _probe_features(module: nn.Module, n_features: int, window_size: int) -> int
         with torch.no_grad():
             out = module(x)
     except Exception as exc:  # noqa: BLE001 - a user's module can fail in any way; say where
-        raise ValueError(f"the embedder module failed on a batch of shape {tuple(x.shape)} [B, L, D]: {exc}") from None
+        raise ParameterError(f"the embedder module failed on a batch of shape {tuple(x.shape)} [B, L, D]: {exc}") from None
     h = getattr(out, "h", out)
     if not isinstance(h, torch.Tensor) or h.dim() != 3 or tuple(h.shape[:2]) != (2, window_size):
         shape = tuple(h.shape) if isinstance(h, torch.Tensor) else type(h).__name__
-        raise ValueError(f"the embedder module must return h of shape [B, L, f] = [2, {window_size}, f] for input {tuple(x.shape)}; got {shape}")
+        raise ParameterError(f"the embedder module must return h of shape [B, L, f] = [2, {window_size}, f] for input {tuple(x.shape)}; got {shape}")
     return int(h.shape[-1])
 
 

@@ -50,6 +50,7 @@ from madcluster.embedders.attention import (
 )
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective
 from madcluster.embedders.blocks import adam_groups, zero_every_grad
+from madcluster.exceptions import ParameterError
 
 MINIMAX = ("joint", "alternating")
 
@@ -75,7 +76,7 @@ class AnomalyAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int) -> None:
         super().__init__()
         if d_model % n_heads:
-            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+            raise ParameterError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
         self.n_heads = n_heads
         self.query = nn.Linear(d_model, d_model)
         self.key = nn.Linear(d_model, d_model)
@@ -134,9 +135,9 @@ class AnomalyTransformer(BaseEmbedder):
     ) -> None:
         super().__init__()
         if min(n_features, d_model, n_heads, n_layers, d_ff) < 1:
-            raise ValueError("AnomalyTransformer needs positive n_features, d_model, n_heads, n_layers, d_ff")
+            raise ParameterError("AnomalyTransformer needs positive n_features, d_model, n_heads, n_layers, d_ff")
         if minimax not in MINIMAX:
-            raise ValueError(f"unknown minimax {minimax!r}; choose one of {', '.join(MINIMAX)}")
+            raise ParameterError(f"unknown minimax {minimax!r}; choose one of {', '.join(MINIMAX)}")
         self.k, self.lr, self.temperature, self.minimax = float(k), lr, float(temperature), minimax
         self.embedding = DataEmbedding(n_features, d_model)
         self.layers = nn.ModuleList(EncoderLayer(d_model, n_heads, d_ff) for _ in range(n_layers))

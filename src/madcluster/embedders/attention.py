@@ -17,6 +17,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from madcluster.exceptions import ParameterError
+
 KL_EPS = 1e-4  # both official codes add 1e-4 inside the logs: a zero entry must not give -inf
 SCORE_TEMPERATURE = 50.0  # both official codes' temperature in the per-step score
 
@@ -45,7 +47,7 @@ class DataEmbedding(nn.Module):
     def __init__(self, c_in: int, d_model: int) -> None:
         super().__init__()
         if c_in < 1 or d_model < 2:
-            raise ValueError(f"DataEmbedding needs c_in >= 1 and d_model >= 2 (got {c_in}, {d_model})")
+            raise ParameterError(f"DataEmbedding needs c_in >= 1 and d_model >= 2 (got {c_in}, {d_model})")
         self.conv = nn.Conv1d(c_in, d_model, 3, padding=1, padding_mode="circular", bias=False)
         nn.init.kaiming_normal_(self.conv.weight, mode="fan_in", nonlinearity="leaky_relu")
         self.d_model = d_model
@@ -102,7 +104,7 @@ def discrepancy_losses(
     minimax strategy, DCdetector's contrastive loss).
     """
     if len(series) != len(prior) or not series:
-        raise ValueError("need the same positive number of series and prior maps")
+        raise ParameterError("need the same positive number of series and prior maps")
     series_loss = prior_loss = 0.0
     for s, p in zip(series, prior):
         log_s, log_p = torch.log(s + KL_EPS), torch.log(p + KL_EPS)  # once per layer, not 4x

@@ -41,6 +41,7 @@ from madcluster.embedders.blocks import (
     halved_lengths,
     zero_every_grad,
 )
+from madcluster.exceptions import ParameterError
 
 D_RESET_LOSS = 5e-6
 BETAS = (0.5, 0.999)
@@ -100,7 +101,7 @@ class BeatGAN(BaseEmbedder):
         super().__init__()
         channels = tuple(int(c) for c in channels)
         if not channels or min(channels) < 1 or nz < 1:
-            raise ValueError(
+            raise ParameterError(
                 "BeatGAN needs at least one conv layer, positive channel counts and nz >= 1"
             )
         lengths = halved_lengths(window_size, len(channels))
@@ -114,7 +115,7 @@ class BeatGAN(BaseEmbedder):
                 if fits
                 else "a longer window"
             )
-            raise ValueError(
+            raise ParameterError(
                 f"BeatGAN with {len(channels)} stride-2 conv layers needs window_size >= "
                 f"{2 ** (len(channels) + 1)} (got {window_size}); use {hint}"
             )

@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from madcluster.exceptions import ParameterError
+
 STD_FLOOR = 1e-4  # OmniAnomaly's std_epsilon: a std that can reach 0 makes log p infinite
 
 
@@ -103,7 +105,7 @@ def latent_to_steps(z: torch.Tensor, length: int) -> torch.Tensor:
     block depends on the whole window.
     """
     if z.shape[-1] % length:
-        raise ValueError(
+        raise ParameterError(
             f"latent size {z.shape[-1]} is not a multiple of the window length {length}"
         )
     return z.reshape(z.shape[0], length, z.shape[-1] // length)

@@ -67,6 +67,7 @@ from madcluster.embedders.attention import (
     step_discrepancy,
 )
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
+from madcluster.exceptions import ParameterError
 
 SCORES = ("official", "discrepancy")
 
@@ -86,7 +87,7 @@ def check_patch_sizes(patch_sizes: Sequence[int], window_size: int) -> tuple[int
     bad = [p for p in sizes if p < 2 or p >= window_size or window_size % p]
     if not sizes or bad:
         fits = [p for p in range(2, window_size) if window_size % p == 0]
-        raise ValueError(
+        raise ParameterError(
             f"DCdetector patch sizes must divide window_size={window_size} and lie in "
             f"[2, {window_size // 2}]; "
             f"{bad or 'none'} do not (divisors of {window_size}: {fits})"
@@ -100,7 +101,7 @@ class DualAttentionLayer(nn.Module):
     def __init__(self, d_model: int, n_heads: int) -> None:
         super().__init__()
         if d_model % n_heads:
-            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+            raise ParameterError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
         self.n_heads = n_heads
         self.query = nn.Linear(d_model, d_model)
         self.key = nn.Linear(d_model, d_model)
@@ -128,7 +129,7 @@ class DualAttentionLayer(nn.Module):
         so no ``[B * D, T, d_model]`` tensor is made: at B = 128, D = 55 the largest was 0.36 GB.
         """
         if self.n_heads != 1:
-            raise ValueError("attend_linear needs one head")
+            raise ParameterError("attend_linear needs one head")
         w_q, w_k = self.query.weight, self.key.weight  # nn.Linear: q = x W_q^T + b_q
         product = torch.matmul(w_q.t(), w_k)
         key_bias = torch.matmul(w_k.t(), self.query.bias)
@@ -169,9 +170,9 @@ class DCdetector(BaseEmbedder):
     ) -> None:
         super().__init__()
         if min(n_features, d_model, n_heads, n_layers) < 1:
-            raise ValueError("DCdetector needs positive n_features, d_model, n_heads and n_layers")
+            raise ParameterError("DCdetector needs positive n_features, d_model, n_heads and n_layers")
         if score not in SCORES:
-            raise ValueError(f"unknown score {score!r}; choose one of {', '.join(SCORES)}")
+            raise ParameterError(f"unknown score {score!r}; choose one of {', '.join(SCORES)}")
         self.patch_sizes = check_patch_sizes(patch_sizes, window_size)
         self.score_kind = score
         self.window_size, self.temperature = window_size, float(temperature)
@@ -191,7 +192,7 @@ class DCdetector(BaseEmbedder):
         unless ``explicit`` (embed the tokens, then Q and K: the reference, and the multi-head path)."""
         b, length, d = x.shape
         if length != self.window_size:
-            raise ValueError(f"DCdetector was built for windows of {self.window_size} steps, got {length}")
+            raise ParameterError(f"DCdetector was built for windows of {self.window_size} steps, got {length}")
         univariate = x.transpose(1, 2).reshape(b * d, length)  # channel independence
         sets = []  # (embedding, raw tokens [B * D, T, c])
         for p, embed_pw, embed_ip in zip(

@@ -22,6 +22,7 @@ import torch
 
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective
 from madcluster.embedders.drnn import DilatedRNN
+from madcluster.exceptions import ParameterError
 from madcluster.method.head import CENTER_EPS
 
 OBJECTIVES = ("one-class", "soft-boundary")
@@ -45,11 +46,11 @@ class DeepSVDD(BaseEmbedder):
     ) -> None:
         super().__init__()
         if objective not in OBJECTIVES:
-            raise ValueError(
+            raise ParameterError(
                 f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}"
             )
         if not 0.0 < nu <= 1.0:
-            raise ValueError(f"nu must be in (0, 1], got {nu}")
+            raise ParameterError(f"nu must be in (0, 1], got {nu}")
         self.encoder = DilatedRNN(
             n_features,
             hidden_size=hidden_size,

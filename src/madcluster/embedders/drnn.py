@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
+from madcluster.exceptions import ParameterError
 
 CELLS = {"gru": nn.GRU, "lstm": nn.LSTM, "rnn": nn.RNN}
 
@@ -71,11 +72,11 @@ class DilatedRNN(BaseEmbedder):
     ) -> None:
         super().__init__()
         if cell not in CELLS:
-            raise ValueError(f"unknown cell {cell!r}; choose one of {', '.join(CELLS)}")
+            raise ParameterError(f"unknown cell {cell!r}; choose one of {', '.join(CELLS)}")
         if auxiliary not in AUXILIARY:
-            raise ValueError(f"unknown auxiliary {auxiliary!r}; choose one of {', '.join(AUXILIARY)}")
+            raise ParameterError(f"unknown auxiliary {auxiliary!r}; choose one of {', '.join(AUXILIARY)}")
         if n_layers < 1 or hidden_size < 1:
-            raise ValueError("n_layers and hidden_size must be >= 1")
+            raise ParameterError("n_layers and hidden_size must be >= 1")
         self.dilations = [2**i for i in range(n_layers)]
         self.layers = nn.ModuleList(
             CELLS[cell](n_features if i == 0 else hidden_size, hidden_size, batch_first=True, bias=bias)

@@ -31,6 +31,7 @@ from torch import nn
 
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective
 from madcluster.embedders.blocks import gaussian_log_prob, positive_std
+from madcluster.exceptions import ParameterError
 
 
 class PlanarFlow(nn.Module):
@@ -76,7 +77,7 @@ class OmniAnomaly(BaseEmbedder):
     ) -> None:
         super().__init__()
         if min(hidden_size, dense_size, z_dim, score_samples) < 1 or n_flows < 0:
-            raise ValueError(
+            raise ParameterError(
                 "OmniAnomaly needs positive sizes, score_samples >= 1 and n_flows >= 0"
             )
         self.z_dim, self.score_samples, self.score_seed, self.grad_clip = (

@@ -50,6 +50,7 @@ from torch import nn
 
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
 from madcluster.embedders.drnn import DilatedRNN
+from madcluster.exceptions import ParameterError
 
 TSS_HORIZONS = ("next-step", "dilation")
 MIN_TEMPERATURE = 1.0 / 300.0  # TimeSeAD's floor: logits stay below 300 / unit cosine
@@ -149,22 +150,22 @@ class THOC(BaseEmbedder):
     ) -> None:
         super().__init__()
         if min(n_features, hidden_size, n_layers, n_centers, decay_every) < 1:
-            raise ValueError("n_features, hidden_size, n_layers, n_centers and decay_every must be >= 1")
+            raise ParameterError("n_features, hidden_size, n_layers, n_centers and decay_every must be >= 1")
         if not temperature > 0 or not 0 < temperature_decay <= 1:
-            raise ValueError(f"need temperature > 0 and temperature_decay in (0, 1], got {temperature}, {temperature_decay}")
+            raise ParameterError(f"need temperature > 0 and temperature_decay in (0, 1], got {temperature}, {temperature_decay}")
         if lambda_orth < 0 or lambda_tss < 0:
-            raise ValueError("lambda_orth and lambda_tss must be >= 0")
+            raise ParameterError("lambda_orth and lambda_tss must be >= 0")
         if lambda_orth > 0 and n_centers > hidden_size:
-            raise ValueError(
+            raise ParameterError(
                 f"{n_centers} centers cannot be orthogonal in {hidden_size} dimensions: "
                 "use n_centers <= hidden_size or lambda_orth=0"
             )
         if tss_horizon not in TSS_HORIZONS:
-            raise ValueError(f"unknown tss_horizon {tss_horizon!r}; choose one of {', '.join(TSS_HORIZONS)}")
+            raise ParameterError(f"unknown tss_horizon {tss_horizon!r}; choose one of {', '.join(TSS_HORIZONS)}")
         self.rnn = DilatedRNN(n_features, hidden_size=hidden_size, n_layers=n_layers, cell=cell)
         self.horizons = list(self.rnn.dilations) if tss_horizon == "dilation" else [1] * n_layers
         if window_size is not None and window_size <= max(self.horizons):
-            raise ValueError(f"window_size must exceed the prediction horizon {max(self.horizons)}, got {window_size}")
+            raise ParameterError(f"window_size must exceed the prediction horizon {max(self.horizons)}, got {window_size}")
         h = hidden_size
         self.centers = nn.ParameterList(
             nn.Parameter(F.normalize(torch.randn(n_centers, h), dim=-1)) for _ in range(n_layers)
@@ -196,7 +197,7 @@ class THOC(BaseEmbedder):
 
     def forward(self, x: torch.Tensor) -> EmbedderOutput:
         if x.shape[1] <= max(self.horizons):
-            raise ValueError(f"windows of {x.shape[1]} steps are too short for the prediction horizon {max(self.horizons)}")
+            raise ParameterError(f"windows of {x.shape[1]} steps are too short for the prediction horizon {max(self.horizons)}")
         layers = self.rnn.layer_outputs(x)
         r, fbar = x.new_ones(*x.shape[:2], 1), None
         for i, f in enumerate(layers):

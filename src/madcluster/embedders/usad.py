@@ -35,6 +35,7 @@ from madcluster.embedders.blocks import (
     mlp,
     zero_every_grad,
 )
+from madcluster.exceptions import ParameterError
 
 
 def usad_losses(
@@ -68,7 +69,7 @@ class USAD(BaseEmbedder):
         super().__init__()
         w = window_size * n_features
         if window_size < 1 or hidden < 1 or w < 4:
-            raise ValueError(
+            raise ParameterError(
                 f"USAD needs window_size * n_features >= 4 and hidden >= 1 (got window_size="
                 f"{window_size}, n_features={n_features}, hidden={hidden})"
             )

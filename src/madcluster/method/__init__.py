@@ -1,7 +1,9 @@
-"""The paper's method: objective options, loss terms and the heads."""
+"""The paper's method: objective options, loss terms and the heads (imported on first use)."""
 
-from madcluster.method.config import MethodConfig
-from madcluster.method.head import Head, LossParts, MADClusterHead, NoHead
-from madcluster.method.heads import build_head
+from madcluster.lazy import lazy_exports
 
 __all__ = ["Head", "LossParts", "MADClusterHead", "MethodConfig", "NoHead", "build_head"]
+_MODULES = {"MethodConfig": "config", "build_head": "heads"}
+__getattr__, __dir__ = lazy_exports(
+    __name__, globals(), {name: f"{__name__}.{_MODULES.get(name, 'head')}" for name in __all__}
+)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+from madcluster.exceptions import ParameterError
+
 MODES = ("full", "distance-only", "cluster-only", "base-only")
 CENTER_INITS = ("mean", "random")
 NU_PARAMETRISATIONS = ("sigmoid", "raw")
@@ -82,19 +84,19 @@ class MethodConfig:
         for name, allowed in choices.items():
             value = getattr(self, name)
             if value not in allowed:
-                raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
+                raise ParameterError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
         if not 0.0 <= self.tau <= 0.5:
-            raise ValueError(f"tau must be in [0, 0.5], got {self.tau}")
+            raise ParameterError(f"tau must be in [0, 0.5], got {self.tau}")
         if not 0.0 < self.rho <= 1.0:
-            raise ValueError(f"rho must be in (0, 1], got {self.rho}")
+            raise ParameterError(f"rho must be in (0, 1], got {self.rho}")
         if not isinstance(self.center_warmup, int) or self.center_warmup < 0:
-            raise ValueError(f"center_warmup must be a non-negative integer, got {self.center_warmup!r}")
+            raise ParameterError(f"center_warmup must be a non-negative integer, got {self.center_warmup!r}")
         if not isinstance(self.n_clusters, int) or self.n_clusters < 1:
-            raise ValueError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
+            raise ParameterError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
         if self.n_clusters > 1 and self.mode == "base-only":
-            raise ValueError("n_clusters > 1 needs a MADCluster head; mode='base-only' has none")
+            raise ParameterError("n_clusters > 1 needs a MADCluster head; mode='base-only' has none")
         if not 0.0 < self.eps < 0.1:
-            raise ValueError(f"eps must be in (0, 0.1), got {self.eps}")
+            raise ParameterError(f"eps must be in (0, 0.1), got {self.eps}")
 
     @property
     def uses_distance(self) -> bool:

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from madcluster.exceptions import ParameterError
 from madcluster.method.config import MethodConfig
 from madcluster.method.losses import (
     dec_kl_term,
@@ -97,7 +98,7 @@ class NoHead(Head):
 
     def loss(self, h: torch.Tensor, base_loss: torch.Tensor | None = None) -> LossParts:
         if base_loss is None:
-            raise ValueError("mode='base-only' needs a base model with its own loss and score")
+            raise ParameterError("mode='base-only' needs a base model with its own loss and score")
         zero = h.new_zeros(())
         return LossParts(total=base_loss, distance=zero, cluster=zero, base=base_loss.detach())
 

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from madcluster.exceptions import ParameterError
 from madcluster.method.config import MethodConfig
 from madcluster.method.head import FeatureSource, Head, LossParts
 
@@ -48,7 +49,7 @@ class MultiClusterHead(Head):
     def __init__(self, n_hidden: int, config: MethodConfig) -> None:
         super().__init__()
         if config.n_clusters < 2:
-            raise ValueError("MultiClusterHead needs n_clusters >= 2")
+            raise ParameterError("MultiClusterHead needs n_clusters >= 2")
         self.config = config
         self.n_hidden = n_hidden
         self.centers = nn.Parameter(torch.zeros(config.n_clusters, n_hidden),
@@ -63,7 +64,7 @@ class MultiClusterHead(Head):
             rng = np.random.default_rng(0)
             flat = flat[rng.choice(len(flat), KMEANS_SAMPLE, replace=False)]
         if len(np.unique(flat.round(6), axis=0)) < self.config.n_clusters:
-            raise ValueError(f"the initial features have fewer distinct values than n_clusters={self.config.n_clusters}")
+            raise ParameterError(f"the initial features have fewer distinct values than n_clusters={self.config.n_clusters}")
         km = KMeans(self.config.n_clusters, n_init=4, random_state=0).fit(flat)
         self.centers.copy_(torch.as_tensor(km.cluster_centers_, dtype=self.centers.dtype))
 

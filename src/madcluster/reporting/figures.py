@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -16,9 +17,27 @@ _ROW_COLORS = {"base-only": "#9ecae1", "full": "#3182bd", "distance-only": "#a1d
 _ROW_NAMES = {mode: MODE_ROW_NAMES[mode] for mode in ("base-only", "full")}
 
 
+#: More models than this and the bars turn horizontal, so every label stays readable.
+MAX_VERTICAL_GROUPS = 12
+_LABEL_WIDTH = 38
+
+
+def paper_ticks_drawn(content: ReportContent, dataset: str, protocol: str) -> bool:
+    """Whether :func:`dataset_figure` draws any paper tick (the caption mentions them only then)."""
+    return any(
+        paper_value(dataset, r["embedder"], r["mode"] == "full", metric) is not None
+        for r in content.results
+        if r["dataset"] == dataset and protocol in r["protocols"]
+        and r["mode"] in ("base-only", "full") and not r.get("per_entity")
+        for metric in ("vus_pr", "f1")
+    )
+
+
 def dataset_figure(content: ReportContent, dataset: str, protocol: str) -> Figure | None:
     """Bars of V_PR (protocol-free) and F1 (under ``protocol``) per model and row, mean ± std over
-    seeds, with the paper's Table 1 value as a black tick where it has one."""
+    seeds, with the paper's Table 1 value as a black tick where it has one. Up to
+    ``MAX_VERTICAL_GROUPS`` models side by side; more become horizontal bars, one labelled row
+    per model, so labels never overlap."""
     results = [r for r in content.results if r["dataset"] == dataset and protocol in r["protocols"]]
     if not results:
         return None
@@ -28,8 +47,16 @@ def dataset_figure(content: ReportContent, dataset: str, protocol: str) -> Figur
     groups = dict(sorted(groups.items(), key=lambda item: paper_order(item[1][0]["embedder"])))
     modes = [m for m in _ROW_COLORS if any(r["mode"] == m for r in results)]
     modes += sorted({r["mode"] for r in results} - set(modes))
-    fig = Figure(figsize=(min(16.0, max(7.0, 1.3 * len(groups) + 3)), 6.4), dpi=100)  # readable on a page
-    axes = fig.subplots(2, 1, sharex=True)
+    horizontal = len(groups) > MAX_VERTICAL_GROUPS
+    names = [textwrap.fill(name, _LABEL_WIDTH) for name in groups]
+    if horizontal:  # one row per model: the figure grows down, labels are wrapped at the left
+        lines = max(name.count("\n") + 1 for name in names)  # 8-point text: ~0.14 inch a line
+        row = max(0.25 * max(1.0, 0.5 * len(modes)), 0.14 * lines + 0.1)
+        fig = Figure(figsize=(12.0, 2.0 + row * len(groups)), dpi=100)
+        axes = fig.subplots(1, 2, sharey=True)
+    else:
+        fig = Figure(figsize=(min(16.0, max(7.0, 1.3 * len(groups) + 3)), 6.4), dpi=100)
+        axes = fig.subplots(2, 1, sharex=True)
     width = 0.8 / max(len(modes), 1)
     oracle = any(r["protocols"][protocol].get("oracle") for r in results)
     paper_labelled = False
@@ -53,27 +80,45 @@ def dataset_figure(content: ReportContent, dataset: str, protocol: str) -> Figur
                     if value is not None:
                         paper_x.append(x)
                         paper_y.append(value)
-            ax.bar(xs, means, width * 0.9, yerr=stds, capsize=2, color=_ROW_COLORS.get(mode, "#dddddd"),
-                   edgecolor="#d62728" if (oracle and metric == "f1") else "none",
-                   label=_ROW_NAMES.get(mode, mode))
+            style = {"color": _ROW_COLORS.get(mode, "#dddddd"), "label": _ROW_NAMES.get(mode, mode),
+                     "edgecolor": "#d62728" if (oracle and metric == "f1") else "none"}
+            if horizontal:
+                ax.barh(xs, means, width * 0.9, xerr=stds, capsize=2, **style)
+            else:
+                ax.bar(xs, means, width * 0.9, yerr=stds, capsize=2, **style)
             if paper_x:
-                ax.scatter(paper_x, paper_y, marker="_", s=220, color="black", zorder=4,
+                points = (paper_y, paper_x) if horizontal else (paper_x, paper_y)
+                ax.scatter(*points, marker="|" if horizontal else "_", s=220, color="black", zorder=4,
                            label=None if paper_labelled else "paper (Table 1)")
                 paper_labelled = True
-        ax.set_ylabel(label)
-        ax.set_ylim(0, 1.0 if metric == "f1" else max(0.5, ax.get_ylim()[1]))
-        ax.grid(axis="y", alpha=0.3)
+        limit = (0, 1.0 if metric == "f1" else max(0.5, (ax.get_xlim() if horizontal else ax.get_ylim())[1]))
+        if horizontal:  # a tall figure: the metric and its scale on top, where reading starts
+            ax.set_xlabel(label)
+            ax.xaxis.set_label_position("top")
+            ax.tick_params(labeltop=True)
+            ax.set_xlim(*limit)
+            ax.grid(axis="x", alpha=0.3)
+        else:
+            ax.set_ylabel(label)
+            ax.set_ylim(*limit)
+            ax.grid(axis="y", alpha=0.3)
     handles, labels = [], []
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    axes[0].legend(handles, labels, fontsize=8, ncol=min(len(labels), 4), loc="upper right")
-    axes[1].set_xticks(np.arange(len(groups)))
-    axes[1].set_xticklabels(list(groups), rotation=20, ha="right", fontsize=8)
+    if horizontal:
+        axes[0].set_yticks(np.arange(len(groups)))
+        axes[0].set_yticklabels(names, fontsize=8)
+        axes[0].invert_yaxis()  # the first model on top, as in the tables
+        fig.legend(handles, labels, fontsize=8, ncol=min(len(labels), 4), loc="upper center")
+    else:
+        axes[0].legend(handles, labels, fontsize=8, ncol=min(len(labels), 4), loc="upper right")
+        axes[1].set_xticks(np.arange(len(groups)))
+        axes[1].set_xticklabels(names, rotation=20, ha="right", fontsize=8)
     fig.suptitle(f"{dataset}: each model alone and + MADCluster", fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97) if horizontal else None)
     return fig
 
 
@@ -103,6 +148,7 @@ def decomposition_figure(records: list[dict[str, Any]]) -> Figure | None:
     fig = Figure(figsize=(min(18.0, max(8.0, 0.9 * most + 3)), 2.9 * len(cells) + 1.0), dpi=100)
     axes = np.atleast_2d(fig.subplots(len(cells), len(_DECOMPOSITION_METRICS), squeeze=False))
     width = 0.8 / len(steps)
+    paper_drawn = False
     for row, (dataset, sections) in enumerate(cells.items()):
         names = sorted(sections)
         for col, (metric, label) in enumerate(_DECOMPOSITION_METRICS):
@@ -122,6 +168,7 @@ def decomposition_figure(records: list[dict[str, Any]]) -> Figure | None:
                            edgecolor="white" if float(value) < previous else "none", linewidth=0)
                     previous = float(value)
                 if rec.get("paper") is not None:
+                    paper_drawn = True
                     ax.hlines(float(rec["paper"]), i - 0.42, i + 0.42, color="black", linewidth=1.6, zorder=4)
             ax.set_xticks(np.arange(len(names)))
             ax.set_xticklabels([m if c == "default" else f"{m} ({c})" for m, c in names],
@@ -134,7 +181,8 @@ def decomposition_figure(records: list[dict[str, Any]]) -> Figure | None:
     from matplotlib.patches import Patch
 
     handles = [Patch(color=_STEP_COLORS[s], label=_STEP_LABELS[s]) for s in steps]
-    handles.append(Line2D([], [], color="black", linewidth=1.6, label="paper (Table 1)"))
+    if paper_drawn:
+        handles.append(Line2D([], [], color="black", linewidth=1.6, label="paper (Table 1)"))
     inch = 1.0 / fig.get_figheight()  # one inch in figure coordinates: title, then the legend
     fig.suptitle("Evaluation decomposition: honest, then what each step of the released protocol adds",
                  fontsize=11, y=1 - 0.08 * inch, va="top")

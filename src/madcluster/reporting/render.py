@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from madcluster import __version__
 from madcluster.atomic import atomic_path, atomic_write_text
-from madcluster.reporting.figures import dataset_figure, decomposition_figure
+from madcluster.reporting.figures import dataset_figure, decomposition_figure, paper_ticks_drawn
 from madcluster.reporting.tables import Cell, ReportContent, Table, build_content, slug
 
 FORMATS = ("html", "md")
@@ -118,8 +118,8 @@ def _html_table(table: Table, level: int = 3, figure: str = "") -> str:
 def render_html(content: ReportContent, figures: dict[str, bytes]) -> str:
     """The whole page: marks legend, per dataset its figure and Table 1 under every protocol, the
     decomposition and compute tables, then each source's command and commit."""
-    built = (f"Built by <code>madcluster report</code> {__version__} from {len(content.results)} result files in "
-             f"<code>{_esc(content.folder)}</code>. Default protocol: <code>{_esc(content.protocol)}</code>.")
+    built = (f"Built by <code>madcluster report</code> {__version__}: {_esc(content.read_note)}. "
+             f"Default protocol: <code>{_esc(content.protocol)}</code>.")
     marks = "; ".join(f"{_badge(k)} {_esc(v[1])}" for k, v in MARKS.items())
     parts = [f"<h1>{_esc(content.title)}</h1>", f'<p class="meta">{built}</p>', f'<p class="note">Marks: {marks}.</p>']
     if content.notes:
@@ -132,9 +132,11 @@ def render_html(content: ReportContent, figures: dict[str, bytes]) -> str:
         parts.append(f'<section id="dataset-{_esc(dataset)}"><h2>{_esc(dataset)}</h2>')
         if dataset in figures:
             data = base64.b64encode(figures[dataset]).decode("ascii")
+            ticks = ("black ticks: the paper's Table 1" if paper_ticks_drawn(content, dataset, content.protocol)
+                     else "the paper's Table 1 has no value for these rows, so no paper ticks")
             parts.append(f'<figure><img alt="{_esc(dataset)}: V_PR and F1 per model" src="data:image/png;base64,{data}">'
                          f'<figcaption class="note">V_PR and F1 ({_esc(content.protocol)}) per model and row, '
-                         "mean ± std over seeds; black ticks: the paper's Table 1.</figcaption></figure>")
+                         f"mean ± std over seeds; {ticks}.</figcaption></figure>")
         hidden = []
         for table in (t for t in content.tables if t.anchor.startswith(f"table1-{dataset}-")):
             shown = table.anchor.endswith(f"-{content.protocol}") or table.flag
@@ -181,8 +183,8 @@ def render_markdown(content: ReportContent, figure_files: dict[str, str]) -> str
     """GitHub Markdown: the same sections; marks as † (oracle), ‡ (leak), * (partial), _paper_."""
     marks = "; ".join(f"{v[2].strip() or '_italic_'} {k.upper() if k != 'paper' else 'paper'}: {v[1]}"
                       for k, v in MARKS.items())
-    built = (f"Built by `madcluster report` {__version__} from {len(content.results)} result files in "
-             f"`{content.folder}`. Default protocol: `{content.protocol}`.")
+    built = (f"Built by `madcluster report` {__version__}: {content.read_note}. "
+             f"Default protocol: `{content.protocol}`.")
     out = [f"# {content.title}", "", built, "", f"Marks: {marks}.", ""]
     out += [f"- {n}" for n in content.notes] + ([""] if content.notes else [])
     for dataset in content.datasets:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from madcluster.benchmark.report import load_results
 from madcluster.benchmark.schema import MODE_ROW_NAMES
 from madcluster.reporting.decomposition import DECOMPOSITION_STEPS, read_decomposition
 from madcluster.reporting.format import TABLE1_METRICS, mean_std, metric_columns, si
+from madcluster.reporting.loading import load_folder_results, results_below
 from madcluster.reporting.paper import PAPER_TABLE1, paper_value
 
 TABLE1_COLUMNS = metric_columns(TABLE1_METRICS)
@@ -73,27 +73,11 @@ class ReportContent:
     tables: list[Table] = field(default_factory=list)
     datasets: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    read_note: str = ""  # how many result files were read, and how many more --recursive reads
     decomposition_records: list[dict[str, Any]] = field(default_factory=list)  # for its figure
 
 
 # --------------------------------------------------------------------------------------- loading
-def load_folder_results(folder: str | os.PathLike, *, recursive: bool = False) -> list[dict[str, Any]]:
-    """Benchmark result JSONs of ``folder`` (and, if ``recursive``, of every folder below it)."""
-    root = Path(folder)
-    if not root.is_dir():
-        raise FileNotFoundError(f"results folder {os.fspath(folder)!r} does not exist")
-    folders = [root]
-    if recursive:
-        folders += sorted(p for p in root.rglob("*") if p.is_dir() and p.name != "tasks" and "tasks" not in p.parts)
-    results = []
-    for sub in folders:
-        for r in load_results(sub):
-            r = dict(r)
-            r["_folder"] = os.path.relpath(sub, root) if sub != root else ""
-            results.append(r)
-    return results
-
-
 def source_of(result: dict[str, Any]) -> Source:
     prov = result.get("provenance") or {}
     git = prov.get("git") or {}
@@ -321,6 +305,11 @@ def build_content(
     results = load_folder_results(root, recursive=recursive)
     content = ReportContent(title=title or f"MADCluster benchmark report: {root.resolve().name}",
                             folder=os.fspath(folder), protocol=protocol, results=results)
+    more = 0 if recursive else results_below(root)
+    content.read_note = f"{len(results)} result files read from {os.fspath(folder)!r}" + (
+        f"; {more} more in the folders below it are not included (pass --recursive to read them)" if more else "")
+    if more:
+        content.notes.append(content.read_note + ".")
     if not results:
         content.notes.append(f"No benchmark result JSON (schema madcluster-benchmark/*) in {os.fspath(folder)!r}.")
     for r in results:

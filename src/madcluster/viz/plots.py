@@ -16,6 +16,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from madcluster.atomic import atomic_path
+from madcluster.method.diagnostics import collapse_diagnosis
+from madcluster.viz.channels import channels_to_show
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -82,21 +84,6 @@ def _frame_parts(X: Any) -> tuple[np.ndarray, list[str], Any]:
     return values, [f"channel {j}" for j in range(values.shape[1])], None
 
 
-def top_deviating_channels(X: np.ndarray, focus: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` channels that deviate most on the ``focus`` steps.
-
-    Each channel is put on a robust scale (median, MAD), then ranked by its mean |z| over the
-    focus steps: the channels the reader should look at where the detector fires.
-    """
-    median = np.median(X, axis=0)
-    mad = 1.4826 * np.median(np.abs(X - median), axis=0)
-    scale = np.where(mad > 1e-12, mad, X.std(axis=0))
-    z = np.abs(X - median) / np.where(scale > 1e-12, scale, 1.0)
-    rows = z[focus] if focus.any() else z
-    order = np.argsort(-rows.mean(axis=0), kind="stable")
-    return order[: max(1, min(k, X.shape[1]))]
-
-
 # ---------------------------------------------------------------------------------- score plot
 def plot_scores(
     scores: np.ndarray,
@@ -106,14 +93,17 @@ def plot_scores(
     X: Any = None,
     timestamps: Any = None,
     top_k: int = 5,
+    contributions: np.ndarray | None = None,
     title: str = "MADCluster anomaly score",
     path: str | os.PathLike | None = None,
 ) -> Figure:
     """Score per time step with the threshold, predicted points and true anomaly spans.
 
-    With ``X`` (the scored input, array or DataFrame) the ``top_k`` input channels that deviate
-    most where the score is above the threshold (or in its top 1% without one) are drawn above
-    the score, so a flagged step can be traced to the channels behind it. ``timestamps`` (or a
+    With ``X`` (the scored input, array or DataFrame) ``top_k`` input channels are drawn above the
+    score, so a flagged step can be traced to the channels behind it: with ``contributions``
+    (``MADCluster.explain(X)``) those contributing most to the score where it is above the
+    threshold (or in its top 1% without one), each labelled with its share; without, those
+    deviating most there. ``timestamps`` (or a
     DataFrame's DatetimeIndex) become the x-axis.
     """
     scores = np.asarray(scores, dtype=np.float64).ravel()
@@ -128,7 +118,8 @@ def plot_scores(
             focus = scores > threshold
         else:
             focus = scores >= np.quantile(scores, 0.99)
-        channels = [(names[j], values[:, j]) for j in top_deviating_channels(values, focus, top_k)]
+        picked, caption = channels_to_show(values, focus, top_k, contributions)
+        channels = [(label(names[j]), values[:, j]) for j, label in picked]
     x, xlabel = time_axis(n, timestamps)
 
     heights = [0.9] * len(channels) + [2.6]
@@ -141,8 +132,7 @@ def plot_scores(
         ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=8)
         ax.tick_params(labelsize=7)
     if channels:
-        axes[0].set_title(f"input: the {len(channels)} channels deviating most where the score is high",
-                          fontsize=9, loc="left")
+        axes[0].set_title(caption, fontsize=9, loc="left")
     ax = axes[-1]
     ax.plot(x, scores, lw=0.7, color=SCORE_COLOR, label="score")
     if threshold is not None:
@@ -167,8 +157,8 @@ HISTORY_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("radius R", ("radius",)),
     ("mean distance ||h - c||^2", ("mean_distance",)),
     ("loss", ("train_loss", "val_loss", "distance_loss", "cluster_loss", "base_loss")),
-    ("soft assignment q (collapse: q -> 1)", ("q_mean", "q_p50", "q_p01")),
-    ("spread (collapse: -> 0)", ("q_std", "h_spread")),
+    ("soft assignment q (rises toward 1 by design)", ("q_mean", "q_p50", "q_p01")),
+    ("spread (shrinks by design; ~0 = collapse)", ("q_std", "h_spread")),
     ("fraction of steps with p = 0", ("frac_p0",)),
     ("score-term spread (std)", ("cluster_term_std", "distance_term_std")),
 )
@@ -182,9 +172,10 @@ def plot_history(
 ) -> Figure:
     """The paper's training figure (nu, R, distance, losses) plus the collapse diagnostics.
 
-    The second row is what tells a collapsed model apart: q's mean and spread (q pinned at 1 with
-    a tiny std means every step sits on the center and Eq. 4 never fires), the fraction of steps
-    with p = 0, the feature spread of h, and the spread of the two score terms.
+    The second row shows q, the spreads of q and h, the fraction of steps with p = 0 and the
+    spread of the two score terms. In a healthy default run q rises toward 1 and the spreads
+    shrink (by design); the subtitle says "COLLAPSED" (in red) only when
+    :func:`~madcluster.method.diagnostics.collapse_diagnosis` finds h's spread gone.
     """
     epochs = list(history["epoch"])
     fig = Figure(figsize=(15, 6), dpi=110)
@@ -200,6 +191,7 @@ def plot_history(
             ax.set_yscale("symlog", linthresh=1e-4)
         if len(keys) > 1 and ax.lines:
             ax.legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
+    collapsed, verdict = collapse_diagnosis(history)
+    fig.suptitle(f"{title}\n{verdict}", fontsize=9, color="#d62728" if collapsed else "black")
     fig.tight_layout()
     return save_figure(fig, path)

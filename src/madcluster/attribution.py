@@ -1,0 +1,98 @@
+"""Which channels drive the anomaly score: per-channel contributions by occlusion.
+
+``contributions[t, j] = score(x)[t] - score(x with channel j held at its training mean)[t]``:
+how much of step t's score goes away when channel j is made "normal". Positive values point at
+the channels behind an alert; a channel whose occlusion leaves the score unchanged gets 0.
+
+Why occlusion, not gradients: it needs nothing from the model but its score, so one method
+serves MADCluster with every base model (the D-RNN, USAD, the Anomaly Transformer, THOC,
+DCDetector, ... several of which score under ``torch.no_grad`` or through non-differentiable
+steps) and explains exactly the score the user sees, threshold and all. It costs one extra
+scoring pass per channel (``benchmarks/attribution.py`` measures it). "Held at its training mean"
+is 0 in the scaled input the network sees, for the channel and for any channel derived from it
+(the roughness channels of ``roughness_window``), so a derived channel never sees a value that
+could not occur in training. ``explain(X, rows=mask)`` explains only the masked steps (e.g. those
+above the threshold), scoring just the spans around them, which is what ``madcluster score``
+does: the cost then grows with the number of alerts, not with the length of the series.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from madcluster.exceptions import ParameterError
+
+#: Channels named in the scores CSV's ``top_channels`` column, most contributing first.
+TOP_CHANNELS = 3
+TOP_SEPARATOR = ";"
+
+
+def occlusion_contributions(
+    score: Callable[[np.ndarray], np.ndarray],
+    inputs: np.ndarray,
+    groups: Sequence[Sequence[int]],
+) -> np.ndarray:
+    """``(T, len(groups))``: ``score(inputs)`` minus the score with group g's columns set to 0.
+
+    ``inputs`` is the scaled model input (0 = training mean); ``groups[g]`` lists the input
+    columns that belong to channel g (the channel and the channels derived from it).
+    """
+    full = np.asarray(score(inputs), dtype=np.float64)
+    out = np.empty((len(full), len(groups)), dtype=np.float64)
+    occluded = np.array(inputs, copy=True)
+    for g, columns in enumerate(groups):
+        columns = list(columns)
+        kept = occluded[:, columns].copy()
+        occluded[:, columns] = 0.0
+        out[:, g] = full - np.asarray(score(occluded), dtype=np.float64)
+        occluded[:, columns] = kept
+    return out
+
+
+def spans_around(rows: np.ndarray, context: int, length: int) -> list[tuple[int, int]]:
+    """``[start, end)`` spans covering the True ``rows`` with ``2 * context`` steps before and
+    ``context`` after each run (so every explained step keeps a full window of history), merged
+    where they overlap."""
+    rows = np.asarray(rows, dtype=bool)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], rows.astype(np.int8), [0]])))
+    spans: list[tuple[int, int]] = []
+    for start, end in zip(edges[::2], edges[1::2]):
+        lo, hi = max(0, int(start) - 2 * context), min(length, int(end) + context)
+        if hi - lo < context:  # shorter than one window: widen to one window
+            lo, hi = max(0, hi - context), max(hi, min(length, lo + context))
+        if spans and lo <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
+        else:
+            spans.append((lo, hi))
+    return spans
+
+
+def channel_groups(n_channels: int, n_inputs: int) -> list[list[int]]:
+    """Input columns of each channel: ``[j]``, plus ``j + D``, ``j + 2D``, ... for derived ones."""
+    if n_inputs % n_channels:
+        raise ParameterError(f"{n_inputs} model inputs are not a multiple of {n_channels} channels")
+    return [list(range(j, n_inputs, n_channels)) for j in range(n_channels)]
+
+
+def top_channels(
+    contributions: np.ndarray, names: Sequence[str], k: int = TOP_CHANNELS
+) -> list[str]:
+    """Per row, the names of the ``k`` channels with the largest positive contribution,
+    joined by ``;`` (empty where no channel raises the score)."""
+    contributions = np.asarray(contributions, dtype=np.float64)
+    k = min(k, contributions.shape[1])
+    order = np.argsort(-contributions, axis=1, kind="stable")[:, :k]
+    picked = np.take_along_axis(contributions, order, axis=1) > 0
+    names = [str(n) for n in names]
+    return [
+        TOP_SEPARATOR.join(names[j] for j, keep in zip(row, keep_row) if keep)
+        for row, keep_row in zip(order, picked)
+    ]
+
+
+def channel_ranking(contributions: np.ndarray, rows: np.ndarray | slice) -> np.ndarray:
+    """Channels ordered by their mean contribution over ``rows`` (e.g. one alert's span)."""
+    mean = np.asarray(contributions, dtype=np.float64)[rows].mean(axis=0)
+    return np.argsort(-mean, kind="stable")

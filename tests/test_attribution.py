@@ -1,0 +1,82 @@
+"""Per-channel attribution (issue 21 item 1): occlusion contributions and MADCluster.explain."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from series_helpers import make_series
+
+from madcluster import MADCluster
+from madcluster.attribution import (
+    channel_groups,
+    channel_ranking,
+    occlusion_contributions,
+    spans_around,
+    top_channels,
+)
+from madcluster.embedders import EMBEDDERS
+
+
+def test_occlusion_of_an_additive_score_gives_each_channel_its_own_part():
+    inputs = np.array([[1.0, 2.0, 0.0], [0.0, -3.0, 1.0]])
+    weights = np.array([1.0, 2.0, 3.0])
+    contributions = occlusion_contributions(lambda m: (m**2) @ weights, inputs, [[0], [1], [2]])
+    np.testing.assert_allclose(contributions, inputs**2 * weights)
+
+
+def test_derived_columns_are_occluded_with_their_channel():
+    assert channel_groups(2, 4) == [[0, 2], [1, 3]]
+    inputs = np.ones((3, 4))
+    contributions = occlusion_contributions(lambda m: m.sum(axis=1), inputs, channel_groups(2, 4))
+    np.testing.assert_allclose(contributions, 2.0)
+
+
+def test_top_channels_lists_positive_contributors_in_order():
+    contributions = np.array([[0.1, 3.0, -1.0, 2.0], [-1.0, -2.0, -0.5, -3.0]])
+    assert top_channels(contributions, ["a", "b", "c", "d"]) == ["b;d;a", ""]
+    assert list(channel_ranking(contributions, slice(0, 1))) == [1, 3, 0, 2]
+
+
+@pytest.fixture(scope="module")
+def spiky():
+    train = make_series(800, 4, seed=0)
+    test = make_series(300, 4, seed=1)
+    test[150:160, 2] += 8.0  # the anomaly is in channel 2 only
+    return train, test
+
+
+def test_explain_names_the_channel_with_the_anomaly(spiky, small_params):
+    train, test = spiky
+    model = MADCluster(**small_params).fit(train)
+    contributions = model.explain(test)
+    assert contributions.shape == test.shape and np.isfinite(contributions).all()
+    assert channel_ranking(contributions, slice(150, 160))[0] == 2
+
+
+@pytest.mark.parametrize("name", sorted(EMBEDDERS))
+def test_explain_works_for_every_base_model(name, spiky):
+    train, test = spiky
+    params = dict(getattr(EMBEDDERS[name], "test_params", {}))
+    model = MADCluster(embedder=name, embedder_params=params, window_size=16, stride=8, epochs=1,
+                       batch_size=32, random_state=0).fit(train[:400])
+    contributions = model.explain(test)
+    assert contributions.shape == test.shape and np.isfinite(contributions).all()
+    # the contributions explain the score: holding every channel at its mean changes it
+    assert np.abs(contributions).sum() > 0
+
+
+def test_spans_around_alerts_keep_a_window_of_history_and_merge():
+    rows = np.zeros(1000, dtype=bool)
+    rows[[300, 301, 340, 900]] = True
+    assert spans_around(rows, 20, 1000) == [(260, 361), (860, 921)]
+    assert spans_around(np.zeros(50, dtype=bool), 20, 50) == []
+
+
+def test_explain_of_alert_rows_only_matches_the_full_ranking(spiky, small_params):
+    train, test = spiky
+    model = MADCluster(**small_params).fit(train)
+    rows = np.zeros(len(test), dtype=bool)
+    rows[150:160] = True
+    some = model.explain(test, rows=rows)
+    assert np.all(some[~rows] == 0) and np.abs(some[rows]).sum() > 0
+    assert channel_ranking(some, rows)[0] == channel_ranking(model.explain(test), rows)[0] == 2
