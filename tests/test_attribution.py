@@ -10,8 +10,11 @@ from madcluster import MADCluster
 from madcluster.attribution import (
     channel_groups,
     channel_ranking,
+    fit_baseline,
+    input_deviation,
     occlusion_contributions,
     spans_around,
+    standardised_contributions,
     top_channels,
 )
 from madcluster.embedders import EMBEDDERS
@@ -31,6 +34,32 @@ def test_derived_columns_are_occluded_with_their_channel():
     np.testing.assert_allclose(contributions, 2.0)
 
 
+def test_input_deviation_is_the_largest_magnitude_among_a_channels_columns():
+    inputs = np.array([[1.0, -2.0, -3.0, 0.5], [0.0, 1.0, 0.2, -0.1]])
+    np.testing.assert_allclose(input_deviation(inputs, [[0, 2], [1, 3]]), [[3.0, 2.0], [0.2, 1.0]])
+
+
+def test_baseline_holds_each_terms_mean_and_spread_on_normal_data():
+    rng = np.random.default_rng(0)
+    normal = rng.normal(size=(500, 2)) * [1.0, 3.0]
+    baseline = fit_baseline(lambda m: m[:, 0] ** 2 + m[:, 1] ** 2, normal, [[0], [1]], max_steps=400)
+    last = normal[-400:]
+    np.testing.assert_allclose(baseline[0], (last**2).mean(axis=0))
+    np.testing.assert_allclose(baseline[1], (last**2).std(axis=0))
+    np.testing.assert_allclose(baseline[2:], [np.abs(last).mean(axis=0), np.abs(last).std(axis=0)])
+
+
+def test_a_channel_that_always_moves_the_score_does_not_outrank_the_unusual_one():
+    # channel 0 always drops the score by ~10 (+-1); channel 1 by ~0 (+-0.1), now by 2
+    baseline = np.array([[10.0, 0.0], [1.0, 0.1], [1.0, 1.0], [0.5, 0.5]])
+    occlusion = np.array([[10.5, 2.0]])
+    deviation = np.array([[1.0, 1.0]])
+    assert channel_ranking(occlusion, slice(0, 1))[0] == 0  # raw drop: the always-busy channel
+    z = standardised_contributions(occlusion, deviation, baseline)
+    np.testing.assert_allclose(z, [[0.5, 20.0]])
+    assert channel_ranking(z, slice(0, 1))[0] == 1
+
+
 def test_top_channels_lists_positive_contributors_in_order():
     contributions = np.array([[0.1, 3.0, -1.0, 2.0], [-1.0, -2.0, -0.5, -3.0]])
     assert top_channels(contributions, ["a", "b", "c", "d"]) == ["b;d;a", ""]
@@ -45,12 +74,18 @@ def spiky():
     return train, test
 
 
-def test_explain_names_the_channel_with_the_anomaly(spiky, small_params):
+def test_explain_names_the_channel_with_the_anomaly(spiky, small_params, tmp_path):
     train, test = spiky
     model = MADCluster(**small_params).fit(train)
     contributions = model.explain(test)
     assert contributions.shape == test.shape and np.isfinite(contributions).all()
     assert channel_ranking(contributions, slice(150, 160))[0] == 2
+    assert model.attribution_baseline_.shape == (4, test.shape[1])
+    model.save(tmp_path / "m.mcz")
+    np.testing.assert_allclose(MADCluster.load(tmp_path / "m.mcz").explain(test), contributions, rtol=1e-5, atol=1e-6)
+    model.attribution_baseline_ = None  # a file written before the baseline: the raw occlusion drop
+    raw = model.explain(test)
+    assert channel_ranking(raw, slice(150, 160))[0] == 2 and not np.allclose(raw, contributions)
 
 
 @pytest.mark.parametrize("name", sorted(EMBEDDERS))

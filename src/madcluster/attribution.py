@@ -14,6 +14,23 @@ is 0 in the scaled input the network sees, for the channel and for any channel d
 could not occur in training. ``explain(X, rows=mask)`` explains only the masked steps (e.g. those
 above the threshold), scoring just the spans around them, which is what ``madcluster score``
 does: the cost then grows with the number of alerts, not with the length of the series.
+
+What ``MADCluster.explain`` returns is not the raw score drop but a standardised sum of two
+per-channel terms, each measured against what it is on normal data (:func:`fit_baseline`, on
+the training series at fit time):
+
+* the occlusion drop above, as a z-score against the same channel's drops on training steps, so a
+  channel whose occlusion always moves the score (one the model leans on everywhere) does not
+  outrank the one that is anomalous now;
+* the channel's input deviation, ``max |scaled input|`` over its columns (value and roughness), as
+  a z-score against training: it names the channel where the score saturates or the occlusion
+  reference is itself unusual (a variance burst or a spike in an oscillating channel, where
+  "held at the mean" is no calmer than the anomaly).
+
+Chosen on seed 0 of ``benchmarks/attribution.py`` among occlusion with the training mean or with
+a local median, raw or standardised, with and without the deviation term; reported on other seeds
+in ``benchmarks/results/attribution.md``. Models saved before the baseline existed explain with
+the raw occlusion drop.
 """
 
 from __future__ import annotations
@@ -27,6 +44,10 @@ from madcluster.exceptions import ParameterError
 #: Channels named in the scores CSV's ``top_channels`` column, most contributing first.
 TOP_CHANNELS = 3
 TOP_SEPARATOR = ";"
+#: Training rows :func:`fit_baseline` measures (bounds its cost at fit time).
+BASELINE_STEPS = 4000
+#: Smallest spread a z-score divides by (a channel that never moves the score on normal data).
+SPREAD_FLOOR = 1e-9
 
 
 def occlusion_contributions(
@@ -49,6 +70,38 @@ def occlusion_contributions(
         out[:, g] = full - np.asarray(score(occluded), dtype=np.float64)
         occluded[:, columns] = kept
     return out
+
+
+def input_deviation(inputs: np.ndarray, groups: Sequence[Sequence[int]]) -> np.ndarray:
+    """``(T, len(groups))``: per channel, the largest ``|scaled input|`` over its columns (0 = the
+    training mean, 1 = one training standard deviation away)."""
+    magnitude = np.abs(np.asarray(inputs, dtype=np.float64))
+    return np.stack([magnitude[:, list(columns)].max(axis=1) for columns in groups], axis=1)
+
+
+def fit_baseline(
+    score: Callable[[np.ndarray], np.ndarray],
+    inputs: np.ndarray,
+    groups: Sequence[Sequence[int]],
+    max_steps: int = BASELINE_STEPS,
+) -> np.ndarray:
+    """``(4, len(groups))``: per channel, the mean and standard deviation of the occlusion drop,
+    then of the input deviation, on the last ``max_steps`` rows of normal (training) model input.
+
+    Costs ``len(groups) + 1`` scoring passes over at most ``max_steps`` rows, once, at fit time.
+    """
+    normal = np.asarray(inputs)[-max_steps:]
+    terms = (occlusion_contributions(score, normal, groups), input_deviation(normal, groups))
+    return np.stack([stat for term in terms for stat in (term.mean(axis=0), term.std(axis=0))])
+
+
+def standardised_contributions(occlusion: np.ndarray, deviation: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+    """The occlusion drop's and the input deviation's z-scores against ``baseline``
+    (:func:`fit_baseline`), summed: > 0 where a channel is more behind the score than it is on
+    normal data."""
+    occlusion_z = (occlusion - baseline[0]) / np.maximum(baseline[1], SPREAD_FLOOR)
+    deviation_z = (deviation - baseline[2]) / np.maximum(baseline[3], SPREAD_FLOOR)
+    return occlusion_z + deviation_z
 
 
 def spans_around(rows: np.ndarray, context: int, length: int) -> list[tuple[int, int]]:

@@ -275,6 +275,7 @@ class MADCluster(DetectorScoring, BaseDetector):
         self.score_stats_ = score_statistics({n: v[steady] for n, v in terms.items()}, self.score_scaling)
         self.warmup_quantiles_ = self._fit_warmup(data) if self._scores_causally() else None
         self._set_training_scores(self._calibrate_warmup(self._combine(terms), positions))
+        self.attribution_baseline_ = self._fit_attribution_baseline(scaled)
         if checkpoint is not None:
             Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
         return self

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from madcluster.attribution import channel_groups, occlusion_contributions, spans_around
+from madcluster.attribution import (
+    channel_groups,
+    fit_baseline,
+    input_deviation,
+    occlusion_contributions,
+    spans_around,
+    standardised_contributions,
+)
 from madcluster.data.constant_columns import hold_constant_columns
 from madcluster.data.scaling import model_input
 from madcluster.data.validation import check_series
@@ -104,28 +111,39 @@ class DetectorScoring:
         return self._point_outputs(self._checked_input(X), lambda x: {"h": self.net_(x).h})["h"]
 
     def explain(self, X: Any, rows: Any = None) -> np.ndarray:
-        """Per-channel contributions to the score, ``(T, D)``: how much of ``decision_function(X)[t]``
-        goes away when channel j is held at its training mean (occlusion; why and what it costs:
-        :mod:`madcluster.attribution`). Large positive values name the channels behind an alert.
-        ``rows`` (a boolean mask, e.g. ``scores > threshold_``) explains only those steps (the
-        others are 0), scoring only the spans around them."""
+        """Per-channel contributions to the score, ``(T, D)``: how much more than on normal data
+        channel j is behind ``decision_function(X)[t]``, the z-score of the score drop when it is
+        held at its training mean (occlusion) plus that of its input deviation (why and what it
+        costs: :mod:`madcluster.attribution`). Large positive values name the channels behind an
+        alert. ``rows`` (a boolean mask, e.g. ``scores > threshold_``) explains only those steps
+        (the others are 0), scoring only the spans around them."""
         inputs = self._checked_input(X)
         groups = channel_groups(self.n_features_in_, inputs.shape[1])
+        baseline = getattr(self, "attribution_baseline_", None)  # absent in older model files
 
-        def score(m: np.ndarray) -> np.ndarray:  # decision_function's path, on model input
-            terms = self._point_outputs(m, self.net_.score)
-            return self._calibrate_warmup(self._combine(terms), self._warmup_positions(np.arange(len(m))))
+        def explain_span(span: np.ndarray) -> np.ndarray:
+            occlusion = occlusion_contributions(self._score_model_input, span, groups)
+            return occlusion if baseline is None else standardised_contributions(occlusion, input_deviation(span, groups), baseline)
 
         if rows is None:
-            return occlusion_contributions(score, inputs, groups)
+            return explain_span(inputs)
         mask = np.asarray(rows, dtype=bool)
         if mask.shape != (len(inputs),):
             raise ParameterError(f"rows must be a boolean mask of the {len(inputs)} rows, got shape {mask.shape}")
         out = np.zeros((len(inputs), len(groups)))
         for start, end in spans_around(mask, self.window_size, len(inputs)):
-            out[start:end] = occlusion_contributions(score, inputs[start:end], groups)
+            out[start:end] = explain_span(inputs[start:end])
         out[~mask] = 0.0
         return out
+
+    def _score_model_input(self, scaled: np.ndarray) -> np.ndarray:
+        """:meth:`decision_function`'s path from model input (a series starting at step 0) to scores."""
+        terms = self._point_outputs(scaled, self.net_.score)
+        return self._calibrate_warmup(self._combine(terms), self._warmup_positions(np.arange(len(scaled))))
+
+    def _fit_attribution_baseline(self, scaled: np.ndarray) -> np.ndarray:
+        """What :meth:`explain`'s terms are on the training series (:func:`madcluster.attribution.fit_baseline`)."""
+        return fit_baseline(self._score_model_input, scaled, channel_groups(self.n_features_in_, scaled.shape[1]))
 
     def _checked_input(self, X: Any) -> np.ndarray:
         """``X`` checked against the training columns, as the network's input."""

@@ -109,6 +109,8 @@ def save_detector(detector: MADCluster, path: str | os.PathLike) -> None:
         arrays["center_path"] = detector.center_path_
     if getattr(detector, "warmup_quantiles_", None) is not None:
         arrays["warmup_quantiles"] = detector.warmup_quantiles_
+    if getattr(detector, "attribution_baseline_", None) is not None:
+        arrays["attribution_baseline"] = detector.attribution_baseline_
     write_model_file(path, config, arrays)
 
 
@@ -139,6 +141,8 @@ def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.M
         model.center_path_ = arrays.get("center_path")  # absent in older model files
         # absent in files written before the warm-up calibration: those score uncalibrated
         model.warmup_quantiles_ = arrays.get("warmup_quantiles")
+        # absent in files written before it: those explain with the raw occlusion drop
+        model.attribution_baseline_ = arrays.get("attribution_baseline")
         state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
         model.restore_network(int(fitted["n_hidden"]), state)
         model.decision_scores_ = arrays["decision_scores"].astype(np.float64)
