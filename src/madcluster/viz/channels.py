@@ -38,7 +38,8 @@ def channels_to_show(
     order = np.argsort(-mean, kind="stable")[: max(1, min(k, X.shape[1]))]
     caption = (
         f"input: the {len(order)} channels contributing most to the score where it is high "
-        "(share of the score removed by holding each at its training mean)"
+        "(share of the positive attribution: score drop when held at its mean, plus deviation, "
+        "each against training)"
     )
 
     def labeller(j: int) -> Callable[[str], str]:
