@@ -1,12 +1,14 @@
 """Does ``MADCluster.explain`` name the channel an anomaly was injected into? (issue 21 item 1)
 
 On the synthetic suite (``make_anomaly_suite``: seven anomaly kinds, each injected into known
-channels), every anomalous segment's channels are ranked by their mean occlusion contribution over
-the segment; a hit is a top-ranked channel among those injected (a spike can hit several channels;
+channels), every anomalous segment's channels are ranked by their mean ``MADCluster.explain``
+contribution over the segment (occlusion drop plus input deviation, each standardised on
+training); a hit is a top-ranked channel among those injected (a spike can hit several channels;
 a broken correlation replays one channel, breaking its link to the others). Reports the hit rate
 per anomaly kind and the cost of ``explain`` relative to ``decision_function`` in the same process.
 
     python benchmarks/attribution.py --bases sines random-walk seasonal --seeds 0 1
+    python benchmarks/attribution.py --bases sines random-walk seasonal --seeds 2 3  # held out
     python benchmarks/attribution.py --embedders usad anomaly_transformer --epochs 5 --seeds 0
 
 One torch thread, fixed seeds: the same command gives the same numbers.
