@@ -60,6 +60,15 @@ def test_a_channel_that_always_moves_the_score_does_not_outrank_the_unusual_one(
     assert channel_ranking(z, slice(0, 1))[0] == 1
 
 
+def test_a_channel_the_score_ignores_gets_a_floored_spread_not_a_huge_z_score():
+    normal = np.zeros((50, 2))
+    normal[::2, 0] = 1.0  # channel 0 moves the score; channel 1 is constant and ignored
+    baseline = fit_baseline(lambda m: m[:, 0].copy(), normal, [[0], [1]])
+    np.testing.assert_allclose(baseline[1], [0.5, 0.5e-3])
+    np.testing.assert_allclose(baseline[3], [0.5, 0.5e-3])
+    assert np.all(fit_baseline(lambda m: np.zeros(len(m)), np.zeros((5, 2)), [[0], [1]])[[1, 3]] == 1.0)
+
+
 def test_top_channels_lists_positive_contributors_in_order():
     contributions = np.array([[0.1, 3.0, -1.0, 2.0], [-1.0, -2.0, -0.5, -3.0]])
     assert top_channels(contributions, ["a", "b", "c", "d"]) == ["b;d;a", ""]

@@ -46,8 +46,8 @@ TOP_CHANNELS = 3
 TOP_SEPARATOR = ";"
 #: Training rows :func:`fit_baseline` measures (bounds its cost at fit time).
 BASELINE_STEPS = 4000
-#: Smallest spread a z-score divides by (a channel that never moves the score on normal data).
-SPREAD_FLOOR = 1e-9
+#: Smallest spread a z-score divides by, as a fraction of the largest channel's spread.
+SPREAD_FLOOR = 1e-3
 
 
 def occlusion_contributions(
@@ -85,23 +85,30 @@ def fit_baseline(
     groups: Sequence[Sequence[int]],
     max_steps: int = BASELINE_STEPS,
 ) -> np.ndarray:
-    """``(4, len(groups))``: per channel, the mean and standard deviation of the occlusion drop,
-    then of the input deviation, on the last ``max_steps`` rows of normal (training) model input.
+    """``(4, len(groups))``: per channel, the mean and standard deviation (floored:
+    :func:`spread_with_floor`) of the occlusion drop, then of the input deviation, on the last ``max_steps`` rows of normal (training) model input.
 
     Costs ``len(groups) + 1`` scoring passes over at most ``max_steps`` rows, once, at fit time.
     """
     normal = np.asarray(inputs)[-max_steps:]
     terms = (occlusion_contributions(score, normal, groups), input_deviation(normal, groups))
-    return np.stack([stat for term in terms for stat in (term.mean(axis=0), term.std(axis=0))])
+    return np.stack([stat for term in terms for stat in (term.mean(axis=0), spread_with_floor(term))])
+
+
+def spread_with_floor(term: np.ndarray) -> np.ndarray:
+    """Per-column standard deviation, at least ``SPREAD_FLOOR`` times the largest one (1 if all
+    are 0): a channel the score ignores on normal data (or one held constant) must not turn
+    rounding noise into a huge z-score."""
+    spread = term.std(axis=0)
+    largest = float(spread.max()) if spread.size else 0.0
+    return np.maximum(spread, SPREAD_FLOOR * largest) if largest > 0 else np.ones_like(spread)
 
 
 def standardised_contributions(occlusion: np.ndarray, deviation: np.ndarray, baseline: np.ndarray) -> np.ndarray:
     """The occlusion drop's and the input deviation's z-scores against ``baseline``
     (:func:`fit_baseline`), summed: > 0 where a channel is more behind the score than it is on
     normal data."""
-    occlusion_z = (occlusion - baseline[0]) / np.maximum(baseline[1], SPREAD_FLOOR)
-    deviation_z = (deviation - baseline[2]) / np.maximum(baseline[3], SPREAD_FLOOR)
-    return occlusion_z + deviation_z
+    return (occlusion - baseline[0]) / baseline[1] + (deviation - baseline[2]) / baseline[3]
 
 
 def spans_around(rows: np.ndarray, context: int, length: int) -> list[tuple[int, int]]:
