@@ -15,6 +15,7 @@ from typing import Any
 
 from madcluster.benchmark.config import BenchmarkConfig, parse_key_values
 from madcluster.benchmark.grid import expand_grid, load_grid_file
+from madcluster.benchmark.image_command import add_image_benchmark_arguments, run_image_benchmark_command
 from madcluster.benchmark.report import format_summary
 from madcluster.benchmark.runner import run_grid
 from madcluster.benchmark.schema import DETECTORS
@@ -283,6 +284,7 @@ def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="recompute tasks that already have a result in <out>/tasks/",
     )
+    add_image_benchmark_arguments(parser)
     add_executor_arguments(parser)
     if not any("--quiet" in a.option_strings for a in parser._actions):
         groups["metrics"].add_argument("--quiet", action="store_true", help="no progress bars")
@@ -312,12 +314,15 @@ def configs_from_args(args: argparse.Namespace) -> list[BenchmarkConfig]:
         spec["verbose"] = False
     spec["argv"] = list(sys.argv)
     if "dataset" not in spec and not spec.get("rows"):
-        raise ValueError("name a dataset with --dataset, or a grid file with --grid")
+        raise ValueError("name a dataset with --dataset, a grid file with --grid, or an image set with --images")
     return expand_grid(spec)
 
 
 def run_benchmark_command(args: argparse.Namespace) -> int:
-    """``madcluster benchmark``: run the grid, write the results, print each row's summary."""
+    """``madcluster benchmark``: run the grid, write the results, print each row's summary
+    (with ``--images``: the image table instead)."""
+    if getattr(args, "images", None) is not None:
+        return run_image_benchmark_command(args)
     configs = configs_from_args(args)
     grid = run_grid(
         configs,
