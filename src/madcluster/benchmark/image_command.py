@@ -3,8 +3,9 @@
 ``benchmarks/image_table.py`` calls).
 
 Shared with the time-series benchmark: ``--seeds``, ``--epochs``, ``--batch-size``, ``--lr``,
-``--out``, ``--embedder-param``, ``--device``, ``--threads``, ``--no-resume``, ``--quiet``. Every other time-series option is
-refused by name when ``--images`` is given.
+``--out``, ``--embedder-param``, ``--device``, ``--threads``, ``--no-resume``, ``--quiet``
+(:data:`IMAGE_SHARED_OPTIONS`); ``madcluster benchmark`` refuses every other time-series option by
+name when ``--images`` is given.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import argparse
 import shlex
 from pathlib import Path
 
-SHARED = {"seeds", "epochs", "batch_size", "lr", "out", "embedder_param", "device", "threads"}
+IMAGE_SHARED_OPTIONS = {"seeds", "epochs", "batch_size", "lr", "out", "embedder_param", "device", "threads"}
 DEFAULT_OUT = "madcluster-results/image"
 
 IMAGE_EPILOG = """\
@@ -62,17 +63,10 @@ def add_image_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def image_benchmark_from_args(args: argparse.Namespace):
-    """The :class:`ImageBenchmark` the flags describe; time-series-only flags are refused by name."""
-    from madcluster.benchmark.command_line import FIELD_OPTIONS
+    """The :class:`ImageBenchmark` the flags describe (time-series-only flags were refused before)."""
     from madcluster.benchmark.config import parse_key_values
-    from madcluster.exceptions import ParameterError
     from madcluster.images.benchmark import ImageBenchmark
 
-    foreign = [flag for _, flag, _ in FIELD_OPTIONS
-               if flag[2:].replace("-", "_") not in SHARED and getattr(args, flag[2:].replace("-", "_"), None) is not None]
-    foreign += ["--grid"] * (getattr(args, "grid", None) is not None) + ["--per-entity"] * bool(getattr(args, "per_entity", None))
-    if foreign:
-        raise ParameterError(f"{', '.join(foreign)} do(es) not apply to the image table (--images)")
     given = {
         "models": args.image_models, "configs": args.configs, "seeds": args.seeds, "classes": args.classes,
         "epochs": args.epochs, "n_train": args.n_train, "image_size": args.image_size, "batch_size": args.batch_size,

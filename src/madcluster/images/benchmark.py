@@ -186,7 +186,7 @@ def run_image_benchmark(bench: ImageBenchmark, log: Callable[[str], None] = prin
 
 def table_header(bench: ImageBenchmark) -> str:
     data = (f"the generated texture-defect set (data seed {bench.data_seed}; NOT MVTec AD)" if bench.is_generated
-            else f"MVTec AD at {bench.images}")
+            else f"the MVTec AD layout folder {bench.images}")
     teacher = f"weights {bench.teacher_weights}" if bench.teacher_weights else "random, frozen: not the paper teacher"
     return (f"## Image tables on {data}\n\nCommand: `{bench.command or '(called from Python)'}`\n\n"
             f"{bench.epochs} epochs, {bench.n_train or 'all'} training images a class, {bench.image_size} px, "
