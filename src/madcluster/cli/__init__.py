@@ -215,7 +215,9 @@ def _add_report_parser(sub) -> None:
         description="Build a report from the `madcluster benchmark` result JSONs in RESULTS_DIR: per "
         "dataset a figure and Table 1 (each model alone and + MADCluster, mean ± std over seeds, the "
         "paper's row beside it) under every threshold protocol, the evaluation decomposition "
-        "(decomposition.json: a waterfall figure of what each step adds, and its table) and compute table (compute_table.md / .json) when present, and the "
+        "(decomposition.json: a waterfall figure of what each step adds, and its table) and compute table (compute_table.md / .json) when present, "
+        "the image tables and anomaly-map figures of `madcluster benchmark --images` (an output folder of it "
+        "in RESULTS_DIR or directly below), and the "
         "command and commit of every number. Oracle protocols (best-f1) and test-data leaks are "
         "marked in red / amber. HTML embeds its figures; Markdown writes them to <OUTPUT>_figures/.",
     )
