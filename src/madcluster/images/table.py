@@ -10,6 +10,7 @@ beside each row, and :func:`write_figures` the anomaly-map figures.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -115,7 +116,8 @@ def paper_note(run: Run) -> str:
 def run_table(root: Path, out: Path, runs: Iterable[Run], settings: dict, embedder_params: dict[str, dict],
               n_train: int | None = None, log=print, progress: bool = False) -> dict[str, dict]:
     """Every run not already in ``out/runs.jsonl``, appended as it finishes; returns all rows.
-    ``n_train`` keeps the first training images of each class (None: all); ``progress``: a bar over the runs."""
+    ``n_train`` keeps the first training images of each class (None: all); ``progress``: a bar over
+    the runs (on a terminal), each finished run's line written above it."""
     from tqdm.auto import tqdm
 
     out.mkdir(parents=True, exist_ok=True)
@@ -124,6 +126,7 @@ def run_table(root: Path, out: Path, runs: Iterable[Run], settings: dict, embedd
     runs = list(runs)
     todo = [run for run in runs if run.key not in done]
     data: dict[str, tuple[ImageSet, ImageSet]] = {}
+    progress = progress and sys.stderr.isatty()  # a bar on a terminal; in a log file the result lines suffice
     bar = tqdm(total=len(runs), initial=len(runs) - len(todo), desc="image runs", unit="fit", disable=not progress)
     say = bar.write if progress else log
     for run in todo:
