@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
 
 from madcluster.atomic import atomic_path
 from madcluster.exceptions import StreamError
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 
 STATE_FORMAT = "madcluster-stream"
 STATE_VERSION = 1
+# Chunks of up to this many rows go row by row through the model's stepper (one recurrent step
+# per layer and row); longer ones rerun their windows, which is cheaper per row for long chunks.
+STEP_ROWS = 16
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ class StreamScorer:
         self._buffer = np.empty((0, self.n_features), dtype=np.float32)
         self._buffer_start = 0  # stream step of the buffer's first row
         self.steps_seen = 0
+        self._stepper = detector.row_stepper()
+        self._stepper_next: int | None = None  # the step the stepper expects next; None: out of sync
 
     def update(self, rows: Any) -> StreamResult:
         """Append ``rows`` (one row ``(D,)`` or a chunk ``(m, D)``) and score each of them."""
@@ -65,7 +71,11 @@ class StreamScorer:
         chunk = self.detector.check_rows(rows, min_length=1, name="rows")
         buffer = np.concatenate([self._buffer, chunk])
         first_new = self.steps_seen
-        scores = self.detector.score_with_history(buffer, self._buffer_start, first_new)
+        if self._stepper is not None and len(chunk) <= STEP_ROWS:
+            scores = self._score_by_steps(buffer, first_new)
+        else:
+            scores = self.detector.score_with_history(buffer, self._buffer_start, first_new)
+            self._stepper_next = None
         self.steps_seen += len(chunk)
         keep_from = self.detector.history_start(self.steps_seen)
         self._buffer = buffer[keep_from - self._buffer_start :]
@@ -75,6 +85,23 @@ class StreamScorer:
             scores=scores,
             flags=scores > self.detector.threshold_,
         )
+
+    def _score_by_steps(self, buffer: np.ndarray, first_new: int) -> np.ndarray:
+        """Scores of the buffer's rows from ``first_new`` on, one stepper step each. A stepper out
+        of sync (a new stream, a long chunk, a restored state) first replays the open windows'
+        rows, which the buffer holds (it reaches back to the window of ``first_new``)."""
+        assert self._stepper is not None
+        stepper, reach = self._stepper, self.detector.roughness_window_
+        in_sync = self._stepper_next == first_new
+        replay_from = first_new if in_sync else stepper.window_of(first_new)
+        rows_from = max(self._buffer_start, replay_from - reach)  # with the roughness channels' history
+        inputs = torch.from_numpy(self.detector.model_input(buffer[rows_from - self._buffer_start :]))
+        if not in_sync:
+            stepper.replay(inputs[replay_from - rows_from : first_new - rows_from], replay_from)
+        steps = np.arange(first_new, self._buffer_start + len(buffer))
+        features = torch.stack([stepper.advance(inputs[step - rows_from], step) for step in steps.tolist()])
+        self._stepper_next = int(steps[-1]) + 1
+        return self.detector.score_features(features, steps)
 
     @property
     def buffered_rows(self) -> int:
