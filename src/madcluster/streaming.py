@@ -10,7 +10,10 @@
 A causal model scores step t from one window on a fixed grid (``causal_window_of``), reading steps
 <= t only, so the scorer keeps just that window's rows (plus the roughness channels' reach) and calls
 the detector's own scoring path on them: fed a series in chunks, it gives the scores
-``decision_function`` gives on the whole series, warm-up calibration included. A state file is a
+``decision_function`` gives on the whole series, warm-up calibration included. For the D-RNN,
+chunks of up to ``STEP_ROWS`` rows instead take one recurrent step per layer and row through the
+open windows' cached states (:mod:`madcluster.embedders.drnn_steps`), the same numbers at a
+sixth of the cost per row. A state file is a
 zip of JSON and ``.npz`` (never a pickle), written atomically, and names the model it belongs to.
 """
 
@@ -36,8 +39,9 @@ if TYPE_CHECKING:
 STATE_FORMAT = "madcluster-stream"
 STATE_VERSION = 1
 # Chunks of up to this many rows go row by row through the model's stepper (one recurrent step
-# per layer and row); longer ones rerun their windows, cheaper from about 12 rows on (CPU time per
-# chunk, benchmarks/stream_latency.py: stepping 3.1 ms at 8 rows, 5.8 at 16; rerunning 4.9 and 5.1).
+# per layer and row); longer ones rerun their windows, cheaper from about 12 rows on (default model,
+# CPU ms per chunk of 8 / 12 / 16 rows, benchmarks/results/stream_latency.json: stepping 4.1 / 5.3 /
+# 7.0, rerunning 5.8 / 5.8 / 5.6).
 STEP_ROWS = 12
 
 
