@@ -32,6 +32,7 @@ import torch
 
 from madcluster.atomic import atomic_path
 from madcluster.exceptions import StreamError
+from madcluster.threads import torch_threads
 
 if TYPE_CHECKING:
     from madcluster.detector import MADCluster
@@ -102,11 +103,12 @@ class StreamScorer:
         in_sync = self._stepper_next == first_new
         replay_from = first_new if in_sync else stepper.window_of(first_new)
         rows_from = max(self._buffer_start, replay_from - reach)  # with the roughness channels' history
-        inputs = torch.from_numpy(self.detector.model_input(buffer[rows_from - self._buffer_start :]))
-        if not in_sync:
-            stepper.replay(inputs[replay_from - rows_from : first_new - rows_from], replay_from)
+        inputs = torch.from_numpy(self.detector.model_input(buffer[rows_from - self._buffer_start :])).to(stepper.device)
         steps = np.arange(first_new, self._buffer_start + len(buffer))
-        features = torch.stack([stepper.advance(inputs[step - rows_from], step) for step in steps.tolist()])
+        with torch_threads(self.detector.n_jobs):  # as the detector's own scoring runs
+            if not in_sync:
+                stepper.replay(inputs[replay_from - rows_from : first_new - rows_from], replay_from)
+            features = torch.stack([stepper.advance(inputs[step - rows_from], step) for step in steps.tolist()])
         self._stepper_next = int(steps[-1]) + 1
         return self.detector.score_features(features, steps)
 

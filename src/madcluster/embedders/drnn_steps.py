@@ -28,6 +28,7 @@ class DilatedRNNSteps:
     def __init__(self, embedder: DilatedRNN, window_size: int, stride: int, min_batch: int) -> None:
         self.embedder = embedder
         self.window_size, self.stride, self.min_batch = window_size, stride, min_batch
+        self.device = next(embedder.parameters()).device
         self.starts: list[int] = []  # open windows' first steps, oldest first
         # per layer [W, dilation, H]: the window's outputs at positions p - d .. p - 1, slot p % d
         self.states: list[torch.Tensor] = []
@@ -78,8 +79,8 @@ class DilatedRNNSteps:
         """One step of every open window; the last layer's outputs ``[W, H]``."""
         self._open_and_close(step)
         n_open = len(self.starts)
-        index = torch.arange(n_open)
-        positions = torch.as_tensor([step - start for start in self.starts])
+        index = torch.arange(n_open, device=self.device)
+        positions = torch.as_tensor([step - start for start in self.starts], device=self.device)
         h = row.reshape(1, 1, -1).expand(n_open, 1, row.shape[-1])
         for layer, dilation, states in zip(self.embedder.layers, self.embedder.dilations, self.states):
             slots = positions % dilation
@@ -109,6 +110,5 @@ class DilatedRNNSteps:
         if step % self.stride == 0:
             hidden = self.embedder.out_features
             self.starts.append(step)
-            device = next(self.embedder.parameters()).device
-            fresh = [torch.zeros(1, d, hidden, device=device) for d in self.embedder.dilations]
+            fresh = [torch.zeros(1, d, hidden, device=self.device) for d in self.embedder.dilations]
             self.states = fresh if len(self.states) == 0 else [torch.cat([s, f]) for s, f in zip(self.states, fresh)]
