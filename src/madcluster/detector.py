@@ -12,12 +12,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
 from madcluster.base import BaseDetector
-from madcluster.checkpoint import Checkpointing, data_digest
 from madcluster.data.constant_columns import constant_columns, warn_constant_at_fit
 from madcluster.data.scaling import fit_input_scaler
 from madcluster.data.validation import check_device, check_series
@@ -27,21 +25,13 @@ from madcluster.embedders import EMBEDDERS, make_embedder
 from madcluster.exceptions import ParameterError
 from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
-from madcluster.method.heads import build_head, head_centers
+from madcluster.method.heads import build_head
+from madcluster.network_fit import train_detector_network
 from madcluster.params import check_params
 from madcluster.persistence import load_detector, save_detector
 from madcluster.presets import preset_params
-from madcluster.scoring import (
-    score_statistics,
-)
 from madcluster.threads import DEFAULT_N_JOBS, torch_threads
-from madcluster.training import (
-    PRECISIONS,
-    MADClusterNet,
-    TrainSettings,
-    train_network,
-    validation_rows,
-)
+from madcluster.training import PRECISIONS, MADClusterNet
 
 
 class MADCluster(DetectorScoring, BaseDetector):
@@ -242,39 +232,9 @@ class MADCluster(DetectorScoring, BaseDetector):
                 n_features=self.n_features_in_, name="validation_data",
             ))
 
-        n_val = 0 if extra_val is not None else validation_rows(len(scaled), self.validation_size, self.window_size)
-        device = check_device(self.device)  # one-line DeviceError for e.g. cuda on CPU-only torch
-        self.device_ = str(device)
-        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-            if self.random_state is not None:
-                torch.manual_seed(self.random_state)
-            generator = torch.Generator().manual_seed(self.random_state if self.random_state is not None else int(torch.seed() % 2**63))
-            self.net_ = self._build_network().to(device)
-            series = torch.from_numpy(scaled).to(device)
-            train_part = series[: len(series) - n_val]
-            val_part = series[len(series) - n_val :] if n_val else None
-            if extra_val is not None:
-                val_part = torch.from_numpy(extra_val).to(device)
-            settings = TrainSettings(**{k: getattr(self, k) for k in TrainSettings.from_estimator}, progress=bool(self.verbose))
-            path: list[np.ndarray] = []
-            checkpointing = None
-            if checkpoint is not None:
-                identity = {"train": data_digest(scaled), "validation": None if extra_val is None else data_digest(extra_val)}
-                checkpointing = Checkpointing(Path(checkpoint), {**self._training_identity(), **identity}, resume, path)
-            self.history_ = train_network(
-                self.net_, train_part, val_part, settings, generator,
-                observe_epoch=lambda epoch, net: path.extend(head_centers(net.head)),
-                radius_extra=val_part if pool_radius else None, checkpointing=checkpointing,
-            )
-        # c after epoch pretrain_epochs + i (row 0: its initial value); None for base-only
-        self.center_path_ = np.stack(path) if path else None
-
-        terms = self._point_outputs(scaled, self.net_.score)
-        positions = self._warmup_positions(np.arange(len(scaled)))
-        steady = positions >= self._warmup_reference_from()  # warm-up rows are calibrated, not counted
-        self.score_stats_ = score_statistics({n: v[steady] for n, v in terms.items()}, self.score_scaling)
-        self.warmup_quantiles_ = self._fit_warmup(data) if self._scores_causally() else None
-        self._set_training_scores(self._calibrate_warmup(self._combine(terms), positions))
+        identity = self._training_identity() if checkpoint is not None else {}
+        train_detector_network(self, self._build_network, identity, scaled, extra_val, pool_radius, checkpoint, resume)
+        self._fit_training_scores(data, scaled)
         if checkpoint is not None:
             Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
         return self

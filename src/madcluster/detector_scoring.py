@@ -28,6 +28,7 @@ from madcluster.scoring import (
     combine_scores,
     default_score_stride,
     point_outputs,
+    score_statistics,
 )
 from madcluster.threads import torch_threads
 from madcluster.warmup import WARMUP_WINDOWS, calibrate, fit_quantile_table, sample_starts
@@ -208,3 +209,12 @@ class DetectorScoring:
     def _model_input(self, data: np.ndarray) -> np.ndarray:
         return model_input(data, self.scaler_mean_, self.scaler_scale_, self.roughness_window_)
 
+    def _fit_training_scores(self, data: np.ndarray, scaled: np.ndarray) -> None:
+        """After training: the terms' statistics (steady rows only), the warm-up table and the
+        training scores behind ``threshold_``."""
+        terms = self._point_outputs(scaled, self.net_.score)
+        positions = self._warmup_positions(np.arange(len(scaled)))
+        steady = positions >= self._warmup_reference_from()  # warm-up rows are calibrated, not counted
+        self.score_stats_ = score_statistics({n: v[steady] for n, v in terms.items()}, self.score_scaling)
+        self.warmup_quantiles_ = self._fit_warmup(data) if self._scores_causally() else None
+        self._set_training_scores(self._calibrate_warmup(self._combine(terms), positions))
