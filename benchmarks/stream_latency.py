@@ -1,11 +1,13 @@
 """Per-row latency of streaming scores (issue 20 part 2; goal: p99 < 5 ms for the default model).
 
 Fits on the demo series (8 channels), then feeds a fresh 400-row stretch to ``detector.stream()``
-one row at a time on one torch thread, timing each ``update``. The reference in the same process:
-``decision_function`` on the same rows, per row (batch scoring's amortised cost). Wall-clock
-latency and the CPU time of the scoring thread (``time.thread_time``: what a row costs when the
-machine is shared) are both reported. Writes
-``benchmarks/results/stream_latency.json``::
+one row at a time on one torch thread, timing each ``update``. References in the same process:
+the same stream with the D-RNN's stepper switched off (``step_rows=0``: every row reruns its
+window, the path before the stepper) and ``decision_function`` on the same rows, per row (batch
+scoring's amortised cost). Wall-clock latency and the CPU time of the scoring thread
+(``time.thread_time``: what a row costs when the machine is shared) are both reported, and, for
+the default model, CPU time per chunk of 1..64 rows on both paths (where ``STEP_ROWS`` comes
+from). Writes ``benchmarks/results/stream_latency.json``::
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/stream_latency.py
 """
@@ -25,28 +27,36 @@ import torch
 from madcluster import MADCluster
 from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
+from madcluster.streaming import STEP_ROWS, StreamScorer
 
-MODELS = {"default": {}, "deepsvdd": {"embedder": "deepsvdd"}}
+# name -> (estimator parameters, step_rows of the scorer)
+MODELS = {
+    "default": ({}, STEP_ROWS),
+    "default, stepper off": ({}, 0),
+    "deepsvdd": ({"embedder": "deepsvdd"}, STEP_ROWS),
+}
+CHUNKS = (1, 2, 4, 8, 12, 16, 32, 64)
 
 
-def measure(name: str, params: dict, rows: int, epochs: int) -> dict:
+def measure(name: str, model: MADCluster, step_rows: int, rows: int) -> dict:
     demo = make_demo_data(n_train=3000, n_test=rows + 200, seed=7)
-    model = MADCluster(random_state=0, epochs=epochs, **params).fit(demo.train)
     series = demo.test[: rows + 200]
-    scorer = model.stream()
-    scorer.update(series[:200])  # past the warm-up, as a long-running stream
+    scorer = StreamScorer(model, step_rows=step_rows)
+    first = scorer.update(series[:200]).scores  # past the warm-up, as a long-running stream
     latencies, cpu = [], []
+    streamed = [first]
     for row in series[200:]:
         start, start_cpu = time.perf_counter(), time.thread_time()
-        scorer.update(row[None, :])
+        streamed.append(scorer.update(row[None, :]).scores)
         latencies.append(time.perf_counter() - start)
         cpu.append(time.thread_time() - start_cpu)
     ms, cpu_ms = np.asarray(latencies) * 1e3, np.asarray(cpu) * 1e3
     start = time.perf_counter()
-    model.decision_function(series)
+    batch = model.decision_function(series)
     batch_per_row = (time.perf_counter() - start) / len(series) * 1e3
     return {
-        "model": name, "window_size": model.window_size, "n_features": series.shape[1], "rows": rows,
+        "model": name, "stepper": scorer.step_rows > 0 and model.row_stepper() is not None,
+        "max_abs_diff_to_decision_function": float(np.abs(np.concatenate(streamed) - batch).max()), "window_size": model.window_size, "n_features": series.shape[1], "rows": rows,
         "p50_ms": round(float(np.percentile(ms, 50)), 3), "p99_ms": round(float(np.percentile(ms, 99)), 3),
         "mean_ms": round(float(ms.mean()), 3), "max_ms": round(float(ms.max()), 3),
         "cpu_p50_ms": round(float(np.percentile(cpu_ms, 50)), 3), "cpu_p99_ms": round(float(np.percentile(cpu_ms, 99)), 3),
@@ -56,6 +66,23 @@ def measure(name: str, params: dict, rows: int, epochs: int) -> dict:
     }
 
 
+def chunk_costs(model: MADCluster, n_chunks: int = 30) -> list[dict]:
+    """CPU ms per chunk of m rows, stepper on and off (40 chunks after a 200-row start)."""
+    series = make_demo_data(n_train=3000, n_test=200 + n_chunks * max(CHUNKS), seed=7).test
+    out = []
+    for m in CHUNKS:
+        row = {"chunk_rows": m}
+        for label, step_rows in (("stepper_cpu_ms", 10**9), ("rerun_windows_cpu_ms", 0)):
+            scorer = StreamScorer(model, step_rows=step_rows)
+            scorer.update(series[:200])
+            start = time.thread_time()
+            for i in range(n_chunks):
+                scorer.update(series[200 + i * m : 200 + (i + 1) * m])
+            row[label] = round((time.thread_time() - start) / n_chunks * 1e3, 3)
+        out.append(row)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=400)
@@ -63,14 +90,24 @@ def main() -> None:
     parser.add_argument("--out", default="benchmarks/results/stream_latency.json")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    results = [measure(name, params, args.rows, args.epochs) for name, params in MODELS.items()]
-    for result in results:
-        print(json.dumps(result))
+    train = make_demo_data(n_train=3000, n_test=10, seed=7).train
+    fitted = {}
+    results = []
+    for name, (params, step_rows) in MODELS.items():
+        key = json.dumps(params, sort_keys=True)
+        if key not in fitted:
+            fitted[key] = MADCluster(random_state=0, epochs=args.epochs, **params).fit(train)
+        results.append(measure(name, fitted[key], step_rows, args.rows))
+        print(json.dumps(results[-1]))
+    chunks = chunk_costs(fitted[json.dumps({})])
+    for row in chunks:
+        print(json.dumps(row))
     payload = {
         "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/stream_latency.py",
         "machine": {"cpu_count": os.cpu_count(), "load_avg_1min": round(os.getloadavg()[0], 2),
                     "python": platform.python_version(), "torch": torch.__version__, "threads": 1},
         "results": results,
+        "default_cpu_ms_per_chunk": chunks,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out, json.dumps(payload, indent=2) + "\n")

@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from madcluster import MADCluster
+from madcluster.embedders.drnn import DilatedRNN
 from madcluster.exceptions import DataError, StreamError
-from madcluster.streaming import StreamScorer
+from madcluster.streaming import STEP_ROWS, StreamScorer
 
 
 def _series(n: int, seed: int) -> np.ndarray:
@@ -97,3 +98,27 @@ def test_non_causal_models_say_why_they_cannot_stream():
     model = MADCluster(embedder="usad", window_size=16, epochs=1, random_state=0).fit(_series(300, 8))
     with pytest.raises(StreamError, match="non-causal"):
         model.stream()
+
+
+@pytest.mark.parametrize("score_stride", [None, 30])
+def test_stepper_and_window_reruns_mix_and_agree(score_stride):
+    """The D-RNN steps short chunks and reruns windows for long ones; switching between the two
+    (and a restored state) rebuilds the stepper from the buffer, scores unchanged."""
+    model = MADCluster(window_size=30, epochs=1, random_state=0, score_stride=score_stride).fit(_series(400, 9))
+    assert model.row_stepper() is not None
+    x = _series(260, 10)
+    x[200:205, 1] -= 2.5
+    expected = model.decision_function(x)
+    sizes = [1, 1, 40, 3, 1, 25, 12, 13, 1, 2, 60, 1, 1, 1, 5, 93]
+    assert sum(sizes) == len(x)
+    for step_rows in (STEP_ROWS, 0, 10**6):
+        scorer, out, i = StreamScorer(model, step_rows=step_rows), [], 0
+        for size in sizes:
+            out.append(scorer.update(x[i : i + size]).scores)
+            i += size
+        np.testing.assert_allclose(np.concatenate(out), expected, atol=1e-5, rtol=0)
+
+
+def test_models_without_a_stepper_rerun_windows(fitted):
+    expected_stepper = isinstance(fitted.net_.embedder, DilatedRNN)
+    assert (fitted.row_stepper() is not None) == expected_stepper

@@ -26,8 +26,10 @@ from madcluster.data.constant_columns import hold_constant_columns
 from madcluster.data.scaling import model_input
 from madcluster.data.validation import check_series
 from madcluster.data.windows import causal_window_of, gather_windows, pad_for_windows, window_starts
+from madcluster.embedders.drnn_steps import DilatedRNNSteps
 from madcluster.exceptions import ParameterError, StreamError
 from madcluster.scoring import (
+    MIN_SCORING_BATCH,
     causal_point_outputs,
     combine,
     combine_scores,
@@ -82,6 +84,28 @@ class DetectorScoring:
             why = "window-level scores (score_type='window')" if self.net_.embedder.causal else f"a non-causal embedder ({name})"
             raise StreamError(f"streaming needs step t's score to read steps <= t only; this model has {why}: score whole series with decision_function")
         return StreamScorer(self)
+
+    def row_stepper(self) -> DilatedRNNSteps | None:
+        """The stream's one-row-at-a-time path through the embedder (:mod:`madcluster.embedders.drnn_steps`),
+        or None where the embedder has none (then every chunk reruns its windows)."""
+        if not self._scores_causally() or not DilatedRNNSteps.supports(self.net_.embedder, self.net_.precision):
+            return None
+        return DilatedRNNSteps(self.net_.embedder, self.window_size, self._score_stride(), MIN_SCORING_BATCH)
+
+    def model_input(self, rows: np.ndarray) -> np.ndarray:
+        """Checked ``rows`` as the network's input (scaled, roughness channels added)."""
+        return self._model_input(rows)
+
+    def score_features(self, h: torch.Tensor, steps: np.ndarray) -> np.ndarray:
+        """Scores of stream ``steps`` from their features ``h [m, f]`` (each from the window that
+        scores its step): the head's terms, combined and warm-up calibrated as in :meth:`score_with_history`."""
+        n = len(h)
+        if n < MIN_SCORING_BATCH:  # padded as causal_point_outputs pads its batches
+            h = torch.cat([h, h[-1:].expand(MIN_SCORING_BATCH - n, -1)])
+        with torch.inference_mode():
+            terms = self.net_.head.score_terms(h[:, None, :])
+        values = {name: v[:n, 0].float().cpu().numpy().astype(np.float64) for name, v in terms.items()}
+        return self._calibrate_warmup(self._combine(values), self._warmup_positions(steps))
 
     def history_start(self, step: int) -> int:
         """The earliest step that scoring ``step`` (and any later one) reads, for a causal model:

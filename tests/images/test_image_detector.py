@@ -8,7 +8,7 @@ import pytest
 
 from madcluster import MADCluster
 from madcluster.exceptions import DataError, ModelFileError, NotFittedError
-from madcluster.images.detector import ImageMADCluster
+from madcluster.images.detector import ImageMADCluster, training_batch_size
 from madcluster.images.io import read_mvtec_class
 
 SMALL = {
@@ -34,6 +34,18 @@ def test_trains_and_scores_every_configuration(name, config, tiny_root):
     assert ("own" in model.score_stats_) == has_head
     assert ("own" in model.map_stats_) == (has_head and config.get("layout") == "pixels")
     assert np.isfinite(model.history_["train_loss"]).all()
+
+
+@pytest.mark.parametrize(("n", "batch", "expected"), [(209, 16, 15), (30, 16, 16), (5, 4, 3), (17, 16, 9), (4, 16, 16)])
+def test_no_training_batch_of_one_image(n, batch, expected):
+    size = training_batch_size(n, batch)
+    assert size == expected and n % size != 1 and -(-n // size) == -(-n // batch)  # same number of batches
+
+
+def test_rd4ad_trains_when_the_last_batch_would_hold_one_image(tiny_root):
+    train, _ = read_mvtec_class(tiny_root / "disc")
+    images = train.images[:5]  # batch 4: 4 + 1, and batch norm cannot train on one 1 x 1 image
+    assert np.isfinite(detector("rd4ad").fit(images).history_["train_loss"]).all()
 
 
 def test_detach_h_trains_the_base_model_exactly_as_alone(tiny_root):

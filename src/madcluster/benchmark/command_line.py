@@ -15,12 +15,18 @@ from typing import Any
 
 from madcluster.benchmark.config import BenchmarkConfig, parse_key_values
 from madcluster.benchmark.grid import expand_grid, load_grid_file
+from madcluster.benchmark.image_command import (
+    IMAGE_SHARED_OPTIONS,
+    add_image_benchmark_arguments,
+    run_image_benchmark_command,
+)
 from madcluster.benchmark.report import format_summary
 from madcluster.benchmark.runner import run_grid
 from madcluster.benchmark.schema import DETECTORS
 from madcluster.defaults import DEFAULT_EPOCHS
 from madcluster.evaluation.released_protocol import STEP_ORDER, STEPS
 from madcluster.evaluation.thresholds import PROTOCOLS
+from madcluster.exceptions import ParameterError
 from madcluster.method.config import MODES
 from madcluster.parallel.options import add_executor_arguments, executor_options
 
@@ -283,6 +289,7 @@ def add_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="recompute tasks that already have a result in <out>/tasks/",
     )
+    add_image_benchmark_arguments(parser)
     add_executor_arguments(parser)
     if not any("--quiet" in a.option_strings for a in parser._actions):
         groups["metrics"].add_argument("--quiet", action="store_true", help="no progress bars")
@@ -312,12 +319,25 @@ def configs_from_args(args: argparse.Namespace) -> list[BenchmarkConfig]:
         spec["verbose"] = False
     spec["argv"] = list(sys.argv)
     if "dataset" not in spec and not spec.get("rows"):
-        raise ValueError("name a dataset with --dataset, or a grid file with --grid")
+        raise ValueError("name a dataset with --dataset, a grid file with --grid, or an image set with --images")
     return expand_grid(spec)
 
 
+def refuse_time_series_options(args: argparse.Namespace) -> None:
+    """With ``--images``, a time-series option given is an error that names it (never ignored)."""
+    dests = [flag[2:].replace("-", "_") for _, flag, _ in FIELD_OPTIONS]
+    given = [f"--{d.replace('_', '-')}" for d in [*dests, "grid", "per_entity"]
+             if d not in IMAGE_SHARED_OPTIONS and getattr(args, d, None) not in (None, False)]
+    if given:
+        raise ParameterError(f"{', '.join(given)} do(es) not apply to the image table (--images)")
+
+
 def run_benchmark_command(args: argparse.Namespace) -> int:
-    """``madcluster benchmark``: run the grid, write the results, print each row's summary."""
+    """``madcluster benchmark``: run the grid, write the results, print each row's summary
+    (with ``--images``: the image table instead)."""
+    if getattr(args, "images", None) is not None:
+        refuse_time_series_options(args)
+        return run_image_benchmark_command(args)
     configs = configs_from_args(args)
     grid = run_grid(
         configs,

@@ -6,6 +6,7 @@
     madcluster fit bottle/ --embedder rd4ad -o m.mcz   images: an MVTec class folder (its train/good)
     madcluster score m.mcz bottle/test/crack --maps maps/   one score per image, anomaly-map PNGs
     madcluster benchmark --dataset MSL    paper metrics on a benchmark dataset
+    madcluster benchmark --images generated   the paper's image tables (or --images MVTEC_ROOT)
     madcluster report RESULTS_DIR -o report.html   one HTML page (or .md) from result JSONs
 
 Errors in the input end with a one-line message and exit status 2, never a traceback; output
@@ -42,7 +43,7 @@ COMMAND_HELP = {
     "fit": "train a detector on a CSV / Parquet / .npy file",
     "score": "score a file with a trained model: scores CSV and PNG plot",
     "benchmark": "train, score and evaluate on MSL / SMAP / SMD / PSM with every threshold "
-    "protocol",
+    "protocol; --images: the paper's image tables (MVTec AD or a generated set)",
     "report": "one self-contained HTML page (or Markdown) from benchmark result JSONs",
     "serve": "HTTP scoring service (batch, per-series streams, health, Prometheus metrics)",
     "export": "export a model to ONNX (a window batch in, per-step scores out)",
@@ -214,7 +215,9 @@ def _add_report_parser(sub) -> None:
         description="Build a report from the `madcluster benchmark` result JSONs in RESULTS_DIR: per "
         "dataset a figure and Table 1 (each model alone and + MADCluster, mean ± std over seeds, the "
         "paper's row beside it) under every threshold protocol, the evaluation decomposition "
-        "(decomposition.json: a waterfall figure of what each step adds, and its table) and compute table (compute_table.md / .json) when present, and the "
+        "(decomposition.json: a waterfall figure of what each step adds, and its table) and compute table (compute_table.md / .json) when present, "
+        "the image tables and anomaly-map figures of `madcluster benchmark --images` (an output folder of it "
+        "in RESULTS_DIR or directly below), and the "
         "command and commit of every number. Oracle protocols (best-f1) and test-data leaks are "
         "marked in red / amber. HTML embeds its figures; Markdown writes them to <OUTPUT>_figures/.",
     )
@@ -253,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     named = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser({named} if named in COMMAND_HELP else set())
     args = parser.parse_args(argv)
+    args.argv = argv  # the command as given, for the provenance of what it writes
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:
         status = int(args.func(args) or 0)

@@ -52,6 +52,15 @@ class ImageBatches:
         return data[torch.as_tensor(index, dtype=torch.long, device=data.device)]
 
 
+def training_batch_size(n_images: int, batch_size: int) -> int:
+    """``batch_size``, unless it leaves a last batch of one image (MVTec's bottle: 209 = 13 x 16 + 1),
+    which batch norm cannot train on: then the same number of batches, evened out (209 -> 15s, last 14)."""
+    if n_images <= batch_size or n_images % batch_size != 1:
+        return batch_size
+    n_batches = -(-n_images // batch_size)
+    return -(-n_images // n_batches)
+
+
 def check_images(X: Any, *, image_size: int, n_channels: int | None = None, name: str = "X") -> np.ndarray:
     """Images as float32 ``[N, C, image_size, image_size]`` in [0, 1], or ``DataError``.
 
@@ -201,7 +210,7 @@ class ImageMADCluster(BaseDetector):
             self.net_ = self._build_net(self.n_channels_).to(device)
             data = torch.from_numpy(images).to(device)
             settings = TrainSettings(
-                window_size=1, epochs=self.epochs, batch_size=self.batch_size, lr=self.lr,
+                window_size=1, epochs=self.epochs, batch_size=training_batch_size(len(data) - n_val, self.batch_size), lr=self.lr,
                 weight_decay=self.weight_decay, patience=self.patience, progress=bool(self.verbose),
                 description=f"{self.embedder} ({self.mode})", sampler=ImageBatches(),
             )

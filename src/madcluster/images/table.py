@@ -10,6 +10,7 @@ beside each row, and :func:`write_figures` the anomaly-map figures.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -102,17 +103,34 @@ def load_runs(path: Path) -> dict[str, dict]:
     return {Run(r["cls"], r["model"], r["config"], r["seed"]).key: r for r in rows}
 
 
+def paper_note(run: Run) -> str:
+    """The paper's (alone, + MADCluster) image / pixel AUROC of the MVTec class ``run`` is (or imitates)."""
+    cls = IMITATES.get(run.cls, run.cls)
+    image, pixel = PAPER_IMAGE.get(run.model, {}).get(cls), PAPER_PIXEL.get(run.model, {}).get(cls)
+    if image is None or pixel is None:
+        return ""
+    index = 0 if run.config == "alone" else 1
+    return f"; paper ({cls}, {'alone' if index == 0 else '+MC'}): {image[index]:.3f} / {pixel[index]:.3f}"
+
+
 def run_table(root: Path, out: Path, runs: Iterable[Run], settings: dict, embedder_params: dict[str, dict],
-              n_train: int | None = None, log=print) -> dict[str, dict]:
+              n_train: int | None = None, log=print, progress: bool = False) -> dict[str, dict]:
     """Every run not already in ``out/runs.jsonl``, appended as it finishes; returns all rows.
-    ``n_train`` keeps the first training images of each class (None: all)."""
+    ``n_train`` keeps the first training images of each class (None: all); ``progress``: a bar over
+    the runs (on a terminal), each finished run's line written above it."""
+    from tqdm.auto import tqdm
+
     out.mkdir(parents=True, exist_ok=True)
     store = out / "runs.jsonl"
     done = load_runs(store)
+    runs = list(runs)
+    todo = [run for run in runs if run.key not in done]
     data: dict[str, tuple[ImageSet, ImageSet]] = {}
-    for run in runs:
-        if run.key in done:
-            continue
+    progress = progress and sys.stderr.isatty()  # a bar on a terminal; in a log file the result lines suffice
+    bar = tqdm(total=len(runs), initial=len(runs) - len(todo), desc="image runs", unit="fit", disable=not progress)
+    say = bar.write if progress else log
+    for run in todo:
+        bar.set_postfix_str(run.key)
         if run.cls not in data:
             train, test = read_mvtec_class(root / run.cls, settings["image_size"])
             if n_train is not None:
@@ -123,6 +141,8 @@ def run_table(root: Path, out: Path, runs: Iterable[Run], settings: dict, embedd
         done[run.key] = row
         with open(store, "a") as fh:  # one line per finished run: an interrupted table resumes
             fh.write(json.dumps(row) + "\n")
-        log(f"{run.key}: image AUROC {row['image_auroc']:.3f}, pixel AUROC {row['pixel_auroc']:.3f}, "
-            f"PRO {row['pro']:.3f} (fit {row['fit_seconds']} s wall, {row['fit_cpu_seconds']} s CPU)")
+        say(f"{run.key}: image AUROC {row['image_auroc']:.3f}, pixel AUROC {row['pixel_auroc']:.3f}, "
+            f"PRO {row['pro']:.3f} (fit {row['fit_seconds']} s wall, {row['fit_cpu_seconds']} s CPU){paper_note(run)}")
+        bar.update(1)
+    bar.close()
     return done

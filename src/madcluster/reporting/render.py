@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from madcluster import __version__
 from madcluster.atomic import atomic_path, atomic_write_text
 from madcluster.reporting.figures import dataset_figure, decomposition_figure, paper_ticks_drawn
+from madcluster.reporting.image_results import add_image_results
 from madcluster.reporting.tables import Cell, ReportContent, Table, build_content, slug
 
 FORMATS = ("html", "md")
@@ -148,7 +149,9 @@ def render_html(content: ReportContent, figures: dict[str, bytes]) -> str:
     for table in (t for t in content.tables if not t.anchor.startswith("table1-")):
         png = figures.get(table_figure_key(table.anchor))
         figure = _html_figure(png, table.title, TABLE_FIGURE_CAPTIONS.get(table.anchor, "")) if png else ""
-        parts.append(f"<section>{_html_table(table, level=2, figure=figure)}</section>")
+        after = "".join(_html_figure(figures[key], caption, caption)
+                        for key, caption in content.table_figures.get(table.anchor, []) if key in figures)
+        parts.append(f"<section>{_html_table(table, level=2, figure=figure)}{after}</section>")
     items = [f'<li id="{slug(s.key)}"><b>{_esc(s.name)}</b> — commit <code>{_esc(s.commit)}</code>'
              f'{(" — " + _esc(s.started)) if s.started else ""}<br><code>{_esc(s.command)}</code></li>'
              for s in content.sources.values()]
@@ -195,6 +198,8 @@ def render_markdown(content: ReportContent, figure_files: dict[str, str]) -> str
             out.append(_md_table(table))
     for table in (t for t in content.tables if not t.anchor.startswith("table1-")):
         out.append(_md_table(table, figure_files.get(table_figure_key(table.anchor))))
+        out += [f"![{caption}]({figure_files[key]})\n" for key, caption in content.table_figures.get(table.anchor, [])
+                if key in figure_files]
     out += ["## Sources: command and commit of every number", ""]
     out += [f"- `{s.name}` (commit `{s.commit}`): `{s.command}`" for s in content.sources.values()]
     return "\n".join(out) + "\n"
@@ -236,6 +241,7 @@ def write_report(
     fig = decomposition_figure(content.decomposition_records)
     if fig is not None:
         images[table_figure_key("decomposition")] = figure_png(fig)
+    images |= add_image_results(content, Path(folder), recursive=recursive)  # `madcluster benchmark --images`
     out = Path(output)
     if kind == "html":
         atomic_write_text(out, render_html(content, images))

@@ -75,6 +75,7 @@ class ReportContent:
     notes: list[str] = field(default_factory=list)
     read_note: str = ""  # how many result files were read, and how many more --recursive reads
     decomposition_records: list[dict[str, Any]] = field(default_factory=list)  # for its figure
+    table_figures: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # anchor -> [(figure key, caption)]
 
 
 # --------------------------------------------------------------------------------------- loading
