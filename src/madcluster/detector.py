@@ -93,6 +93,11 @@ class MADCluster(DetectorScoring, BaseDetector):
         score it exceeds with probability ``contamination``; :mod:`madcluster.extreme_value`).
     n_jobs : torch CPU threads for fit and scoring, scikit-learn style: None = 1 (the default,
         right on shared machines), -1 = every core, k = k threads (:mod:`madcluster.threads`).
+    window_term : None (off, the default) or ``"kmeans"``: also fit window KMeans on the training
+        series and score ``z(MADCluster's score) + z(distance of the step's windows to their
+        nearest centroid)``, both standardised on the training scores (:mod:`madcluster.window_term`;
+        measured on TSB-AD in ``benchmarks/results/tsbad/README.md``). Not causal: such a model
+        scores whole series only (no ``stream``, no ONNX export).
     """
 
     def __init__(
@@ -134,6 +139,7 @@ class MADCluster(DetectorScoring, BaseDetector):
         epoch_windows: int | None = DEFAULT_EPOCH_WINDOWS,
         threshold: str = "quantile",
         n_jobs: int | None = DEFAULT_N_JOBS,
+        window_term: str | None = None,
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -172,6 +178,7 @@ class MADCluster(DetectorScoring, BaseDetector):
         self.epoch_windows = epoch_windows
         self.threshold = threshold
         self.n_jobs = n_jobs
+        self.window_term = window_term
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:

@@ -39,6 +39,7 @@ from madcluster.scoring import (
 )
 from madcluster.threads import torch_threads
 from madcluster.warmup import WARMUP_WINDOWS, calibrate, fit_quantile_table, sample_starts
+from madcluster.window_term import add_window_term, fit_window_kmeans, window_kmeans_scores, window_term_stats
 
 if TYPE_CHECKING:
     from madcluster.streaming import StreamScorer
@@ -71,7 +72,8 @@ class DetectorScoring:
         that reaches back to :meth:`history_start` of the first step it scores)."""
         score_from = first_step if score_from is None else score_from
         terms = self._point_outputs(self._model_input(rows), self.net_.score, first_step, score_from)
-        return self._calibrate_warmup(self._combine(terms), self._warmup_positions(np.arange(score_from, first_step + len(rows))))
+        scores = self._calibrate_warmup(self._combine(terms), self._warmup_positions(np.arange(score_from, first_step + len(rows))))
+        return self._with_window_term(scores, rows) if self._window_term() is not None else scores
 
     def stream(self) -> StreamScorer:
         """A :class:`~madcluster.streaming.StreamScorer` (rows in chunks of any size, each new row's
@@ -79,6 +81,9 @@ class DetectorScoring:
         from madcluster.streaming import StreamScorer
 
         self._check_fitted()
+        if self._window_term() is not None:
+            raise StreamError(f"streaming needs step t's score to read steps <= t only; window_term={self.window_term!r} "
+                              "averages windows that start after t: score whole series with decision_function")
         if not self._scores_causally():
             name = self.embedder if isinstance(self.embedder, str) else type(self.embedder).__name__
             why = "window-level scores (score_type='window')" if self.net_.embedder.causal else f"a non-causal embedder ({name})"
@@ -224,6 +229,16 @@ class DetectorScoring:
     def _combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
         return combine_scores(terms, self.score_stats_, self.score_scaling, self.base_score_combination)
 
+    def _window_term(self) -> Any:
+        """The fitted window term (:mod:`madcluster.window_term`), None when off or in older files."""
+        return getattr(self, "window_term_", None)
+
+    def _with_window_term(self, scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``scores`` of all of checked ``rows`` plus the window term, both standardised."""
+        if len(scores) != len(rows):
+            raise StreamError("a model with window_term scores whole series only")
+        return add_window_term(scores, window_kmeans_scores(self._window_term(), rows), self.score_stats_)
+
     def _model_input(self, data: np.ndarray) -> np.ndarray:
         return model_input(data, self.scaler_mean_, self.scaler_scale_, self.roughness_window_)
 
@@ -235,5 +250,11 @@ class DetectorScoring:
         steady = positions >= self._warmup_reference_from()  # warm-up rows are calibrated, not counted
         self.score_stats_ = score_statistics({n: v[steady] for n, v in terms.items()}, self.score_scaling)
         self.warmup_quantiles_ = self._fit_warmup(data) if self._scores_causally() else None
-        self._set_training_scores(self._calibrate_warmup(self._combine(terms), positions))
+        scores = self._calibrate_warmup(self._combine(terms), positions)
+        self.window_term_ = None
+        if self.window_term is not None:  # "kmeans", the one kind (checked at fit)
+            self.window_term_ = fit_window_kmeans(data, self.window_size, self.random_state)
+            self.score_stats_.update(window_term_stats(scores, window_kmeans_scores(self.window_term_, data)))
+            scores = self._with_window_term(scores, data)
+        self._set_training_scores(scores)
         self.attribution_baseline_ = self._fit_attribution_baseline(scaled)

@@ -55,6 +55,8 @@ def export_onnx(detector: MADCluster, path: str | os.PathLike, check: bool = Tru
         import onnx  # noqa: F401 - the exporter needs it
     except ImportError as exc:
         raise ImportError(f"ONNX export needs the onnx extra: pip install \"madcluster[onnx]\" ({exc})") from None
+    if getattr(detector, "window_term_", None) is not None:
+        raise ExportError(f"{_name(detector)} has window_term={detector.window_term!r}, which scores whole series, not windows: it does not export to ONNX")
     module = WindowScores(detector).eval()
     windows = torch.from_numpy(detector.model_windows(_probe_series(detector))[0][:8])
     try:

@@ -18,6 +18,7 @@ import numpy as np
 
 from madcluster.atomic import atomic_path
 from madcluster.exceptions import ModelFileError
+from madcluster.window_term import WindowKMeans
 
 if TYPE_CHECKING:
     from torch import nn
@@ -111,6 +112,8 @@ def save_detector(detector: MADCluster, path: str | os.PathLike) -> None:
         arrays["warmup_quantiles"] = detector.warmup_quantiles_
     if getattr(detector, "attribution_baseline_", None) is not None:
         arrays["attribution_baseline"] = detector.attribution_baseline_
+    if getattr(detector, "window_term_", None) is not None:
+        arrays.update(detector.window_term_.arrays())
     write_model_file(path, config, arrays)
 
 
@@ -128,6 +131,7 @@ def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.M
             params["embedder"] = embedder
         params["device"] = device
         params.setdefault("roughness_window", 0)  # files written before the option existed
+        params.setdefault("window_term", None)
         model = cls(**params)
         model.n_features_in_ = int(fitted["n_features_in_"])
         if fitted.get("feature_names_in_") is not None:  # absent in older model files
@@ -143,6 +147,7 @@ def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.M
         model.warmup_quantiles_ = arrays.get("warmup_quantiles")
         # absent in files written before it: those explain with the raw occlusion drop
         model.attribution_baseline_ = arrays.get("attribution_baseline")
+        model.window_term_ = WindowKMeans.from_arrays(arrays) if params["window_term"] is not None else None
         state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
         model.restore_network(int(fitted["n_hidden"]), state)
         model.decision_scores_ = arrays["decision_scores"].astype(np.float64)
