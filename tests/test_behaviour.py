@@ -10,6 +10,14 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# estimator parameters added after the reference was recorded, off by default (None): they appear
+# as "new (not in the reference)", which is no change of behaviour; the reference is not re-recorded
+ADDED_SINCE_REFERENCE = ("window_term",)
+
+
+def _changes(differences: list[str]) -> list[str]:
+    added = tuple(f"/{name}: new (not in the reference)" for name in ADDED_SINCE_REFERENCE)
+    return [d for d in differences if not d.endswith(added)]
 
 
 def _check():
@@ -24,7 +32,7 @@ def test_parameters_and_fingerprints_match_the_reference():
     reference = json.loads(check.REFERENCE.read_text())
     current = json.loads(json.dumps({"cli": check.cli_results(), "benchmark": check.benchmark_results()}))
     check.only_recorded(reference, current)  # result files added since are no change of behaviour
-    assert check.differences({k: reference[k] for k in current}, current) == []
+    assert _changes(check.differences({k: reference[k] for k in current}, current)) == []
     assert len(current["benchmark"]["stored_results"]) > 100  # the committed result files were read
 
 

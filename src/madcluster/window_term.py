@@ -20,12 +20,17 @@ stream, export to ONNX or enter :meth:`~madcluster.MADCluster.explain`'s occlusi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from madcluster.data.windows import window_starts
 from madcluster.exceptions import ParameterError
-from madcluster.scoring import Stats, mean_std, standardize
+
+if TYPE_CHECKING:
+    from madcluster.scoring import Stats
+
+# The heavy modules (torch via scoring / windows, scikit-learn via baselines) are imported where
+# used, so the CLI can read WINDOW_TERMS without starting them.
 
 WINDOW_TERMS = ("kmeans",)
 # score_stats_ keys of the two summands
@@ -80,6 +85,7 @@ def window_kmeans_scores(term: WindowKMeans, rows: np.ndarray) -> np.ndarray:
     """Per-step term ``(T,)``: each window's distance to its nearest centroid, averaged over the
     windows covering the step (windows every ``stride`` steps, the last one at the series end)."""
     from madcluster.baselines import window_scores_to_points
+    from madcluster.data.windows import window_starts
 
     scaled = np.ascontiguousarray((rows - term.scaler_mean) / term.scaler_scale, dtype=np.float32)
     n_steps, window = len(scaled), term.window_size
@@ -101,9 +107,13 @@ def window_kmeans_scores(term: WindowKMeans, rows: np.ndarray) -> np.ndarray:
 
 def add_window_term(own: np.ndarray, term: np.ndarray, stats: dict[str, Stats]) -> np.ndarray:
     """``z(own) + z(term)`` with the training statistics in ``stats``."""
+    from madcluster.scoring import standardize
+
     return standardize(own, stats[OWN_SCORE]) + standardize(term, stats[WINDOW_SCORE])
 
 
 def window_term_stats(own: np.ndarray, term: np.ndarray) -> dict[str, Stats]:
     """Training mean and standard deviation of the two summands (entries of ``score_stats_``)."""
+    from madcluster.scoring import mean_std
+
     return {OWN_SCORE: mean_std(own), WINDOW_SCORE: mean_std(term)}

@@ -9,6 +9,7 @@ import numpy as np
 
 from madcluster.method.config import DISTANCE_LOSSES, MODES
 from madcluster.presets import PRESETS
+from madcluster.window_term import WINDOW_TERMS
 
 DEFAULT_EPILOG = "Run `madcluster COMMAND --help` for the options of each command."
 
@@ -112,6 +113,9 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--roughness-window", "roughness_window", {"type": int, "metavar": "W"},
      ("append each channel's log mean squared step over the last W steps to the embedder's input; 0 "
      "turns it off (None: the embedder's default, 3 for the D-RNN, 0 for the others and for --preset paper)")),
+    ("--window-term", "window_term", {"choices": WINDOW_TERMS},
+     ("also fit window KMeans on the training series and add its standardised distance to the score "
+      "(off by default; such a model scores whole series only: no stream, serve or ONNX export)")),
 )
 # what every command that trains uses where the estimator has no default of its own to offer
 CLI_SETTINGS = {"random_state": 0}
