@@ -39,7 +39,12 @@ from madcluster.scoring import (
 )
 from madcluster.threads import torch_threads
 from madcluster.warmup import WARMUP_WINDOWS, calibrate, fit_quantile_table, sample_starts
-from madcluster.window_term import add_window_term, fit_window_kmeans, window_kmeans_scores, window_term_stats
+from madcluster.window_term import (
+    add_window_term,
+    fit_window_kmeans,
+    window_kmeans_scores,
+    window_term_stats,
+)
 
 if TYPE_CHECKING:
     from madcluster.streaming import StreamScorer

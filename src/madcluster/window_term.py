@@ -68,7 +68,7 @@ class WindowKMeans:
 
 def fit_window_kmeans(rows: np.ndarray, window_size: int, random_state: int | None) -> WindowKMeans:
     """Fit the baseline on training ``rows`` ``(T, D)`` and keep what scoring needs."""
-    from madcluster.baselines import KMeansDetector  # scikit-learn: imported only when the term is on
+    from madcluster.baselines import KMeansDetector
 
     baseline = KMeansDetector(window_size=window_size, random_state=random_state).fit(rows)
     scaler = baseline.scaler_
