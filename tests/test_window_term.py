@@ -84,3 +84,12 @@ def test_onnx_export_refuses_the_term(tmp_path, with_term):
     with pytest.raises(ExportError, match="window_term"):
         export_onnx(with_term, tmp_path / "model.onnx")
     assert not (tmp_path / "model.onnx").exists()
+
+
+def test_the_term_sees_a_column_that_was_constant_in_training(train_test):
+    train, test = (a.copy() for a in train_test)
+    train[:, 2], test[:, 2] = 0.0, 0.0
+    test[100:130, 2] = 5.0  # the network holds this column at 0; the windows see it move
+    model = MADCluster(window_term="kmeans", **TINY).fit(train)
+    scores = model.decision_function(test)
+    assert scores[105:125].min() > scores[:80].max()

@@ -55,15 +55,22 @@ class DetectorScoring:
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
-        return self.score_with_history(self.check_rows(X))
+        if self._window_term() is None:
+            return self.score_with_history(self.check_rows(X))
+        # the window term sees the rows as given: a column constant in training that moves is
+        # held for the network (which learned nothing from it) but not hidden from the windows
+        rows = self._checked_unheld_rows(X)
+        return self._with_window_term(self.score_with_history(self._hold_constant_columns(rows)), rows)
 
     def check_rows(self, X: Any, min_length: int | None = None, name: str = "X") -> np.ndarray:
         """``X`` as a float32 ``(T, D)`` array in the training column order (a DataFrame's columns
         matched by name), at least ``min_length`` rows (default: one window), or a ``DataError``."""
+        return self._hold_constant_columns(self._checked_unheld_rows(X, min_length, name))
+
+    def _checked_unheld_rows(self, X: Any, min_length: int | None = None, name: str = "X") -> np.ndarray:
         self._check_fitted()
         length = self.window_size if min_length is None else min_length
-        rows = check_series(self._align_feature_names(X), min_length=length, n_features=self.n_features_in_, name=name)
-        return self._hold_constant_columns(rows)
+        return check_series(self._align_feature_names(X), min_length=length, n_features=self.n_features_in_, name=name)
 
     def _hold_constant_columns(self, rows: np.ndarray) -> np.ndarray:
         """Columns constant in training held at their training value (:mod:`madcluster.data.constant_columns`)."""
@@ -77,8 +84,7 @@ class DetectorScoring:
         that reaches back to :meth:`history_start` of the first step it scores)."""
         score_from = first_step if score_from is None else score_from
         terms = self._point_outputs(self._model_input(rows), self.net_.score, first_step, score_from)
-        scores = self._calibrate_warmup(self._combine(terms), self._warmup_positions(np.arange(score_from, first_step + len(rows))))
-        return self._with_window_term(scores, rows) if self._window_term() is not None else scores
+        return self._calibrate_warmup(self._combine(terms), self._warmup_positions(np.arange(score_from, first_step + len(rows))))
 
     def stream(self) -> StreamScorer:
         """A :class:`~madcluster.streaming.StreamScorer` (rows in chunks of any size, each new row's
@@ -240,8 +246,6 @@ class DetectorScoring:
 
     def _with_window_term(self, scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``scores`` of all of checked ``rows`` plus the window term, both standardised."""
-        if len(scores) != len(rows):
-            raise StreamError("a model with window_term scores whole series only")
         return add_window_term(scores, window_kmeans_scores(self._window_term(), rows), self.score_stats_)
 
     def _model_input(self, data: np.ndarray) -> np.ndarray:
