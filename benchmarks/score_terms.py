@@ -60,7 +60,26 @@ def input_terms(train: np.ndarray, rows: np.ndarray) -> dict[str, np.ndarray]:
         return ((z - (z @ basis) @ basis.T) ** 2).sum(axis=1)
 
     out["pca"], out["train/pca"] = residual(z_rows), residual(z_train)
+    out["ar"], out["train/ar"] = autoregressive_errors(z_train, z_rows)
     return out
+
+
+def lagged(z: np.ndarray, lags: int) -> np.ndarray:
+    """Rows ``[z_{t-1}, ..., z_{t-lags}, 1]`` for every t (the first rows see zero-padded history)."""
+    padded = np.vstack([np.zeros((lags, z.shape[1])), z])
+    cols = [padded[lags - k : lags - k + len(z)] for k in range(1, lags + 1)]
+    return np.hstack([*cols, np.ones((len(z), 1))])
+
+
+def autoregressive_errors(z_train: np.ndarray, z_rows: np.ndarray, lags: int = 5, ridge: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Per-step squared error of a ridge next-step predictor on standardised rows (input space)."""
+    a = lagged(z_train, lags)
+    coef = np.linalg.solve(a.T @ a + ridge * np.eye(a.shape[1]), a.T @ z_train)
+
+    def error(z: np.ndarray) -> np.ndarray:
+        return ((lagged(z, lags) @ coef - z) ** 2).mean(axis=1)
+
+    return error(z_rows), error(z_train)
 
 
 def network_terms(detector: Any, rows: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
