@@ -106,7 +106,7 @@ class AutoRegressive:
         return cls(arrays["mean"], arrays["scale"], arrays["coef"], int(arrays["lags"]))
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
-        """Squared next-step error per step, averaged over columns (steps < lags see zero history)."""
+        """Squared next-step error per step, averaged over columns (steps < lags see the first row repeated)."""
         z = (np.asarray(rows, dtype=np.float64) - self.mean) / self.scale
         return ((lagged(z, self.lags) @ self.coef - z) ** 2).mean(axis=1)
 
@@ -116,8 +116,9 @@ _KINDS: dict[str, type] = {"kmeans": WindowKMeans, "ar": AutoRegressive}
 
 
 def lagged(z: np.ndarray, lags: int) -> np.ndarray:
-    """Rows ``[z_{t-1}, ..., z_{t-lags}, 1]`` for every step t (zero-padded before the first row)."""
-    padded = np.vstack([np.zeros((lags, z.shape[1])), z])
+    """Rows ``[z_{t-1}, ..., z_{t-lags}, 1]`` for every step t; before the first row the history
+    repeats it (a series' first steps then score as a steady start, not as a jump from zero)."""
+    padded = np.vstack([np.repeat(z[:1], lags, axis=0), z])
     return np.hstack([*(padded[lags - k : lags - k + len(z)] for k in range(1, lags + 1)), np.ones((len(z), 1))])
 
 
@@ -134,8 +135,13 @@ def fit_autoregressive(rows: np.ndarray, lags: int = AR_LAGS, ridge: float = AR_
 def fit_window_kmeans(rows: np.ndarray, window_size: int, random_state: int | None) -> WindowKMeans:
     """Fit the window-KMeans baseline on training ``rows`` ``(T, D)`` and keep what scoring needs."""
     from madcluster.baselines import KMeansDetector
+    from madcluster.data.windows import window_starts
 
-    baseline = KMeansDetector(window_size=window_size, random_state=random_state).fit(rows)
+    # the baseline's k = 20, or one centroid per window where a short series has fewer windows
+    probe = KMeansDetector(window_size=window_size)
+    n_windows = len(window_starts(len(rows), window_size, max(1, window_size // 10)))
+    k = min(probe.n_centroids, n_windows)
+    baseline = KMeansDetector(window_size=window_size, n_centroids=k, random_state=random_state).fit(rows)
     scaler = baseline.scaler_
     return WindowKMeans(
         scaler_mean=np.asarray(scaler.mean_, dtype=np.float64),
@@ -197,9 +203,11 @@ def terms_to_arrays(terms: list[InputTerm]) -> dict[str, np.ndarray]:
 
 
 def terms_from_arrays(names: tuple[str, ...], arrays: dict[str, np.ndarray]) -> list[InputTerm]:
-    """The terms :func:`terms_to_arrays` wrote, in ``names`` order."""
+    """The terms :func:`terms_to_arrays` wrote, in ``names`` order (a base-only model fitted none)."""
     out = []
     for name in names:
         prefix = f"input_terms/{name}/"
+        if not any(k.startswith(prefix) for k in arrays):
+            continue
         out.append(_KINDS[name].from_arrays({k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}))
     return out
