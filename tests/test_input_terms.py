@@ -99,3 +99,15 @@ def test_stream_and_export_refuse_the_terms_and_say_how(tmp_path, with_terms):
 def test_bad_values_are_parameter_errors(train_test, value):
     with pytest.raises(ParameterError, match="input_terms"):
         MADCluster(input_terms=value, **TINY).fit(train_test[0])
+
+
+def test_ar_term_skips_columns_with_few_levels():
+    rng = np.random.default_rng(1)
+    smooth = np.sin(np.arange(500) / 7)[:, None] + 0.05 * rng.normal(size=(500, 1))
+    command = rng.integers(0, 2, size=(500, 1)).astype(float)  # a binary channel: unpredictable steps
+    term = fit_autoregressive(np.hstack([smooth, command]))
+    assert list(term.columns) == [0]
+    flipped = np.hstack([smooth, 1 - command])  # every command flipped: nothing the term reads changed
+    assert np.allclose(term.scores(flipped), term.scores(np.hstack([smooth, command])))
+    only_binary = fit_autoregressive(command)
+    assert len(only_binary.columns) == 0 and not only_binary.scores(command).any()
