@@ -71,6 +71,15 @@ def load(path: Path, train: np.ndarray, test: np.ndarray) -> dict[str, np.ndarra
         eps = 1e-3 * np.median(extra[f"train/{name}"]) + 1e-12
         arrays[f"z_l{name}"] = standardize(np.log(extra[name] + eps), mean_std(np.log(extra[f"train/{name}"] + eps)))
         arrays[f"z_s{name}"] = standardize(np.sqrt(extra[name]), mean_std(np.sqrt(extra[f"train/{name}"])))
+    from madcluster.input_terms import fit_autoregressive
+
+    for distinct in (3, 10):
+        keep = [j for j in range(train.shape[1]) if len(np.unique(train[:, j])) > distinct]
+        if keep:
+            ar = fit_autoregressive(train[:, keep])
+            arrays[f"z_ar{distinct}"] = standardize(ar.scores(test[:, keep]), mean_std(ar.scores(train[:, keep])))
+        else:
+            arrays[f"z_ar{distinct}"] = np.zeros(len(test))
     for window, k in WINDOW_VARIANTS:
         term = KMeansDetector(window_size=window, n_centroids=k, random_state=0).fit(train)
         arrays[f"z_win{window}k{k}"] = standardize(term.decision_function(test), mean_std(term.decision_function(train)))
