@@ -94,3 +94,23 @@ def test_folders_and_bad_input(tiny_root):
         detector("pyramidflow").decision_function(np.zeros((1, 3, 32, 32)))
     with pytest.raises(ValueError, match="unknown layout"):
         detector("pyramidflow", layout="rows").fit(tiny_root / "disc")
+
+
+def test_head_weight_scales_the_standardised_madcluster_term_in_score_and_map(tiny_root, tmp_path):
+    """score = z(base) + w z(MADCluster), with training statistics; w = 0.25 is exactly that sum."""
+    train, test = read_mvtec_class(tiny_root / "disc")
+    model = detector("pyramidflow", layout="pixels", detach_h=True, head_weight=0.25).fit(train.images)
+    scores, maps = model.score_terms(test.images)
+    for terms, stats, combined in ((scores, model.score_stats_, model.decision_function(test.images)),
+                                   (maps, model.map_stats_, model.anomaly_map(test.images))):
+        own = sum((terms[k] - stats[k][0]) / stats[k][1] for k in terms if k != "base")
+        expected = (terms["base"] - stats["base"][0]) / stats["base"][1] + 0.25 * (own - stats["own"][0]) / stats["own"][1]
+        np.testing.assert_allclose(combined, expected, rtol=1e-10, atol=1e-10)
+    full = detector("pyramidflow", layout="pixels", detach_h=True, head_weight=1.0).fit(train.images)
+    assert not np.allclose(full.decision_function(test.images), model.decision_function(test.images))
+    model.save(tmp_path / "w.mcz")
+    np.testing.assert_array_equal(ImageMADCluster.load(tmp_path / "w.mcz").decision_function(test.images),
+                                  model.decision_function(test.images))
+    for bad in (0.0, -1.0, float("nan"), "1"):
+        with pytest.raises(ValueError, match="head_weight"):
+            detector("pyramidflow", head_weight=bad).fit(train.images)

@@ -114,6 +114,8 @@ class ImageMADCluster(BaseDetector):
     center_warmup, n_clusters : the MADCluster objective, as :class:`~madcluster.MADCluster`
         (``mode="base-only"``: the base model alone).
     base_score_combination, contamination, random_state, device, verbose : as MADCluster.
+    head_weight : weight of MADCluster's standardised score (and map) in the sum with the base
+        model's standardised score (and map).
     """
 
     def __init__(
@@ -140,6 +142,7 @@ class ImageMADCluster(BaseDetector):
         center_warmup: int = 0,
         n_clusters: int = 1,
         base_score_combination: str = "standardized",
+        head_weight: float = 1.0,
         contamination: float = 0.01,
         random_state: int | None = None,
         device: str = "auto",
@@ -167,6 +170,7 @@ class ImageMADCluster(BaseDetector):
         self.center_warmup = center_warmup
         self.n_clusters = n_clusters
         self.base_score_combination = base_score_combination
+        self.head_weight = head_weight
         self.contamination = contamination
         self.random_state = random_state
         self.device = device
@@ -184,6 +188,8 @@ class ImageMADCluster(BaseDetector):
             raise ValueError(f"validation_size must be in [0, 1), got {self.validation_size}")
         if self.lr <= 0 or self.weight_decay < 0:
             raise ValueError("lr must be > 0 and weight_decay >= 0")
+        if not (isinstance(self.head_weight, (int, float)) and np.isfinite(self.head_weight) and self.head_weight > 0):
+            raise ValueError(f"head_weight must be a finite number > 0, got {self.head_weight!r}")
         if self.base_score_combination not in COMBINATIONS:
             raise ValueError(f"unknown base_score_combination {self.base_score_combination!r}; choose one of {', '.join(COMBINATIONS)}")
 
@@ -216,7 +222,7 @@ class ImageMADCluster(BaseDetector):
             )
             train = data[: len(data) - n_val]
             self.history_ = train_network(self.net_, train, data[len(data) - n_val :] if n_val else None, settings, generator)
-        scores, maps = self._terms(images)
+        scores, maps = self.score_terms(images)
         self.score_stats_ = score_statistics(scores, self.score_scaling)
         self.map_stats_ = score_statistics(maps, self.score_scaling)
         self._set_training_scores(self._combine(scores, self.score_stats_))
@@ -234,11 +240,11 @@ class ImageMADCluster(BaseDetector):
         """Both :meth:`decision_function` and :meth:`anomaly_map` from one pass over ``X``."""
         self._check_fitted()
         images = check_images(X, image_size=self.image_size, n_channels=self.n_channels_)
-        scores, maps = self._terms(images)
+        scores, maps = self.score_terms(images)
         return self._combine(scores, self.score_stats_), self._combine(maps, self.map_stats_)
 
     @torch.no_grad()
-    def _terms(self, images: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    def score_terms(self, images: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Named per-image scores ``(N,)`` and named maps ``(N, H, W)``: ``base`` and the head's terms."""
         net = self.net_.eval()
         embedder = net.embedder
@@ -264,7 +270,7 @@ class ImageMADCluster(BaseDetector):
 
     def _combine(self, terms: dict[str, np.ndarray], stats: dict[str, tuple[float, float]]) -> np.ndarray:
         """Scores or maps from their named terms, exactly as the time-series detector combines them."""
-        return combine_scores(terms, stats, self.score_scaling, self.base_score_combination)
+        return combine_scores(terms, stats, self.score_scaling, self.base_score_combination, self.head_weight)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> None:

@@ -27,10 +27,10 @@ from madcluster.metrics.image import image_auroc, pixel_auroc, pro_auc
 # literal reading ([B, C, H*W], joint training); the others are options (docs/images.md).
 CONFIGS: dict[str, dict] = {
     "alone": {"mode": "base-only"},
-    "paper": {"mode": "full", "layout": "channels"},
-    "pixels": {"mode": "full", "layout": "pixels"},
-    "channels-detached": {"mode": "full", "layout": "channels", "detach_h": True},
-    "pixels-detached": {"mode": "full", "layout": "pixels", "detach_h": True},
+    "paper": {"mode": "full", "layout": "channels", "detach_h": False, "head_weight": 1.0},
+    "pixels": {"mode": "full", "layout": "pixels", "detach_h": False, "head_weight": 1.0},
+    "channels-detached": {"mode": "full", "layout": "channels", "detach_h": True, "head_weight": 1.0},
+    "pixels-detached": {"mode": "full", "layout": "pixels", "detach_h": True, "head_weight": 1.0},
 }
 # The paper's appendix tables (MVTec AD, 10 epochs): (alone, + MADCluster) per model and class.
 PAPER_IMAGE = {
@@ -117,7 +117,7 @@ def run_table(root: Path, out: Path, runs: Iterable[Run], settings: dict, embedd
               n_train: int | None = None, log=print, progress: bool = False) -> dict[str, dict]:
     """Every run not already in ``out/runs.jsonl``, appended as it finishes; returns all rows.
     ``n_train`` keeps the first training images of each class (None: all); ``progress``: a bar over
-    the runs (on a terminal), each finished run's line written above it."""
+    the runs and each fit's epoch bar (on a terminal), each finished run's line written above them."""
     from tqdm.auto import tqdm
 
     out.mkdir(parents=True, exist_ok=True)
@@ -137,7 +137,8 @@ def run_table(root: Path, out: Path, runs: Iterable[Run], settings: dict, embedd
                 train = ImageSet(train.images[:n_train], train.labels[:n_train], train.masks[:n_train],
                                  train.defects[:n_train], train.paths[:n_train])
             data[run.cls] = (train, test)
-        row = run_one(run, *data[run.cls], {**settings, "embedder_params": embedder_params.get(run.model)}, out)
+        fit_settings = {**settings, "embedder_params": embedder_params.get(run.model), "verbose": progress}
+        row = run_one(run, *data[run.cls], fit_settings, out)  # verbose: the fit's own epoch bar
         done[run.key] = row
         with open(store, "a") as fh:  # one line per finished run: an interrupted table resumes
             fh.write(json.dumps(row) + "\n")
