@@ -91,9 +91,9 @@ def main(argv: list[str] | None = None) -> int:
 def selection_table(rows: list[dict], args: argparse.Namespace) -> str:
     lines = ["## Choosing the image combination on training images only (CutPaste validation)", "",
              f"Command: `python benchmarks/image_combination_select.py --out {args.out} --seeds {' '.join(map(str, args.seeds))}`", "",
-             f"Per class: fit on training images 1-{args.n_fit}, validate on training images {args.n_fit + 1}-{args.n_fit + args.n_val} "
+             (f"Per class: fit on training images 1-{args.n_fit}, validate on training images {args.n_fit + 1}-{args.n_fit + args.n_val} "
              "and one CutPaste copy of each; test images unused. Mean over classes and seeds "
-             f"({', '.join(CLASSES)}; seeds {', '.join(map(str, args.seeds))}). w: weight of the standardised MADCluster term.", "",
+             f"({', '.join(CLASSES)}; seeds {', '.join(map(str, args.seeds))}). w: weight of the standardised MADCluster term."), "",
              "| base | configuration | w | val image AUROC | val pixel AUROC |", "|---|---|---|---|---|"]
     keys = sorted({(r["model"], r["config"], r["weight"]) for r in rows},
                   key=lambda k: (args.models.index(k[0]), args.configs.index(k[1]), -k[2]))
