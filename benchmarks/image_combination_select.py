@@ -59,15 +59,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
     parser.add_argument("--n-fit", type=int, default=24)
     parser.add_argument("--n-val", type=int, default=6)
+    parser.add_argument("--val-start", type=int, default=24, help="first held-out image (of the first n-fit + n-val)")
     parser.add_argument("--image-size", type=int, default=64)
+    parser.add_argument("--name", default="selection", help="output files <out>/<name>.md and .jsonl")
+    parser.add_argument("--table-only", action="store_true", help="rewrite <name>.md from <name>.jsonl, no fits")
     args = parser.parse_args(argv)
+    args.argv = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--table-only"]  # the command that makes it
+    if args.table_only:
+        rows = [json.loads(line) for line in (args.out / f"{args.name}.jsonl").read_text().splitlines() if line.strip()]
+        return write_selection(rows, args)
     torch.set_num_threads(1)
     root = ensure_generated(ImageBenchmark(images="generated", out=args.out, image_size=args.image_size))
     rows: list[dict] = []
     for cls in CLASSES:
         train, _ = read_mvtec_class(root / cls, args.image_size)  # the test split is not used
-        fit_images = train.images[: args.n_fit]
-        good = train.images[args.n_fit : args.n_fit + args.n_val]
+        first = train.images[: args.n_fit + args.n_val]
+        held = np.arange(args.val_start, args.val_start + args.n_val) % len(first)
+        fit_images = np.delete(first, held, axis=0)
+        good = first[held]
         pasted, masks = cutpaste(good, seed=CLASSES.index(cls))
         val_images = np.concatenate([good, pasted])
         val_masks = np.concatenate([np.zeros_like(masks), masks])
@@ -79,29 +88,46 @@ def main(argv: list[str] | None = None) -> int:
                     rows += new
                     print(" ".join(f"{r['cls']}/{model}/{config}/{seed} w{r['weight']}: {r['image_auroc']:.3f}/{r['pixel_auroc']:.3f}"
                                    for r in new), flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(args.out / "selection.jsonl") as tmp:
+    with atomic_path(args.out / f"{args.name}.jsonl") as tmp:
         Path(tmp).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    with atomic_path(args.out / "selection.md") as tmp:
+    return write_selection(rows, args)
+
+
+def write_selection(rows: list[dict], args: argparse.Namespace) -> int:
+    with atomic_path(args.out / f"{args.name}.md") as tmp:
         Path(tmp).write_text(selection_table(rows, args))
-    print((args.out / "selection.md").read_text())
+    print((args.out / f"{args.name}.md").read_text())
     return 0
 
 
 def selection_table(rows: list[dict], args: argparse.Namespace) -> str:
+    """Per base model, configuration and weight: mean validation AUROC, their mean (the rule), and in
+    how many classes the option is at least the base model alone (mean over seeds)."""
     lines = ["## Choosing the image combination on training images only (CutPaste validation)", "",
-             f"Command: `python benchmarks/image_combination_select.py --out {args.out} --seeds {' '.join(map(str, args.seeds))}`", "",
-             (f"Per class: fit on training images 1-{args.n_fit}, validate on training images {args.n_fit + 1}-{args.n_fit + args.n_val} "
-             "and one CutPaste copy of each; test images unused. Mean over classes and seeds "
-             f"({', '.join(CLASSES)}; seeds {', '.join(map(str, args.seeds))}). w: weight of the standardised MADCluster term."), "",
-             "| base | configuration | w | val image AUROC | val pixel AUROC |", "|---|---|---|---|---|"]
+             f"Command: `python benchmarks/image_combination_select.py {' '.join(args.argv)}`", "",
+             (f"Per class: of the first {args.n_fit + args.n_val} training images, {args.n_val} from number "
+              f"{args.val_start + 1} are held out and the model fits on the others; validation: the held-out "
+              "images and one CutPaste copy of each; test images unused. Mean over classes and seeds "
+              f"({', '.join(CLASSES)}; seeds {', '.join(map(str, args.seeds))}). w: weight of the standardised "
+              "MADCluster term; mean: of the two AUROCs; >= alone: classes where the option is at least the "
+              "base model alone (image, pixel)."), "",
+             "| base | configuration | w | val image AUROC | val pixel AUROC | mean | >= alone |", "|---|---|---|---|---|---|---|"]
+    alone = {(r["cls"], r["model"], r["seed"]): r for r in rows if r["config"] == "alone"}
     keys = sorted({(r["model"], r["config"], r["weight"]) for r in rows},
                   key=lambda k: (args.models.index(k[0]), args.configs.index(k[1]), -k[2]))
     for model, config, weight in keys:
         chosen = [r for r in rows if (r["model"], r["config"], r["weight"]) == (model, config, weight)]
         image = np.mean([r["image_auroc"] for r in chosen])
         pixel = np.mean([r["pixel_auroc"] for r in chosen])
-        lines.append(f"| {model} | {config} | {'-' if config == 'alone' else weight} | {image:.3f} | {pixel:.3f} |")
+        wins = {"image_auroc": 0, "pixel_auroc": 0}
+        for cls in CLASSES:
+            mine = [r for r in chosen if r["cls"] == cls]
+            base = [alone[(cls, model, r["seed"])] for r in mine if (cls, model, r["seed"]) in alone]
+            for metric in wins:
+                if mine and len(base) == len(mine):
+                    wins[metric] += np.mean([r[metric] for r in mine]) >= np.mean([r[metric] for r in base]) - 1e-12
+        lines.append(f"| {model} | {config} | {'-' if config == 'alone' else weight} | {image:.3f} | {pixel:.3f} | "
+                     f"{(image + pixel) / 2:.3f} | {wins['image_auroc']}, {wins['pixel_auroc']} |")
     return "\n".join(lines) + "\n"
 
 
