@@ -63,10 +63,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--image-size", type=int, default=64)
     parser.add_argument("--name", default="selection", help="output files <out>/<name>.md and .jsonl")
     parser.add_argument("--table-only", action="store_true", help="rewrite <name>.md from <name>.jsonl, no fits")
+    parser.add_argument("--pool", nargs="+", metavar="NAME", default=None,
+                        help="with --table-only: <name>.md from the rows of these runs together (e.g. two folds)")
     args = parser.parse_args(argv)
     args.argv = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--table-only"]  # the command that makes it
     if args.table_only:
-        rows = [json.loads(line) for line in (args.out / f"{args.name}.jsonl").read_text().splitlines() if line.strip()]
+        rows = [json.loads(line) for name in (args.pool or [args.name])
+                for line in (args.out / f"{name}.jsonl").read_text().splitlines() if line.strip()]
+        rows = [r for r in rows if r["config"] in args.configs and (r["config"] == "alone" or r["weight"] in args.weights)]
         return write_selection(rows, args)
     torch.set_num_threads(1)
     root = ensure_generated(ImageBenchmark(images="generated", out=args.out, image_size=args.image_size))
@@ -103,16 +107,20 @@ def write_selection(rows: list[dict], args: argparse.Namespace) -> int:
 def selection_table(rows: list[dict], args: argparse.Namespace) -> str:
     """Per base model, configuration and weight: mean validation AUROC, their mean (the rule), and in
     how many classes the option is at least the base model alone (mean over seeds)."""
+    seeds = sorted({r["seed"] for r in rows})
+    how = (f"The rows of {', '.join(args.pool)} together (see each). " if args.pool else
+           f"Per class: of the first {args.n_fit + args.n_val} training images, {args.n_val} from number "
+           f"{args.val_start + 1} are held out and the model fits on the others; validation: the held-out "
+           "images and one CutPaste copy of each; test images unused. ")
     lines = ["## Choosing the image combination on training images only (CutPaste validation)", "",
              f"Command: `python benchmarks/image_combination_select.py {' '.join(args.argv)}`", "",
-             (f"Per class: of the first {args.n_fit + args.n_val} training images, {args.n_val} from number "
-              f"{args.val_start + 1} are held out and the model fits on the others; validation: the held-out "
-              "images and one CutPaste copy of each; test images unused. Mean over classes and seeds "
-              f"({', '.join(CLASSES)}; seeds {', '.join(map(str, args.seeds))}). w: weight of the standardised "
+             (f"{how}Mean over classes and seeds "
+              f"({', '.join(CLASSES)}; seeds {', '.join(map(str, seeds))}). w: weight of the standardised "
               "MADCluster term; mean: of the two AUROCs; >= alone: classes where the option is at least the "
               "base model alone (image, pixel)."), "",
              "| base | configuration | w | val image AUROC | val pixel AUROC | mean | >= alone |", "|---|---|---|---|---|---|---|"]
     alone = {(r["cls"], r["model"], r["seed"]): r for r in rows if r["config"] == "alone"}
+    overall: dict[tuple[str, float], list[float]] = {}
     keys = sorted({(r["model"], r["config"], r["weight"]) for r in rows},
                   key=lambda k: (args.models.index(k[0]), args.configs.index(k[1]), -k[2]))
     for model, config, weight in keys:
@@ -128,6 +136,11 @@ def selection_table(rows: list[dict], args: argparse.Namespace) -> str:
                     wins[metric] += np.mean([r[metric] for r in mine]) >= np.mean([r[metric] for r in base]) - 1e-12
         lines.append(f"| {model} | {config} | {'-' if config == 'alone' else weight} | {image:.3f} | {pixel:.3f} | "
                      f"{(image + pixel) / 2:.3f} | {wins['image_auroc']}, {wins['pixel_auroc']} |")
+        overall.setdefault((config, weight), []).append((image + pixel) / 2)
+    lines += ["", ("The rule (fixed before the final test table was run): the + MADCluster option with the highest "
+                   "mean, over the base models, of the mean column."), "", "| configuration | w | mean over base models |", "|---|---|---|"]
+    ranked = sorted(((np.mean(v), k) for k, v in overall.items() if k[0] != "alone" and len(v) == len(args.models)), reverse=True)
+    lines += [f"| {config} | {weight} | {value:.3f}{' (chosen)' if i == 0 else ''} |" for i, (value, (config, weight)) in enumerate(ranked)]
     return "\n".join(lines) + "\n"
 
 

@@ -10,7 +10,8 @@ map; each MADCluster term (Eq. 7: cluster term, d - R^2) gives an image score (i
 sequence in the ``channels`` layout, its maximum in the ``pixels`` layout) and, in the ``pixels``
 layout only, a map (upsampled to the image). As for time series, MADCluster's score is the sum of
 its standardised terms (``score_scaling``) and the final score the sum of the standardised base and
-MADCluster scores (``base_score_combination``), statistics taken on the training images.
+MADCluster scores (``base_score_combination``), statistics taken on the training images, the
+MADCluster one weighted by ``head_weight`` (1 for time series).
 """
 
 from __future__ import annotations
@@ -104,8 +105,8 @@ class ImageMADCluster(BaseDetector):
     embedder : registered image embedder, ``"rd4ad"`` or ``"pyramidflow"``.
     embedder_params : its keyword arguments (e.g. ``{"backbone": "resnet18", "weights": "wrn.pth"}``).
     image_size : images are resized to ``image_size x image_size``.
-    layout : ``channels`` (the paper: [B, C, H W], one h per channel) or ``pixels`` ([B, H W, C],
-        one h per position; MADCluster then also adds a pixel map). See ``docs/images.md``.
+    layout : ``pixels`` (default: [B, H W, C], one h per position; MADCluster then also adds a pixel
+        map) or ``channels`` (the paper's literal [B, C, H W], one h per channel). See ``docs/images.md``.
     detach_h : False (the paper): MADCluster's loss trains the base model too; True: its gradient
         stops at h, so the base model trains exactly as alone and the head learns on its features.
     epochs : training epochs (the paper: 10), no early stopping unless ``validation_size`` > 0.
@@ -115,7 +116,12 @@ class ImageMADCluster(BaseDetector):
         (``mode="base-only"``: the base model alone).
     base_score_combination, contamination, random_state, device, verbose : as MADCluster.
     head_weight : weight of MADCluster's standardised score (and map) in the sum with the base
-        model's standardised score (and map).
+        model's standardised score (and map); 1 is the time-series rule (and the ``paper`` configuration).
+
+    The defaults (``pixels``, joint training, ``head_weight=0.5``) are the + MADCluster option that
+    scored best on CutPaste defects pasted into held-out training images
+    (``benchmarks/results/image/selection-pooled.md``); ``layout="channels", head_weight=1`` is the
+    paper's literal reading.
     """
 
     def __init__(
@@ -123,7 +129,7 @@ class ImageMADCluster(BaseDetector):
         embedder: str = "rd4ad",
         embedder_params: dict | None = None,
         image_size: int = 256,
-        layout: str = "channels",
+        layout: str = "pixels",
         detach_h: bool = False,
         epochs: int = 10,
         batch_size: int = 16,
@@ -142,7 +148,7 @@ class ImageMADCluster(BaseDetector):
         center_warmup: int = 0,
         n_clusters: int = 1,
         base_score_combination: str = "standardized",
-        head_weight: float = 1.0,
+        head_weight: float = 0.5,
         contamination: float = 0.01,
         random_state: int | None = None,
         device: str = "auto",
