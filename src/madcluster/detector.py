@@ -24,6 +24,7 @@ from madcluster.detector_scoring import DetectorScoring
 from madcluster.embedders import EMBEDDERS, make_embedder
 from madcluster.exceptions import ParameterError
 from madcluster.extreme_value import check_enough_scores
+from madcluster.input_terms import DEFAULT_INPUT_TERMS
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head
 from madcluster.network_fit import train_detector_network
@@ -93,11 +94,14 @@ class MADCluster(DetectorScoring, BaseDetector):
         score it exceeds with probability ``contamination``; :mod:`madcluster.extreme_value`).
     n_jobs : torch CPU threads for fit and scoring, scikit-learn style: None = 1 (the default,
         right on shared machines), -1 = every core, k = k threads (:mod:`madcluster.threads`).
-    window_term : None (off, the default) or ``"kmeans"``: also fit window KMeans on the training
-        series and score ``z(MADCluster's score) + z(distance of the step's windows to their
-        nearest centroid)``, both standardised on the training scores (:mod:`madcluster.window_term`;
-        measured on TSB-AD in ``benchmarks/results/tsbad/README.md``). Not causal: such a model
-        scores whole series only (no ``stream``, no ONNX export).
+    input_terms : input-space terms added to the score, fitted on the training rows: ``("kmeans",
+        "ar")`` (the default: window KMeans and a ridge next-step predictor), one of them, or None
+        (off: MADCluster's score alone, as the ``paper`` preset). The score is then
+        ``z(MADCluster's score) + sum of z(term)``, each standardised on the training scores
+        (:mod:`madcluster.input_terms`; chosen on TSB-AD's 46 MSL / SMAP / SMD series, the synthetic
+        suite and the demo series: ``benchmarks/results/tsbad/README.md``). ``"kmeans"`` is not
+        causal: such a model scores whole series only (no ``stream``, no ONNX export); fit with
+        ``input_terms=None`` or ``("ar",)`` to stream.
     """
 
     def __init__(
@@ -139,7 +143,7 @@ class MADCluster(DetectorScoring, BaseDetector):
         epoch_windows: int | None = DEFAULT_EPOCH_WINDOWS,
         threshold: str = "quantile",
         n_jobs: int | None = DEFAULT_N_JOBS,
-        window_term: str | None = None,
+        input_terms: tuple[str, ...] | str | None = DEFAULT_INPUT_TERMS,
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -178,7 +182,7 @@ class MADCluster(DetectorScoring, BaseDetector):
         self.epoch_windows = epoch_windows
         self.threshold = threshold
         self.n_jobs = n_jobs
-        self.window_term = window_term
+        self.input_terms = input_terms
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:

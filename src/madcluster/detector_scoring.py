@@ -22,12 +22,18 @@ from madcluster.attribution import (
     spans_around,
     standardised_contributions,
 )
-from madcluster.data.constant_columns import hold_constant_columns
+from madcluster.data.constant_columns import bound_constant_columns
 from madcluster.data.scaling import model_input
 from madcluster.data.validation import check_series
 from madcluster.data.windows import causal_window_of, gather_windows, pad_for_windows, window_starts
 from madcluster.embedders.drnn_steps import DilatedRNNSteps
 from madcluster.exceptions import ParameterError, StreamError
+from madcluster.input_terms import (
+    add_input_terms,
+    check_input_terms,
+    fit_input_terms,
+    input_term_stats,
+)
 from madcluster.scoring import (
     MIN_SCORING_BATCH,
     causal_point_outputs,
@@ -39,12 +45,6 @@ from madcluster.scoring import (
 )
 from madcluster.threads import torch_threads
 from madcluster.warmup import WARMUP_WINDOWS, calibrate, fit_quantile_table, sample_starts
-from madcluster.window_term import (
-    add_window_term,
-    fit_window_kmeans,
-    window_kmeans_scores,
-    window_term_stats,
-)
 
 if TYPE_CHECKING:
     from madcluster.streaming import StreamScorer
@@ -55,27 +55,26 @@ class DetectorScoring:
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
-        if self._window_term() is None:
-            return self.score_with_history(self.check_rows(X))
-        # the window term sees the rows as given: a column constant in training that moves is
-        # held for the network (which learned nothing from it) but not hidden from the windows
-        rows = self._checked_unheld_rows(X)
-        return self._with_window_term(self.score_with_history(self._hold_constant_columns(rows)), rows)
+        rows = self.check_rows(X)
+        return self._with_input_terms(self.score_with_history(rows), rows)
 
     def check_rows(self, X: Any, min_length: int | None = None, name: str = "X") -> np.ndarray:
         """``X`` as a float32 ``(T, D)`` array in the training column order (a DataFrame's columns
         matched by name), at least ``min_length`` rows (default: one window), or a ``DataError``."""
-        return self._hold_constant_columns(self._checked_unheld_rows(X, min_length, name))
+        return self.bound_constant_columns(self.validate_rows(X, min_length, name))
 
-    def _checked_unheld_rows(self, X: Any, min_length: int | None = None, name: str = "X") -> np.ndarray:
+    def validate_rows(self, X: Any, min_length: int | None = None, name: str = "X") -> np.ndarray:
+        """:meth:`check_rows` before the constant training columns are replaced by their steps."""
         self._check_fitted()
         length = self.window_size if min_length is None else min_length
         return check_series(self._align_feature_names(X), min_length=length, n_features=self.n_features_in_, name=name)
 
-    def _hold_constant_columns(self, rows: np.ndarray) -> np.ndarray:
-        """Columns constant in training held at their training value (:mod:`madcluster.data.constant_columns`)."""
-        held = getattr(self, "constant_columns_", np.empty(0, dtype=np.int64))  # absent in older files
-        return hold_constant_columns(rows, held, self.scaler_mean_, getattr(self, "feature_names_in_", None))
+    def bound_constant_columns(self, rows: np.ndarray, previous_row: np.ndarray | None = None) -> np.ndarray:
+        """Validated ``rows`` with each column constant in training replaced by its training value
+        plus its step from the previous row (``previous_row`` before the first row; None: the
+        training value), as :mod:`madcluster.data.constant_columns` explains."""
+        constant = getattr(self, "constant_columns_", np.empty(0, dtype=np.int64))  # absent in older files
+        return bound_constant_columns(rows, constant, self.scaler_mean_, getattr(self, "feature_names_in_", None), previous_row)
 
     def score_with_history(self, rows: np.ndarray, first_step: int = 0, score_from: int | None = None) -> np.ndarray:
         """Scores of steps ``score_from..`` (default: all) of checked ``rows`` whose first row is
@@ -92,9 +91,10 @@ class DetectorScoring:
         from madcluster.streaming import StreamScorer
 
         self._check_fitted()
-        if self._window_term() is not None:
-            raise StreamError(f"streaming needs step t's score to read steps <= t only; window_term={self.window_term!r} "
-                              "averages windows that start after t: score whole series with decision_function")
+        if self._input_terms():
+            raise StreamError(f"streaming needs step t's score to read steps <= t only; input_terms={self.input_terms!r} "
+                              "adds terms of whole series (kmeans averages windows that start after t): score whole "
+                              "series with decision_function, or fit with input_terms=None (--input-terms none) to stream")
         if not self._scores_causally():
             name = self.embedder if isinstance(self.embedder, str) else type(self.embedder).__name__
             why = "window-level scores (score_type='window')" if self.net_.embedder.causal else f"a non-causal embedder ({name})"
@@ -240,13 +240,14 @@ class DetectorScoring:
     def _combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
         return combine_scores(terms, self.score_stats_, self.score_scaling, self.base_score_combination)
 
-    def _window_term(self) -> Any:
-        """The fitted window term (:mod:`madcluster.window_term`), None when off or in older files."""
-        return getattr(self, "window_term_", None)
+    def _input_terms(self) -> list[Any]:
+        """The fitted input terms (:mod:`madcluster.input_terms`); none when off or in older files."""
+        return getattr(self, "input_terms_", None) or []
 
-    def _with_window_term(self, scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """``scores`` of all of checked ``rows`` plus the window term, both standardised."""
-        return add_window_term(scores, window_kmeans_scores(self._window_term(), rows), self.score_stats_)
+    def _with_input_terms(self, scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``scores`` of all of checked ``rows`` plus the input terms, all standardised (unchanged without terms)."""
+        terms = self._input_terms()
+        return add_input_terms(scores, rows, terms, self.score_stats_) if terms else scores
 
     def _model_input(self, data: np.ndarray) -> np.ndarray:
         return model_input(data, self.scaler_mean_, self.scaler_scale_, self.roughness_window_)
@@ -260,10 +261,9 @@ class DetectorScoring:
         self.score_stats_ = score_statistics({n: v[steady] for n, v in terms.items()}, self.score_scaling)
         self.warmup_quantiles_ = self._fit_warmup(data) if self._scores_causally() else None
         scores = self._calibrate_warmup(self._combine(terms), positions)
-        self.window_term_ = None
-        if self.window_term is not None:  # "kmeans", the one kind (checked at fit)
-            self.window_term_ = fit_window_kmeans(data, self.window_size, self.random_state)
-            self.score_stats_.update(window_term_stats(scores, window_kmeans_scores(self.window_term_, data)))
-            scores = self._with_window_term(scores, data)
+        self.input_terms_ = fit_input_terms(check_input_terms(self.input_terms), data, self.window_size, self.random_state)
+        if self.input_terms_:
+            self.score_stats_.update(input_term_stats(scores, data, self.input_terms_))
+            scores = self._with_input_terms(scores, data)
         self._set_training_scores(scores)
         self.attribution_baseline_ = self._fit_attribution_baseline(scaled)

@@ -12,9 +12,9 @@ import numpy as np
 from madcluster.data.scaling import SCALINGS
 from madcluster.data.validation import check_positive_int
 from madcluster.exceptions import ParameterError
+from madcluster.input_terms import check_input_terms
 from madcluster.threads import check_n_jobs
 from madcluster.training import PRECISIONS
-from madcluster.window_term import check_window_term
 
 SCORE_COMBINATIONS = ("standardized", "raw")
 
@@ -41,7 +41,7 @@ def check_params(params: Mapping[str, Any]) -> None:
     if windows is not None and (isinstance(windows, bool) or not isinstance(windows, (int, np.integer)) or windows < 1):
         raise ParameterError(f"epoch_windows must be a positive integer or None (every window), got {windows!r}")
     check_n_jobs(params["n_jobs"])
-    check_window_term(params.get("window_term"))
+    check_input_terms(params.get("input_terms"))
     window = params["roughness_window"]
     if window is not None and (not isinstance(window, (int, np.integer)) or window < 0):
         raise ParameterError(f"roughness_window must be an integer >= 0 (0: off) or None, got {window!r}")

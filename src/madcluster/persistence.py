@@ -18,7 +18,7 @@ import numpy as np
 
 from madcluster.atomic import atomic_path
 from madcluster.exceptions import ModelFileError
-from madcluster.window_term import WindowKMeans
+from madcluster.input_terms import OWN_SCORE, terms_from_arrays, terms_to_arrays
 
 if TYPE_CHECKING:
     from torch import nn
@@ -112,9 +112,24 @@ def save_detector(detector: MADCluster, path: str | os.PathLike) -> None:
         arrays["warmup_quantiles"] = detector.warmup_quantiles_
     if getattr(detector, "attribution_baseline_", None) is not None:
         arrays["attribution_baseline"] = detector.attribution_baseline_
-    if getattr(detector, "window_term_", None) is not None:
-        arrays.update(detector.window_term_.arrays())
+    arrays.update(terms_to_arrays(getattr(detector, "input_terms_", None) or []))
     write_model_file(path, config, arrays)
+
+
+def _upgrade_window_term(params: dict[str, Any], fitted: dict[str, Any], arrays: dict[str, Any]) -> None:
+    """Files from before input terms had ``window_term`` (None or "kmeans"): the same model as
+    ``input_terms=("kmeans",)`` under the new names."""
+    if "window_term" not in params:
+        return
+    if params.pop("window_term") is None:
+        params["input_terms"] = None
+        return
+    params["input_terms"] = ("kmeans",)
+    for key in [k for k in arrays if k.startswith("window_term/")]:
+        arrays["input_terms/kmeans/" + key[len("window_term/"):]] = arrays.pop(key)
+    stats = fitted["score_stats_"]
+    stats[OWN_SCORE] = stats.pop("before_window_term")
+    stats["input_term/kmeans"] = stats.pop("window_term")
 
 
 def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.Module | None, device: str) -> MADCluster:
@@ -131,7 +146,10 @@ def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.M
             params["embedder"] = embedder
         params["device"] = device
         params.setdefault("roughness_window", 0)  # files written before the option existed
-        params.setdefault("window_term", None)
+        _upgrade_window_term(params, fitted, arrays)
+        params.setdefault("input_terms", None)  # files written before input terms: MADCluster's score alone
+        if isinstance(params["input_terms"], list):  # JSON has no tuples
+            params["input_terms"] = tuple(params["input_terms"])
         model = cls(**params)
         model.n_features_in_ = int(fitted["n_features_in_"])
         if fitted.get("feature_names_in_") is not None:  # absent in older model files
@@ -147,7 +165,7 @@ def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.M
         model.warmup_quantiles_ = arrays.get("warmup_quantiles")
         # absent in files written before it: those explain with the raw occlusion drop
         model.attribution_baseline_ = arrays.get("attribution_baseline")
-        model.window_term_ = WindowKMeans.from_arrays(arrays) if params["window_term"] is not None else None
+        model.input_terms_ = terms_from_arrays(params["input_terms"] or (), arrays)
         state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
         model.restore_network(int(fitted["n_hidden"]), state)
         model.decision_scores_ = arrays["decision_scores"].astype(np.float64)

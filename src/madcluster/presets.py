@@ -22,6 +22,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "center_warmup": 0,
         "early_stopping": "loss",
         "epoch_windows": None,  # every window in every epoch, as the paper's training
+        "input_terms": None,  # MADCluster's score alone (Eq. 7), no input-space terms
     },
 }
 # presets that pin the embedder's ``paper_params`` and score each point from one whole window

@@ -70,13 +70,17 @@ class StreamScorer:
         self.steps_seen = 0
         self._stepper = detector.row_stepper()
         self._stepper_next: int | None = None  # the step the stepper expects next; None: out of sync
+        self._last_row: np.ndarray | None = None  # the last row as given (constant columns' steps)
 
     def update(self, rows: Any) -> StreamResult:
         """Append ``rows`` (one row ``(D,)`` or a chunk ``(m, D)``) and score each of them."""
         rows = np.asarray(rows) if isinstance(rows, (list, tuple)) else rows
         if getattr(rows, "ndim", 2) == 1:
             rows = np.asarray(rows)[None, :]
-        chunk = self.detector.check_rows(rows, min_length=1, name="rows")
+        raw = self.detector.validate_rows(rows, min_length=1, name="rows")
+        # a constant training column enters as its steps: the first row's from the last row seen
+        chunk = self.detector.bound_constant_columns(raw, self._last_row)
+        self._last_row = raw[-1]
         buffer = np.concatenate([self._buffer, chunk])
         first_new = self.steps_seen
         if self._stepper is not None and len(chunk) <= self.step_rows:
@@ -128,7 +132,8 @@ class StreamScorer:
             "buffer_start": self._buffer_start,
         }
         arrays = io.BytesIO()
-        np.savez(arrays, buffer=self._buffer)
+        last = {} if self._last_row is None else {"last_row": self._last_row}
+        np.savez(arrays, buffer=self._buffer, **last)
         with atomic_path(path) as tmp, zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("stream.json", json.dumps(meta))
             zf.writestr("buffer.npz", arrays.getvalue())
@@ -136,7 +141,7 @@ class StreamScorer:
     @classmethod
     def restore(cls, detector: MADCluster, path: str | os.PathLike) -> StreamScorer:
         """A scorer that goes on where the one saved to ``path`` stopped, for the same model."""
-        meta, buffer = _read_state(path)
+        meta, buffer, last_row = _read_state(path)
         steps_seen, buffer_start = meta["steps_seen"], meta["buffer_start"]
         if meta.get("model") != model_fingerprint(detector):
             raise StreamError(f"{os.fspath(path)!r} holds the stream of another model; open a new stream")
@@ -144,21 +149,23 @@ class StreamScorer:
         if buffer.ndim != 2 or buffer.shape[1] != scorer.n_features or buffer_start + len(buffer) != steps_seen:
             raise StreamError(f"{os.fspath(path)!r} is inconsistent (buffer {buffer.shape}, {steps_seen} steps)")
         scorer._buffer, scorer._buffer_start, scorer.steps_seen = buffer.astype(np.float32), buffer_start, steps_seen
+        scorer._last_row = last_row  # absent in older state files: constant columns step from their training value
         return scorer
 
 
-def _read_state(path: str | os.PathLike) -> tuple[dict[str, Any], np.ndarray]:
+def _read_state(path: str | os.PathLike) -> tuple[dict[str, Any], np.ndarray, np.ndarray | None]:
     try:
         with zipfile.ZipFile(path) as zf:
             meta = json.loads(zf.read("stream.json").decode("utf-8"))
             with np.load(io.BytesIO(zf.read("buffer.npz")), allow_pickle=False) as npz:
                 buffer = npz["buffer"]
+                last_row = npz["last_row"] if "last_row" in npz.files else None
         meta["steps_seen"], meta["buffer_start"] = int(meta["steps_seen"]), int(meta["buffer_start"])
     except (OSError, zipfile.BadZipFile, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
         raise StreamError(f"{os.fspath(path)!r} is not a readable stream state file: {exc}") from None
     if meta.get("format") != STATE_FORMAT or meta.get("format_version", 0) > STATE_VERSION:
         raise StreamError(f"{os.fspath(path)!r} is not a stream state file of this madcluster version")
-    return meta, buffer
+    return meta, buffer, last_row
 
 
 def state_model_fingerprint(path: str | os.PathLike) -> str:

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from madcluster.input_terms import INPUT_TERMS
 from madcluster.method.config import DISTANCE_LOSSES, MODES
 from madcluster.presets import PRESETS
-from madcluster.window_term import WINDOW_TERMS
 
 DEFAULT_EPILOG = "Run `madcluster COMMAND --help` for the options of each command."
 
@@ -113,9 +113,10 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--roughness-window", "roughness_window", {"type": int, "metavar": "W"},
      ("append each channel's log mean squared step over the last W steps to the embedder's input; 0 "
      "turns it off (None: the embedder's default, 3 for the D-RNN, 0 for the others and for --preset paper)")),
-    ("--window-term", "window_term", {"choices": WINDOW_TERMS},
-     ("also fit window KMeans on the training series and add its standardised distance to the score "
-      "(off by default; such a model scores whole series only: no stream, serve or ONNX export)")),
+    ("--input-terms", "input_terms", {"nargs": "+", "choices": (*INPUT_TERMS, "none"), "metavar": "TERM"},
+     ("input-space terms added to MADCluster's standardised score: kmeans (window KMeans) and/or ar "
+      "(ridge next-step error), or none (default: kmeans ar; --preset paper: none). A model with kmeans "
+      "scores whole series only: fit with --input-terms none (or ar) to stream, serve or export ONNX")),
 )
 # what every command that trains uses where the estimator has no default of its own to offer
 CLI_SETTINGS = {"random_state": 0}
@@ -186,6 +187,11 @@ def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
             sizes[name] = value
     if params.get("epoch_windows") == EVERY_WINDOW:
         params["epoch_windows"] = None
+    if "input_terms" in params:  # --input-terms kmeans ar | none
+        terms = tuple(params["input_terms"])
+        if "none" in terms and len(terms) > 1:
+            raise SystemExit("--input-terms: 'none' stands alone (no input terms)")
+        params["input_terms"] = None if terms == ("none",) else terms
     embedder = EMBEDDERS.get(params.get("embedder", signature_default("embedder")))
     embedder_params = {k: v for k, v in sizes.items() if k in getattr(embedder, "size_options", {})}
     embedder_params.update(parse_key_values(getattr(args, "embedder_param", None)) or {})

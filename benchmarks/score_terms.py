@@ -1,0 +1,191 @@
+"""Dump every score term of fitted models, so score combinations can be compared without refitting.
+
+Why: choosing the default's score (issue 19) means comparing sums of terms (MADCluster's head, the
+D-RNN's next-step error, the window-KMeans term, cheap input-space terms) on the 46 TSB-AD series,
+the synthetic suite and the issue-2 demo series. Each comparison would cost a grid of fits; the
+terms of one fit per network configuration answer all of them. For each (source, series, network,
+seed) this writes one ``.npz`` holding, for the scored rows, every term standardised with its
+training mean and standard deviation (``z_<term>``, float32) and, for reference, the fitted
+model's own ``decision_function``; labels, the input-space terms (:func:`input_terms`, no fit) and
+the rows are rebuilt by the reader, ``benchmarks/score_combos.py``, so the files stay small.
+
+    python benchmarks/score_terms.py --sources tsbad suite demo --nets default aux --jobs 16 \\
+        --data-dir DATA --out /tmp/terms
+
+Networks: ``default`` = ``MADCluster(window_term="kmeans")``, ``aux`` = the same with the D-RNN's
+next-step term (``embedder_params={"auxiliary": "next-step"}``). Input-space terms computed here:
+``maxz`` (largest per-channel |z| of a row, training statistics) and ``pca`` (point-wise PCA
+reconstruction error, components for 90 % of the training variance, standardised rows), computed by
+the reader.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+NETS: dict[str, dict[str, Any]] = {
+    "default": {"window_term": "kmeans"},
+    "aux": {"window_term": "kmeans", "embedder_params": {"auxiliary": "next-step"}},
+}
+
+
+def input_terms(train: np.ndarray, rows: np.ndarray) -> dict[str, np.ndarray]:
+    """Cheap point-wise input-space terms, for ``rows`` and for ``train`` (same fit)."""
+    mean, std = train.mean(axis=0), train.std(axis=0)
+    std = np.where(std > 1e-8, std, 1.0)
+    out: dict[str, np.ndarray] = {}
+    z_train, z_rows = (train - mean) / std, (rows - mean) / std
+    out["maxz"] = np.abs(z_rows).max(axis=1)
+    out["train/maxz"] = np.abs(z_train).max(axis=1)
+    cov = np.cov(z_train, rowvar=False) if z_train.shape[1] > 1 else np.ones((1, 1))
+    values, vectors = np.linalg.eigh(np.atleast_2d(cov))
+    order = np.argsort(values)[::-1]
+    values, vectors = values[order], vectors[:, order]
+    share = np.cumsum(values) / max(values.sum(), 1e-12)
+    k = int(np.searchsorted(share, 0.9) + 1)
+    basis = vectors[:, :k]
+
+    def residual(z: np.ndarray) -> np.ndarray:
+        return ((z - (z @ basis) @ basis.T) ** 2).sum(axis=1)
+
+    out["pca"], out["train/pca"] = residual(z_rows), residual(z_train)
+    out["ar"], out["train/ar"] = autoregressive_errors(z_train, z_rows)
+    return out
+
+
+def lagged(z: np.ndarray, lags: int) -> np.ndarray:
+    """Rows ``[z_{t-1}, ..., z_{t-lags}, 1]`` for every t (the first rows see zero-padded history)."""
+    padded = np.vstack([np.zeros((lags, z.shape[1])), z])
+    cols = [padded[lags - k : lags - k + len(z)] for k in range(1, lags + 1)]
+    return np.hstack([*cols, np.ones((len(z), 1))])
+
+
+def autoregressive_errors(z_train: np.ndarray, z_rows: np.ndarray, lags: int = 5, ridge: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Per-step squared error of a ridge next-step predictor on standardised rows (input space)."""
+    a = lagged(z_train, lags)
+    coef = np.linalg.solve(a.T @ a + ridge * np.eye(a.shape[1]), a.T @ z_train)
+
+    def error(z: np.ndarray) -> np.ndarray:
+        return ((lagged(z, lags) @ coef - z) ** 2).mean(axis=1)
+
+    return error(z_rows), error(z_train)
+
+
+def network_terms(detector: Any, rows: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The fitted model's raw terms on ``rows`` (head terms, ``base``: its own score) and the window term."""
+    from madcluster.window_term import window_kmeans_scores
+
+    checked = detector.check_rows(rows)
+    terms = detector._point_outputs(detector._model_input(checked), detector.net_.score)
+    terms = {k: np.asarray(v, dtype=np.float64) for k, v in terms.items()}
+    return terms, window_kmeans_scores(detector.window_term_, checked)
+
+
+def dump_one(task: dict[str, Any]) -> str:
+    import torch
+
+    from madcluster import MADCluster
+    from madcluster.scoring import head_score, mean_std, standardize
+
+    torch.set_num_threads(1)
+    out = Path(task["out"])
+    if out.exists():
+        return f"{out.name} exists"
+    train, test = task["train"], task["test"]
+    params = {**NETS[task["net"]], **task.get("params", {})}
+    started = time.perf_counter()
+    detector = MADCluster(random_state=task["seed"], **params).fit(train)
+    fitted = time.perf_counter()
+    reference = detector.decision_function(test)
+    (test_terms, test_window), (train_terms, train_window) = network_terms(detector, test), network_terms(detector, train)
+    stats = detector.score_stats_
+    arrays: dict[str, np.ndarray] = {}
+    own_train = head_score(train_terms, stats, detector.score_scaling)
+    own_stats = mean_std(own_train)
+    arrays["z_own"] = standardize(head_score(test_terms, stats, detector.score_scaling), own_stats)
+    for name in test_terms:
+        arrays[f"z_{name}"] = standardize(test_terms[name], mean_std(train_terms[name]))
+    arrays["z_window"] = standardize(test_window, mean_std(train_window))
+    arrays = {k: v.astype(np.float32) for k, v in arrays.items()}
+    arrays.update(reference=np.asarray(reference, dtype=np.float32), fit_seconds=np.asarray(fitted - started))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, **arrays)
+    os.replace(tmp, out)
+    return f"{out.name} fit {fitted - started:.0f}s"
+
+
+def tasks_for(args: argparse.Namespace) -> list[dict[str, Any]]:
+    tasks: list[dict[str, Any]] = []
+    out = Path(args.out)
+    for source in args.sources:
+        if source == "tsbad":
+            from tsbad import load_series
+
+            ns = argparse.Namespace(tsbad_dir=None, data_dir=args.data_dir, series=args.series)
+            for dataset, _entity, series in load_series(ns):
+                for net in args.nets:
+                    for seed in args.seeds:
+                        tasks.append({"train": series.train, "test": series.test, "labels": series.labels,
+                                      "net": net, "seed": seed,
+                                      "out": str(out / "tsbad" / f"{series.name}__{net}__{seed}.npz")})
+        elif source == "suite":
+            from madcluster.data.synthetic import BASE_SIGNALS, make_anomaly_suite
+
+            for base in BASE_SIGNALS:
+                for seed in args.seeds:
+                    data = make_anomaly_suite(base, seed=seed)
+                    labels = (np.asarray(data.kinds) >= 0).astype(np.int8)
+                    for net in args.nets:
+                        tasks.append({"train": data.train, "test": data.test, "labels": labels,
+                                      "kinds": data.kinds, "net": net, "seed": seed,
+                                      "out": str(out / "suite" / f"{base}__{net}__{seed}.npz")})
+        elif source == "demo":  # the issue-2 series: MADCluster(window_size=50, epochs=5)
+            from madcluster.data.synthetic import make_demo_data
+
+            data = make_demo_data()
+            for net in args.nets:
+                for seed in args.seeds:
+                    tasks.append({"train": data.train, "test": data.test, "labels": data.labels,
+                                  "net": net, "seed": seed, "params": {"window_size": 50, "epochs": 5},
+                                  "out": str(out / "demo" / f"demo__{net}__{seed}.npz")})
+    # longest first: the suite's and the big series' fits
+    tasks.sort(key=lambda t: -len(t["train"]) * (3 if "kinds" in t else 1))
+    return tasks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sources", nargs="+", default=["tsbad", "suite", "demo"], choices=["tsbad", "suite", "demo"])
+    parser.add_argument("--nets", nargs="+", default=list(NETS), choices=list(NETS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--series", nargs="*", help="TSB-AD series prefixes (default all 46)")
+    parser.add_argument("--data-dir")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    tasks = tasks_for(args)
+    print(f"{len(tasks)} fits", flush=True)
+    started = time.perf_counter()
+    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(dump_one, t) for t in tasks]
+        for i, fut in enumerate(as_completed(futures), 1):
+            try:
+                print(f"[{i}/{len(tasks)} {time.perf_counter() - started:.0f}s] {fut.result()}", flush=True)
+            except Exception as exc:  # noqa: BLE001 -- keep the grid going; the log names the failure
+                print(f"[{i}/{len(tasks)}] FAILED: {exc!r}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""Input-space terms added to MADCluster's score (``MADCluster(input_terms=("kmeans", "ar"))``, the default).
+
+Why: MADCluster's head scores features of a bounded network (a GRU saturates), so it misses what
+grows in the input itself, and on TSB-AD's MSL / SMAP / SMD series it ranked below plain window
+detectors (head alone: .21 mean VUS-PR over the 46 series; ``benchmarks/results/tsbad/README.md``).
+Two cheap terms fitted on the training rows close most of that gap without touching the network:
+
+* ``kmeans``: window KMeans (:class:`~madcluster.baselines.KMeansDetector`'s defaults: k = 20,
+  windows of the detector's L every L // 10 steps, per-feature standardisation); a step's term is
+  the mean, over the windows covering it, of the window's distance to its nearest centroid;
+* ``ar``: a ridge next-step predictor on the standardised rows (``AR_LAGS`` lags); a step's term is
+  its squared prediction error, averaged over the columns (an input-space forecast error, the
+  lead of forecasting detectors on TSB-AD, without the network's saturation).
+
+The score is ``z(MADCluster's own score) + sum of z(term)``, each standardised with its training
+mean and standard deviation, the rule of ``base_score_combination="standardized"``. Fitted terms are
+plain arrays (model files hold no pickle). The ``kmeans`` term averages windows that start after a
+step, so a model with it is not causal: it does not stream, export to ONNX or enter
+:meth:`~madcluster.MADCluster.explain`'s occlusion (``input_terms=None`` gives a causal model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from madcluster.exceptions import ParameterError
+
+if TYPE_CHECKING:
+    from madcluster.scoring import Stats
+
+# The heavy modules (scikit-learn via baselines) are imported where used, so the CLI can read
+# INPUT_TERMS without starting them.
+
+INPUT_TERMS = ("kmeans", "ar")
+DEFAULT_INPUT_TERMS = ("kmeans", "ar")
+OWN_SCORE = "before_input_terms"  # score_stats_ key of MADCluster's own score; terms: "input_term/<name>"
+AR_LAGS, AR_RIDGE = 5, 1.0  # chosen on the development set (benchmarks/results/tsbad/README.md)
+_CHUNK_VALUES = 1 << 23  # windows x values scored at a time (32 MB of float32)
+
+
+def check_input_terms(value: object) -> tuple[str, ...]:
+    """``value`` (None, a name or names) as a tuple of known names, or a ``ParameterError``."""
+    if value is None:
+        return ()
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, Iterable) or not all(isinstance(n, str) for n in names):
+        raise ParameterError(f"input_terms must be None or names among {', '.join(INPUT_TERMS)}, got {value!r}")
+    names = tuple(names)
+    unknown = [n for n in names if n not in INPUT_TERMS]
+    if unknown or len(set(names)) != len(names):
+        raise ParameterError(f"input_terms {value!r}: choose distinct names among {', '.join(INPUT_TERMS)} (or None: off)")
+    return names
+
+
+@dataclass(frozen=True)
+class WindowKMeans:
+    """A fitted window-KMeans term: the input scaler, the centroids ``(k, L * D)`` and the windows."""
+
+    scaler_mean: np.ndarray
+    scaler_scale: np.ndarray
+    centroids: np.ndarray
+    window_size: int
+    stride: int
+
+    name = "kmeans"
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        shape = np.asarray([self.window_size, self.stride], dtype=np.int64)
+        return {"scaler_mean": self.scaler_mean, "scaler_scale": self.scaler_scale, "centroids": self.centroids, "shape": shape}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> WindowKMeans:
+        window_size, stride = (int(v) for v in arrays["shape"])
+        return cls(arrays["scaler_mean"], arrays["scaler_scale"], arrays["centroids"], window_size, stride)
+
+    def scores(self, rows: np.ndarray) -> np.ndarray:
+        """Per-step term ``(T,)``: window distances averaged over the windows covering each step
+        (windows every ``stride`` steps, the last one at the series end)."""
+        from madcluster.baselines import window_scores_to_points
+        from madcluster.data.windows import window_starts
+
+        starts = window_starts(len(rows), self.window_size, self.stride)
+        return window_scores_to_points(window_distances(self, rows, starts), starts, self.window_size, len(rows))
+
+
+@dataclass(frozen=True)
+class AutoRegressive:
+    """A fitted ridge next-step predictor on standardised rows: ``coef`` maps lags (+ 1) to a row."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray  # (lags * D + 1, D)
+    lags: int
+
+    name = "ar"
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"mean": self.mean, "scale": self.scale, "coef": self.coef, "lags": np.asarray(self.lags, dtype=np.int64)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> AutoRegressive:
+        return cls(arrays["mean"], arrays["scale"], arrays["coef"], int(arrays["lags"]))
+
+    def scores(self, rows: np.ndarray) -> np.ndarray:
+        """Squared next-step error per step, averaged over columns (steps < lags see zero history)."""
+        z = (np.asarray(rows, dtype=np.float64) - self.mean) / self.scale
+        return ((lagged(z, self.lags) @ self.coef - z) ** 2).mean(axis=1)
+
+
+InputTerm = WindowKMeans | AutoRegressive
+_KINDS: dict[str, type] = {"kmeans": WindowKMeans, "ar": AutoRegressive}
+
+
+def lagged(z: np.ndarray, lags: int) -> np.ndarray:
+    """Rows ``[z_{t-1}, ..., z_{t-lags}, 1]`` for every step t (zero-padded before the first row)."""
+    padded = np.vstack([np.zeros((lags, z.shape[1])), z])
+    return np.hstack([*(padded[lags - k : lags - k + len(z)] for k in range(1, lags + 1)), np.ones((len(z), 1))])
+
+
+def fit_autoregressive(rows: np.ndarray, lags: int = AR_LAGS, ridge: float = AR_RIDGE) -> AutoRegressive:
+    data = np.asarray(rows, dtype=np.float64)
+    mean, scale = data.mean(axis=0), data.std(axis=0)
+    scale = np.where(scale > 1e-8, scale, 1.0)  # a constant column: unit scale, as the network's scaler
+    z = (data - mean) / scale
+    a = lagged(z, lags)
+    coef = np.linalg.solve(a.T @ a + ridge * np.eye(a.shape[1]), a.T @ z)
+    return AutoRegressive(mean, scale, coef, lags)
+
+
+def fit_window_kmeans(rows: np.ndarray, window_size: int, random_state: int | None) -> WindowKMeans:
+    """Fit the window-KMeans baseline on training ``rows`` ``(T, D)`` and keep what scoring needs."""
+    from madcluster.baselines import KMeansDetector
+
+    baseline = KMeansDetector(window_size=window_size, random_state=random_state).fit(rows)
+    scaler = baseline.scaler_
+    return WindowKMeans(
+        scaler_mean=np.asarray(scaler.mean_, dtype=np.float64),
+        scaler_scale=np.asarray(scaler.scale_, dtype=np.float64),
+        centroids=np.ascontiguousarray(baseline.cluster_centers_, dtype=np.float32),
+        window_size=window_size,
+        stride=int(baseline.stride_),
+    )
+
+
+def fit_input_terms(names: tuple[str, ...], rows: np.ndarray, window_size: int, random_state: int | None) -> list[InputTerm]:
+    """The named terms fitted on the training ``rows``."""
+    return [fit_window_kmeans(rows, window_size, random_state) if n == "kmeans" else fit_autoregressive(rows) for n in names]
+
+
+def window_distances(term: WindowKMeans, rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Distance of each window of ``rows`` starting at ``starts`` to its nearest centroid."""
+    scaled = np.ascontiguousarray((rows - term.scaler_mean) / term.scaler_scale, dtype=np.float32)
+    window = term.window_size
+    centers_t = np.ascontiguousarray(term.centroids.T)
+    center_sq = np.einsum("ij,ij->i", term.centroids, term.centroids, dtype=np.float64)
+    row_sq = np.concatenate([[0.0], np.cumsum(np.einsum("ij,ij->i", scaled, scaled, dtype=np.float64))])
+    windows = np.lib.stride_tricks.sliding_window_view(scaled, window, axis=0).transpose(0, 2, 1)
+    per_chunk = max(1, _CHUNK_VALUES // (window * scaled.shape[1]))
+    distances = np.empty(len(starts), dtype=np.float64)
+    for lo in range(0, len(starts), per_chunk):
+        chunk = starts[lo : lo + per_chunk]
+        flat = windows[chunk].reshape(len(chunk), -1)
+        # ||x - c||^2 = ||x||^2 - 2 x.c + ||c||^2, minimised over the centroids
+        sq = (row_sq[chunk + window] - row_sq[chunk]) + (center_sq[None, :] - 2.0 * (flat @ centers_t)).min(axis=1)
+        distances[lo : lo + len(chunk)] = np.sqrt(np.maximum(sq, 0.0))
+    return distances
+
+
+def term_key(term: InputTerm) -> str:
+    return f"input_term/{term.name}"
+
+
+def input_term_stats(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm]) -> dict[str, Stats]:
+    """Training mean and standard deviation of the own score and of each term (``score_stats_`` entries)."""
+    from madcluster.scoring import mean_std
+
+    return {OWN_SCORE: mean_std(own), **{term_key(t): mean_std(t.scores(rows)) for t in terms}}
+
+
+def add_input_terms(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], stats: dict[str, Stats]) -> np.ndarray:
+    """``z(own) + sum of z(term)`` with the training statistics in ``stats``."""
+    from madcluster.scoring import standardize
+
+    total = standardize(own, stats[OWN_SCORE])
+    for term in terms:
+        total = total + standardize(term.scores(rows), stats[term_key(term)])
+    return total
+
+
+def terms_to_arrays(terms: list[InputTerm]) -> dict[str, np.ndarray]:
+    """The fitted terms as named arrays for a model file."""
+    return {f"input_terms/{t.name}/{k}": v for t in terms for k, v in t.arrays().items()}
+
+
+def terms_from_arrays(names: tuple[str, ...], arrays: dict[str, np.ndarray]) -> list[InputTerm]:
+    """The terms :func:`terms_to_arrays` wrote, in ``names`` order."""
+    out = []
+    for name in names:
+        prefix = f"input_terms/{name}/"
+        out.append(_KINDS[name].from_arrays({k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}))
+    return out
