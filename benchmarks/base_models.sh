@@ -24,7 +24,8 @@ read -r -a MODELS <<< "${MODELS[*]}"
 for embedder in "${MODELS[@]}"; do
   for mode in base-only full; do
     args=(--dataset "$DATASET" --embedder "$embedder" --mode "$mode" --seeds "${SEEDS[@]}"
-          --epochs "${EPOCHS:-3}" --stride "${STRIDE:-20}")
+          --epochs "${EPOCHS:-3}" --stride "${STRIDE:-20}"
+          --input-terms none)  # Table 1 compares the base model with its + MADCluster score alone
     read -r -a extra <<< "${EXTRA:-}"
     args+=("${extra[@]}")
     echo "+ $MC benchmark ${args[*]}" >&2

@@ -21,7 +21,7 @@ def _series(n: int, seed: int) -> np.ndarray:
 
 @pytest.mark.parametrize("params", [{}, {"embedder": "usad"}], ids=["default", "usad"])
 def test_cli_export_scores_equal_torch(tmp_path, params, capsys):
-    model = MADCluster(window_size=16, epochs=1, random_state=0, **params).fit(_series(400, 0))
+    model = MADCluster(input_terms=None, window_size=16, epochs=1, random_state=0, **params).fit(_series(400, 0))
     model.save(tmp_path / "m.mcz")
     assert main(["export", str(tmp_path / "m.mcz"), "-o", str(tmp_path / "m.onnx")]) == 0
     assert "max abs diff" in capsys.readouterr().out
@@ -38,7 +38,7 @@ def test_cli_export_scores_equal_torch(tmp_path, params, capsys):
 
 
 def test_export_to_a_bad_path_names_the_problem(tmp_path, capsys):
-    model = MADCluster(window_size=16, epochs=1, random_state=0).fit(_series(300, 2))
+    model = MADCluster(input_terms=None, window_size=16, epochs=1, random_state=0).fit(_series(300, 2))
     model.save(tmp_path / "m.mcz")
     assert main(["export", str(tmp_path / "missing.mcz"), "-o", str(tmp_path / "m.onnx")]) == 2
     assert "does not exist" in capsys.readouterr().err

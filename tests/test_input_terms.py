@@ -1,4 +1,4 @@
-"""MADCluster(window_term="kmeans"): the window-KMeans term inside the estimator (off by default)."""
+"""MADCluster's input terms (window KMeans, ridge next-step error) added to its score (the default)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from madcluster import MADCluster
 from madcluster.baselines import KMeansDetector
 from madcluster.exceptions import ParameterError, StreamError
+from madcluster.input_terms import OWN_SCORE, AutoRegressive, WindowKMeans, fit_autoregressive
 from madcluster.scoring import standardize
-from madcluster.window_term import OWN_SCORE, WINDOW_SCORE, window_kmeans_scores
 
 TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
 
@@ -27,69 +27,87 @@ def train_test():
 
 
 @pytest.fixture(scope="module")
-def with_term(train_test):
-    return MADCluster(window_term="kmeans", **TINY).fit(train_test[0])
+def with_terms(train_test):
+    return MADCluster(**TINY).fit(train_test[0])
 
 
-def test_default_is_off_and_unchanged(train_test):
+def test_default_has_both_terms_and_none_turns_them_off(train_test, with_terms):
+    assert MADCluster().input_terms == ("kmeans", "ar")
+    assert [t.name for t in with_terms.input_terms_] == ["kmeans", "ar"]
+    plain = MADCluster(input_terms=None, **TINY).fit(train_test[0])
+    assert plain.input_terms_ == [] and OWN_SCORE not in plain.score_stats_
+    assert MADCluster.from_preset("paper").input_terms is None  # the paper's score alone
+
+
+def test_score_is_the_z_sum_of_madcluster_and_each_term(train_test, with_terms):
     train, test = train_test
-    assert MADCluster().window_term is None
-    plain = MADCluster(**TINY).fit(train)
-    off = MADCluster(window_term=None, **TINY).fit(train)
-    assert plain.window_term_ is None
-    assert np.array_equal(plain.decision_function(test), off.decision_function(test))
-    assert OWN_SCORE not in plain.score_stats_
-
-
-def test_score_is_the_z_sum_of_madcluster_and_the_window_baseline(train_test, with_term):
-    train, test = train_test
-    plain = MADCluster(**TINY).fit(train)  # same seed: the same network as inside with_term
+    plain = MADCluster(input_terms=None, **TINY).fit(train)  # same seed: the same network
+    kmeans, ar = with_terms.input_terms_
     baseline = KMeansDetector(window_size=TINY["window_size"], random_state=0).fit(train)
-    term = window_kmeans_scores(with_term.window_term_, test)
-    assert np.allclose(term, baseline.decision_function(test), rtol=1e-4, atol=1e-4)
-    expected = standardize(plain.decision_function(test), with_term.score_stats_[OWN_SCORE]) + standardize(term, with_term.score_stats_[WINDOW_SCORE])
-    scores = with_term.decision_function(test)
+    assert np.allclose(kmeans.scores(test), baseline.decision_function(test), rtol=1e-4, atol=1e-4)
+    stats = with_terms.score_stats_
+    expected = (standardize(plain.decision_function(test), stats[OWN_SCORE])
+                + standardize(kmeans.scores(test), stats["input_term/kmeans"])
+                + standardize(ar.scores(test), stats["input_term/ar"]))
+    scores = with_terms.decision_function(test)
     assert np.allclose(scores, expected)
     assert scores[200:215].mean() > np.percentile(scores[:150], 99)
-    # training scores, threshold and labels include the term
-    assert abs(with_term.decision_scores_.mean()) < 1e-6  # the sum of two training z-scores
-    assert with_term.threshold_ == pytest.approx(np.quantile(with_term.decision_scores_, 1 - with_term.contamination))
+    assert abs(with_terms.decision_scores_.mean()) < 1e-6  # a sum of training z-scores
+    assert with_terms.threshold_ == pytest.approx(np.quantile(with_terms.decision_scores_, 1 - with_terms.contamination))
 
 
-def test_save_load_round_trip_gives_identical_scores(tmp_path, train_test, with_term):
+def test_ar_term_is_a_ridge_next_step_error():
+    rng = np.random.default_rng(0)
+    x = np.zeros((400, 2))
+    for t in range(1, 400):  # an AR(1) series: the predictor should learn 0.9
+        x[t] = 0.9 * x[t - 1] + 0.1 * rng.normal(size=2)
+    term = fit_autoregressive(x, lags=1, ridge=1e-6)
+    assert np.allclose(np.diag(term.coef[:2]), 0.9, atol=0.05)
+    spiked = x.copy()
+    spiked[300] += 5.0
+    errors = term.scores(spiked)
+    assert errors.argmax() in (300, 301) and errors[300] > 50 * np.median(errors)
+
+
+def test_save_load_round_trip_gives_identical_scores(tmp_path, train_test, with_terms):
     path = tmp_path / "model.mcz"
-    with_term.save(path)
+    with_terms.save(path)
     loaded = MADCluster.load(path)
-    assert loaded.window_term == "kmeans"
-    assert np.array_equal(loaded.window_term_.centroids, with_term.window_term_.centroids)
-    assert np.array_equal(loaded.decision_function(train_test[1]), with_term.decision_function(train_test[1]))
-    assert loaded.threshold_ == with_term.threshold_
+    assert loaded.input_terms == ("kmeans", "ar")
+    assert isinstance(loaded.input_terms_[0], WindowKMeans) and isinstance(loaded.input_terms_[1], AutoRegressive)
+    assert np.array_equal(loaded.decision_function(train_test[1]), with_terms.decision_function(train_test[1]))
+    assert loaded.threshold_ == with_terms.threshold_
 
 
-def test_stream_refuses_the_term(with_term):
-    with pytest.raises(StreamError, match="window_term"):
-        with_term.stream()
+def test_one_term_alone(train_test):
+    model = MADCluster(input_terms="ar", **TINY).fit(train_test[0])
+    assert [t.name for t in model.input_terms_] == ["ar"]
+    assert set(model.score_stats_) >= {OWN_SCORE, "input_term/ar"} and "input_term/kmeans" not in model.score_stats_
 
 
-@pytest.mark.parametrize("value", ["pca", "KMeans", 1, True])
-def test_bad_values_are_parameter_errors(train_test, value):
-    with pytest.raises(ParameterError, match="window_term"):
-        MADCluster(window_term=value, **TINY).fit(train_test[0])
-
-
-def test_onnx_export_refuses_the_term(tmp_path, with_term):
+def test_stream_and_export_refuse_the_terms_and_say_how(tmp_path, with_terms):
+    with pytest.raises(StreamError, match="input_terms=None"):
+        with_terms.stream()
     pytest.importorskip("onnx")
     from madcluster.export import ExportError, export_onnx
 
-    with pytest.raises(ExportError, match="window_term"):
-        export_onnx(with_term, tmp_path / "model.onnx")
-    assert not (tmp_path / "model.onnx").exists()
+    with pytest.raises(ExportError, match="input_terms=None"):
+        export_onnx(with_terms, tmp_path / "m.onnx")
 
 
-def test_the_term_sees_a_column_that_was_constant_in_training(train_test):
-    train, test = (a.copy() for a in train_test)
-    train[:, 2], test[:, 2] = 0.0, 0.0
-    test[100:130, 2] = 5.0  # the network holds this column at 0; the windows see it move
-    model = MADCluster(window_term="kmeans", **TINY).fit(train)
-    scores = model.decision_function(test)
-    assert scores[105:125].min() > scores[:80].max()
+@pytest.mark.parametrize("value", ["pca", "KMeans", 1, True, ("ar", "ar")])
+def test_bad_values_are_parameter_errors(train_test, value):
+    with pytest.raises(ParameterError, match="input_terms"):
+        MADCluster(input_terms=value, **TINY).fit(train_test[0])
+
+
+def test_ar_term_skips_columns_with_few_levels():
+    rng = np.random.default_rng(1)
+    smooth = np.sin(np.arange(500) / 7)[:, None] + 0.05 * rng.normal(size=(500, 1))
+    command = rng.integers(0, 2, size=(500, 1)).astype(float)  # a binary channel: unpredictable steps
+    term = fit_autoregressive(np.hstack([smooth, command]))
+    assert list(term.columns) == [0]
+    flipped = np.hstack([smooth, 1 - command])  # every command flipped: nothing the term reads changed
+    assert np.allclose(term.scores(flipped), term.scores(np.hstack([smooth, command])))
+    only_binary = fit_autoregressive(command)
+    assert len(only_binary.columns) == 0 and not only_binary.scores(command).any()

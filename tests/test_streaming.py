@@ -20,7 +20,7 @@ def _series(n: int, seed: int) -> np.ndarray:
 
 @pytest.fixture(scope="module", params=[{}, {"embedder": "deepsvdd"}], ids=["default", "deepsvdd"])
 def fitted(request) -> MADCluster:
-    return MADCluster(window_size=16, epochs=1, random_state=0, **request.param).fit(_series(600, 0))
+    return MADCluster(input_terms=None, window_size=16, epochs=1, random_state=0, **request.param).fit(_series(600, 0))
 
 
 def _feed(scorer: StreamScorer, x: np.ndarray, rng: np.random.Generator, max_chunk: int) -> np.ndarray:
@@ -69,7 +69,7 @@ def test_restore_refuses_another_models_state_and_garbage(fitted, tmp_path):
     scorer = fitted.stream()
     scorer.update(_series(30, 4))
     scorer.save(tmp_path / "s.mcs")
-    other = MADCluster(window_size=16, epochs=1, random_state=1).fit(_series(300, 5))
+    other = MADCluster(input_terms=None, window_size=16, epochs=1, random_state=1).fit(_series(300, 5))
     with pytest.raises(StreamError, match="another model"):
         StreamScorer.restore(other, tmp_path / "s.mcs")
     (tmp_path / "bad.mcs").write_bytes(b"not a zip")
@@ -88,14 +88,14 @@ def test_bad_rows_are_refused_with_a_clear_error(fitted):
 
 def test_dataframe_columns_are_aligned_by_name():
     train = pd.DataFrame(_series(300, 6), columns=["a", "b"])
-    model = MADCluster(window_size=16, epochs=1, random_state=0).fit(train)
+    model = MADCluster(input_terms=None, window_size=16, epochs=1, random_state=0).fit(train)
     x = pd.DataFrame(_series(40, 7), columns=["a", "b"])
     got = model.stream().update(x[["b", "a"]]).scores
     np.testing.assert_allclose(got, model.decision_function(x), atol=1e-5, rtol=0)
 
 
 def test_non_causal_models_say_why_they_cannot_stream():
-    model = MADCluster(embedder="usad", window_size=16, epochs=1, random_state=0).fit(_series(300, 8))
+    model = MADCluster(input_terms=None, embedder="usad", window_size=16, epochs=1, random_state=0).fit(_series(300, 8))
     with pytest.raises(StreamError, match="non-causal"):
         model.stream()
 
@@ -104,7 +104,7 @@ def test_non_causal_models_say_why_they_cannot_stream():
 def test_stepper_and_window_reruns_mix_and_agree(score_stride):
     """The D-RNN steps short chunks and reruns windows for long ones; switching between the two
     (and a restored state) rebuilds the stepper from the buffer, scores unchanged."""
-    model = MADCluster(window_size=30, epochs=1, random_state=0, score_stride=score_stride).fit(_series(400, 9))
+    model = MADCluster(input_terms=None, window_size=30, epochs=1, random_state=0, score_stride=score_stride).fit(_series(400, 9))
     assert model.row_stepper() is not None
     x = _series(260, 10)
     x[200:205, 1] -= 2.5

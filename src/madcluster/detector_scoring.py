@@ -261,7 +261,9 @@ class DetectorScoring:
         self.score_stats_ = score_statistics({n: v[steady] for n, v in terms.items()}, self.score_scaling)
         self.warmup_quantiles_ = self._fit_warmup(data) if self._scores_causally() else None
         scores = self._calibrate_warmup(self._combine(terms), positions)
-        self.input_terms_ = fit_input_terms(check_input_terms(self.input_terms), data, self.window_size, self.random_state)
+        # base-only is the base model alone (Table 1's "alone" rows): no terms beside its score
+        names = () if self.mode == "base-only" else check_input_terms(self.input_terms)
+        self.input_terms_ = fit_input_terms(names, data, self.window_size, self.random_state)
         if self.input_terms_:
             self.score_stats_.update(input_term_stats(scores, data, self.input_terms_))
             scores = self._with_input_terms(scores, data)

@@ -10,7 +10,9 @@ Two cheap terms fitted on the training rows close most of that gap without touch
   the mean, over the windows covering it, of the window's distance to its nearest centroid;
 * ``ar``: a ridge next-step predictor on the standardised rows (``AR_LAGS`` lags); a step's term is
   its squared prediction error, averaged over the columns (an input-space forecast error, the
-  lead of forecasting detectors on TSB-AD, without the network's saturation).
+  lead of forecasting detectors on TSB-AD, without the network's saturation). Only columns with
+  more than ``AR_MAX_LEVELS`` distinct training values are predicted: the next step of a binary
+  command channel (most of MSL's and SMAP's columns) is a coin flip, whose errors were noise there.
 
 The score is ``z(MADCluster's own score) + sum of z(term)``, each standardised with its training
 mean and standard deviation, the rule of ``base_score_combination="standardized"``. Fitted terms are
@@ -39,6 +41,7 @@ INPUT_TERMS = ("kmeans", "ar")
 DEFAULT_INPUT_TERMS = ("kmeans", "ar")
 OWN_SCORE = "before_input_terms"  # score_stats_ key of MADCluster's own score; terms: "input_term/<name>"
 AR_LAGS, AR_RIDGE = 5, 1.0  # chosen on the development set (benchmarks/results/tsbad/README.md)
+AR_MAX_LEVELS = 3  # columns with at most this many distinct training values are not predicted
 _CHUNK_VALUES = 1 << 23  # windows x values scored at a time (32 MB of float32)
 
 
@@ -89,25 +92,31 @@ class WindowKMeans:
 
 @dataclass(frozen=True)
 class AutoRegressive:
-    """A fitted ridge next-step predictor on standardised rows: ``coef`` maps lags (+ 1) to a row."""
+    """A fitted ridge next-step predictor on standardised rows: ``coef`` maps lags (+ 1) of the
+    ``columns`` it predicts to their next values."""
 
     mean: np.ndarray
     scale: np.ndarray
-    coef: np.ndarray  # (lags * D + 1, D)
+    coef: np.ndarray  # (lags * C + 1, C) for the C predicted columns
     lags: int
+    columns: np.ndarray  # indices of the predicted columns (none: the term is 0)
 
     name = "ar"
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"mean": self.mean, "scale": self.scale, "coef": self.coef, "lags": np.asarray(self.lags, dtype=np.int64)}
+        return {"mean": self.mean, "scale": self.scale, "coef": self.coef, "lags": np.asarray(self.lags, dtype=np.int64),
+                "columns": np.asarray(self.columns, dtype=np.int64)}
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> AutoRegressive:
-        return cls(arrays["mean"], arrays["scale"], arrays["coef"], int(arrays["lags"]))
+        return cls(arrays["mean"], arrays["scale"], arrays["coef"], int(arrays["lags"]), arrays["columns"])
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
-        """Squared next-step error per step, averaged over columns (steps < lags see zero history)."""
-        z = (np.asarray(rows, dtype=np.float64) - self.mean) / self.scale
+        """Squared next-step error per step, averaged over the predicted columns (steps < lags see
+        the first row repeated)."""
+        if len(self.columns) == 0:
+            return np.zeros(len(rows))
+        z = (np.asarray(rows, dtype=np.float64)[:, self.columns] - self.mean) / self.scale
         return ((lagged(z, self.lags) @ self.coef - z) ** 2).mean(axis=1)
 
 
@@ -116,26 +125,35 @@ _KINDS: dict[str, type] = {"kmeans": WindowKMeans, "ar": AutoRegressive}
 
 
 def lagged(z: np.ndarray, lags: int) -> np.ndarray:
-    """Rows ``[z_{t-1}, ..., z_{t-lags}, 1]`` for every step t (zero-padded before the first row)."""
-    padded = np.vstack([np.zeros((lags, z.shape[1])), z])
+    """Rows ``[z_{t-1}, ..., z_{t-lags}, 1]`` for every step t; before the first row the history
+    repeats it (a series' first steps then score as a steady start, not as a jump from zero)."""
+    padded = np.vstack([np.repeat(z[:1], lags, axis=0), z])
     return np.hstack([*(padded[lags - k : lags - k + len(z)] for k in range(1, lags + 1)), np.ones((len(z), 1))])
 
 
-def fit_autoregressive(rows: np.ndarray, lags: int = AR_LAGS, ridge: float = AR_RIDGE) -> AutoRegressive:
+def fit_autoregressive(rows: np.ndarray, lags: int = AR_LAGS, ridge: float = AR_RIDGE, max_levels: int = AR_MAX_LEVELS) -> AutoRegressive:
+    """The ridge predictor of the columns of training ``rows`` with more than ``max_levels`` values."""
     data = np.asarray(rows, dtype=np.float64)
+    columns = np.asarray([j for j in range(data.shape[1]) if len(np.unique(data[:, j])) > max_levels], dtype=np.int64)
+    data = data[:, columns]
     mean, scale = data.mean(axis=0), data.std(axis=0)
     scale = np.where(scale > 1e-8, scale, 1.0)  # a constant column: unit scale, as the network's scaler
     z = (data - mean) / scale
     a = lagged(z, lags)
     coef = np.linalg.solve(a.T @ a + ridge * np.eye(a.shape[1]), a.T @ z)
-    return AutoRegressive(mean, scale, coef, lags)
+    return AutoRegressive(mean, scale, coef, lags, columns)
 
 
 def fit_window_kmeans(rows: np.ndarray, window_size: int, random_state: int | None) -> WindowKMeans:
     """Fit the window-KMeans baseline on training ``rows`` ``(T, D)`` and keep what scoring needs."""
     from madcluster.baselines import KMeansDetector
+    from madcluster.data.windows import window_starts
 
-    baseline = KMeansDetector(window_size=window_size, random_state=random_state).fit(rows)
+    # the baseline's k = 20, or one centroid per window where a short series has fewer windows
+    probe = KMeansDetector(window_size=window_size)
+    n_windows = len(window_starts(len(rows), window_size, max(1, window_size // 10)))
+    k = min(probe.n_centroids, n_windows)
+    baseline = KMeansDetector(window_size=window_size, n_centroids=k, random_state=random_state).fit(rows)
     scaler = baseline.scaler_
     return WindowKMeans(
         scaler_mean=np.asarray(scaler.mean_, dtype=np.float64),
@@ -197,9 +215,11 @@ def terms_to_arrays(terms: list[InputTerm]) -> dict[str, np.ndarray]:
 
 
 def terms_from_arrays(names: tuple[str, ...], arrays: dict[str, np.ndarray]) -> list[InputTerm]:
-    """The terms :func:`terms_to_arrays` wrote, in ``names`` order."""
+    """The terms :func:`terms_to_arrays` wrote, in ``names`` order (a base-only model fitted none)."""
     out = []
     for name in names:
         prefix = f"input_terms/{name}/"
+        if not any(k.startswith(prefix) for k in arrays):
+            continue
         out.append(_KINDS[name].from_arrays({k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}))
     return out

@@ -18,7 +18,7 @@ import numpy as np
 
 from madcluster.atomic import atomic_path
 from madcluster.exceptions import ModelFileError
-from madcluster.input_terms import OWN_SCORE, terms_from_arrays, terms_to_arrays
+from madcluster.input_terms import OWN_SCORE, check_input_terms, terms_from_arrays, terms_to_arrays
 
 if TYPE_CHECKING:
     from torch import nn
@@ -165,7 +165,7 @@ def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.M
         model.warmup_quantiles_ = arrays.get("warmup_quantiles")
         # absent in files written before it: those explain with the raw occlusion drop
         model.attribution_baseline_ = arrays.get("attribution_baseline")
-        model.input_terms_ = terms_from_arrays(params["input_terms"] or (), arrays)
+        model.input_terms_ = terms_from_arrays(check_input_terms(params["input_terms"]), arrays)
         state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
         model.restore_network(int(fitted["n_hidden"]), state)
         model.decision_scores_ = arrays["decision_scores"].astype(np.float64)

@@ -105,12 +105,14 @@ def test_fit_defaults_are_the_detectors():
     assert MADCluster.from_preset("default", **CLI_SETTINGS).get_params() == MADCluster(random_state=0).get_params()
 
 
-def test_fit_window_term_flag_saves_the_term_and_scores(csv_files):
+def test_fit_input_terms_flag_chooses_the_terms_and_none_turns_them_off(csv_files):
     from madcluster import MADCluster
 
-    model, out_csv = csv_files / "window-term.mcz", csv_files / "scores.csv"
-    assert main(["fit", str(csv_files / "train.csv"), "-o", str(model), "--window-term", "kmeans", *FAST]) == 0
+    model, out_csv = csv_files / "input-terms.mcz", csv_files / "scores.csv"
+    assert main(["fit", str(csv_files / "train.csv"), "-o", str(model), "--input-terms", "kmeans", *FAST]) == 0
     loaded = MADCluster.load(model)
-    assert loaded.window_term == "kmeans" and loaded.window_term_.centroids.shape == (20, 20 * 3)
+    assert loaded.input_terms == ("kmeans",) and loaded.input_terms_[0].centroids.shape == (20, 20 * 3)
     assert main(["score", str(model), str(csv_files / "test.csv"), "-o", str(out_csv), "--label-column", "label"]) == 0
     assert len(pd.read_csv(out_csv)) == 300
+    assert main(["fit", str(csv_files / "train.csv"), "-o", str(model), "--input-terms", "none", *FAST]) == 0
+    assert MADCluster.load(model).input_terms is None

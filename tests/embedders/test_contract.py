@@ -50,12 +50,12 @@ class TwoPhase(TinyAutoencoder):
 
 def test_base_loss_and_score_are_combined():
     x = make_series(600, 3)
-    model = MADCluster(embedder=TinyAutoencoder(3), window_size=20, stride=4, epochs=2, random_state=0).fit(x)
+    model = MADCluster(input_terms=None, embedder=TinyAutoencoder(3), window_size=20, stride=4, epochs=2, random_state=0).fit(x)
     assert {"own", "base"} <= set(model.score_stats_)
     scores = model.decision_function(x)
     # standardised combination: training scores have mean ~0 and each part contributes
     assert abs(model.decision_scores_.mean()) < 1e-6 and np.isfinite(scores).all()
-    raw = MADCluster(embedder=TinyAutoencoder(3), window_size=20, stride=4, epochs=2, random_state=0, base_score_combination="raw", score_scaling="raw").fit(x)
+    raw = MADCluster(input_terms=None, embedder=TinyAutoencoder(3), window_size=20, stride=4, epochs=2, random_state=0, base_score_combination="raw", score_scaling="raw").fit(x)
     terms = raw.score_terms(x)
     np.testing.assert_allclose(raw.decision_function(x), terms["cluster"] + terms["distance"] + terms["base"], rtol=1e-5)
 
@@ -63,5 +63,5 @@ def test_base_loss_and_score_are_combined():
 def test_alternating_training_steps_are_used():
     x = make_series(600, 3)
     embedder = TwoPhase(3)
-    model = MADCluster(embedder=embedder, window_size=20, stride=4, epochs=1, batch_size=32, random_state=0, validation_size=0.0).fit(x)
+    model = MADCluster(input_terms=None, embedder=embedder, window_size=20, stride=4, epochs=1, batch_size=32, random_state=0, validation_size=0.0).fit(x)
     assert model.net_.embedder.aux_steps == int(np.ceil(len(range(0, 600 - 20 + 1, 4)) / 32))

@@ -19,7 +19,7 @@ def _series(n: int, seed: int) -> np.ndarray:
 def fleet(tmp_path_factory):
     folder = tmp_path_factory.mktemp("fleet")
     for seed, name in enumerate(("pump-a", "pump-b")):
-        MADCluster(window_size=12, epochs=1, random_state=seed).fit(_series(200, seed)).save(folder / f"{name}.mcz")
+        MADCluster(input_terms=None, window_size=12, epochs=1, random_state=seed).fit(_series(200, seed)).save(folder / f"{name}.mcz")
     return folder
 
 

@@ -74,7 +74,7 @@ def model_file(tmp_path_factory) -> Path:
     import pandas as pd
 
     path = tmp_path_factory.mktemp("model") / "pump.mcz"
-    MADCluster(window_size=16, epochs=1, random_state=0).fit(pd.DataFrame(_series(500, 0), columns=COLUMNS)).save(path)
+    MADCluster(input_terms=None, window_size=16, epochs=1, random_state=0).fit(pd.DataFrame(_series(500, 0), columns=COLUMNS)).save(path)
     return path
 
 

@@ -17,7 +17,7 @@ def test_embed_gives_one_feature_vector_per_step(full_model, data, params):
 def test_embed_is_what_the_score_is_computed_from(data, params):
     # distance-only with the raw Eq. 7 sum and no base score: the score is exactly ||h - c||^2 - R^2
     params = {**params, "embedder_params": {"hidden_size": 8, "n_layers": 2}}
-    model = MADCluster(mode="distance-only", score_scaling="raw", **params).fit(data[0])
+    model = MADCluster(input_terms=None, mode="distance-only", score_scaling="raw", **params).fit(data[0])
     h = model.embed(data[1])
     head = model.net_.head
     c, r = head.center.detach().numpy(), float(head.radius)
@@ -59,7 +59,7 @@ def test_embed_maps_non_causal_windows_back_to_their_points(data):
     # exactly W x_t, the overlap of the end-aligned last window included (a shifted mapping fails)
     torch = pytest.importorskip("torch")
     module = torch.nn.Linear(3, 4)
-    model = MADCluster(embedder=module, mode="distance-only", window_size=20, stride=4, epochs=1,
+    model = MADCluster(input_terms=None, embedder=module, mode="distance-only", window_size=20, stride=4, epochs=1,
                        validation_size=0.0, random_state=0, device="cpu").fit(data[0])
     test = data[1][:95]  # 95 = 4 windows of 20 + an end-aligned fifth overlapping the fourth
     h = model.embed(test)
@@ -71,7 +71,7 @@ def test_embed_maps_non_causal_windows_back_to_their_points(data):
 
 
 def test_center_path_starts_when_the_head_starts_after_pretraining(data, params):
-    model = MADCluster(pretrain_epochs=1, **params).fit(data[0])
+    model = MADCluster(input_terms=None, pretrain_epochs=1, **params).fit(data[0])
     # c is initialised after the one pretraining epoch: that value, then one row per later epoch
     assert model.center_path_.shape == (params["epochs"] - 1 + 1, 8)
     assert np.linalg.norm(model.center_path_[0]) > 0  # the initialised c, not the zero placeholder
