@@ -5,7 +5,7 @@ Defaults here: the generated set, results in benchmarks/results/image. Every oth
 CLI's (``madcluster benchmark --help``, its "images" group), e.g. the committed table:
 
     python benchmarks/image_table.py --configs alone paper pixels channels-detached pixels-detached \
-        --n-train 30 --seeds 0 1 2
+        pixels-w0.5 pixels-detached-w0.5 --n-train 30 --seeds 0 1 2
 
 and MVTec AD with the paper's teacher (see the end of ``madcluster benchmark --help``):
 

@@ -132,10 +132,12 @@ def score_statistics(terms: Mapping[str, np.ndarray], scaling: str) -> dict[str,
     return stats
 
 
-def combine(terms: Mapping[str, Any], stats: Mapping[str, Stats], scaling: str, base_combination: str) -> Any:
+def combine(terms: Mapping[str, Any], stats: Mapping[str, Stats], scaling: str, base_combination: str,
+            head_weight: float = 1.0) -> Any:
     """The anomaly score: the head's score, the base model's alone, or both (``raw`` sum or the
-    sum of the two standardised). Numpy arrays or torch tensors alike: the ONNX graph of
-    :mod:`madcluster.export` holds this very arithmetic."""
+    sum of the two standardised, the head's weighted by ``head_weight``; 1 everywhere but images).
+    Numpy arrays or torch tensors alike: the ONNX graph of :mod:`madcluster.export` holds this
+    very arithmetic."""
     base = terms.get("base")
     if len(terms) == (base is not None):  # no head terms: the base model alone
         if base is None:
@@ -144,14 +146,16 @@ def combine(terms: Mapping[str, Any], stats: Mapping[str, Stats], scaling: str, 
     own = head_score(terms, stats, scaling)
     if base is None:
         return own
-    if base_combination == "raw":
-        return own + base
-    return standardize(own, stats["own"]) + standardize(base, stats["base"])
+    if base_combination != "raw":
+        own = standardize(own, stats["own"])
+        base = standardize(base, stats["base"])
+    return (own if head_weight == 1.0 else head_weight * own) + base
 
 
-def combine_scores(terms: Mapping[str, np.ndarray], stats: Mapping[str, Stats], scaling: str, base_combination: str) -> np.ndarray:
+def combine_scores(terms: Mapping[str, np.ndarray], stats: Mapping[str, Stats], scaling: str, base_combination: str,
+                   head_weight: float = 1.0) -> np.ndarray:
     """:func:`combine` checked: finite, float64."""
-    scores = combine(terms, stats, scaling, base_combination)
+    scores = combine(terms, stats, scaling, base_combination, head_weight)
     if not np.all(np.isfinite(scores)):
         raise DataError("the model produced non-finite scores: the input may be far outside the training range")
     return np.asarray(scores, dtype=np.float64)

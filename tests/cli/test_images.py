@@ -39,3 +39,16 @@ def test_time_series_flags_are_refused_for_images(tiny_root, tmp_path, capsys):
     args = ["fit", str(tiny_root / "disc"), "-o", str(tmp_path / "m.mcz"), "--embedder", "pyramidflow", "--window-size", "10"]
     assert main(args) == 2
     assert "window_size do(es) not apply to image models" in capsys.readouterr().err
+
+
+def test_the_paper_reading_from_the_command_line(tiny_root, tmp_path):
+    """--layout channels --head-weight 1: the paper's literal reading; without them the image defaults."""
+    from madcluster.images.detector import ImageMADCluster
+
+    common = [str(tiny_root / "disc"), "--embedder", "pyramidflow", "--image-size", "32", "--epochs", "1",
+              "--embedder-param", "blocks=1", "--embedder-param", "hidden=8", "--quiet"]
+    assert main(["fit", *common, "-o", str(tmp_path / "paper.mcz"), "--layout", "channels", "--head-weight", "1"]) == 0
+    assert main(["fit", *common, "-o", str(tmp_path / "default.mcz")]) == 0
+    paper, default = (ImageMADCluster.load(tmp_path / name).get_params() for name in ("paper.mcz", "default.mcz"))
+    assert (paper["layout"], paper["head_weight"]) == ("channels", 1.0)
+    assert (default["layout"], default["head_weight"]) == ("pixels", 0.5)

@@ -10,6 +10,7 @@ from madcluster import MADCluster
 from madcluster.exceptions import DataError, ModelFileError, NotFittedError
 from madcluster.images.detector import ImageMADCluster, training_batch_size
 from madcluster.images.io import read_mvtec_class
+from madcluster.images.table import CONFIGS, DEFAULT_CONFIG
 
 SMALL = {
     "rd4ad": {"backbone": "resnet18"},
@@ -32,7 +33,7 @@ def test_trains_and_scores_every_configuration(name, config, tiny_root):
     assert model.decision_scores_.shape == (len(train),)
     has_head = config.get("mode") != "base-only"
     assert ("own" in model.score_stats_) == has_head
-    assert ("own" in model.map_stats_) == (has_head and config.get("layout") == "pixels")
+    assert ("own" in model.map_stats_) == (has_head and config.get("layout", "pixels") == "pixels")
     assert np.isfinite(model.history_["train_loss"]).all()
 
 
@@ -52,7 +53,7 @@ def test_detach_h_trains_the_base_model_exactly_as_alone(tiny_root):
     """With MADCluster's gradient stopped at h, the base model's own map equals the model alone."""
     train, test = read_mvtec_class(tiny_root / "disc")
     alone = detector("pyramidflow", mode="base-only").fit(train.images)
-    detached = detector("pyramidflow", detach_h=True).fit(train.images)
+    detached = detector("pyramidflow", layout="channels", detach_h=True).fit(train.images)
     np.testing.assert_allclose(detached.anomaly_map(test.images), alone.anomaly_map(test.images), rtol=1e-5, atol=1e-6)
     assert not np.allclose(detached.decision_function(test.images), alone.decision_function(test.images))
 
@@ -94,3 +95,29 @@ def test_folders_and_bad_input(tiny_root):
         detector("pyramidflow").decision_function(np.zeros((1, 3, 32, 32)))
     with pytest.raises(ValueError, match="unknown layout"):
         detector("pyramidflow", layout="rows").fit(tiny_root / "disc")
+
+
+def test_head_weight_scales_the_standardised_madcluster_term_in_score_and_map(tiny_root, tmp_path):
+    """score = z(base) + w z(MADCluster), with training statistics; w = 0.25 is exactly that sum."""
+    train, test = read_mvtec_class(tiny_root / "disc")
+    model = detector("pyramidflow", layout="pixels", detach_h=True, head_weight=0.25).fit(train.images)
+    scores, maps = model.score_terms(test.images)
+    for terms, stats, combined in ((scores, model.score_stats_, model.decision_function(test.images)),
+                                   (maps, model.map_stats_, model.anomaly_map(test.images))):
+        own = sum((terms[k] - stats[k][0]) / stats[k][1] for k in terms if k != "base")
+        expected = (terms["base"] - stats["base"][0]) / stats["base"][1] + 0.25 * (own - stats["own"][0]) / stats["own"][1]
+        np.testing.assert_allclose(combined, expected, rtol=1e-10, atol=1e-10)
+    full = detector("pyramidflow", layout="pixels", detach_h=True, head_weight=1.0).fit(train.images)
+    assert not np.allclose(full.decision_function(test.images), model.decision_function(test.images))
+    model.save(tmp_path / "w.mcz")
+    np.testing.assert_array_equal(ImageMADCluster.load(tmp_path / "w.mcz").decision_function(test.images),
+                                  model.decision_function(test.images))
+    for bad in (0.0, -1.0, float("nan"), "1"):
+        with pytest.raises(ValueError, match="head_weight"):
+            detector("pyramidflow", head_weight=bad).fit(train.images)
+
+
+def test_the_defaults_are_the_chosen_table_configuration_and_paper_stays_literal():
+    defaults = ImageMADCluster().get_params()
+    assert {k: defaults[k] for k in CONFIGS[DEFAULT_CONFIG]} == CONFIGS[DEFAULT_CONFIG]
+    assert CONFIGS["paper"] == {"mode": "full", "layout": "channels", "detach_h": False, "head_weight": 1.0}

@@ -27,3 +27,18 @@ def test_table_runs_resume_and_write_tables_and_figures(tiny_root, tmp_path):
     assert "0.810 → 0.834 (pill)" in disc  # the paper's PyramidFlow row for the MVTec class disc imitates
     figures = write_figures(tiny_root, tmp_path, ["pyramidflow"], ["disc"], 32, 0)
     assert [p.name for p in figures] == ["disc-pyramidflow.png"] and figures[0].stat().st_size > 0
+
+
+def test_goal_counts_count_classes_where_madcluster_is_at_least_alone():
+    from madcluster.images.report import goal_counts
+
+    def row(cls, config, seed, image, pixel):
+        return {"cls": cls, "model": "rd4ad", "config": config, "seed": seed, "image_auroc": image, "pixel_auroc": pixel}
+
+    rows = [row("a", "alone", 0, .6, .5), row("a", "paper", 0, .7, .4),     # image above, pixel below
+            row("b", "alone", 0, .6, .5), row("b", "paper", 0, .6, .5),     # ties count as matching
+            row("c", "alone", 0, .8, .5), row("c", "paper", 0, .5, .9),
+            row("c", "alone", 1, .8, .5), row("c", "paper", 1, .7, .9)]     # mean over seeds: .6 < .8
+    text = goal_counts({f"{r['cls']}/{r['config']}/{r['seed']}": r for r in rows}, ["rd4ad"], ["a", "b", "c"])
+    assert "| rd4ad, image_auroc | 2/3 |" in text and "| rd4ad, pixel_auroc | 2/3 |" in text
+    assert "| base, metric | paper |" in text

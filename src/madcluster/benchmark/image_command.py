@@ -46,8 +46,9 @@ def add_image_benchmark_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--image-models", nargs="+", metavar="MODEL", default=None,
                        help="image base models: rd4ad, pyramidflow (default: both)")
     group.add_argument("--configs", nargs="+", metavar="CONFIG", default=None,
-                       help="alone (the base model), paper (+ MADCluster, the appendix's [B, C, H*W]), pixels, "
-                       "channels-detached, pixels-detached (docs/images.md) (default: alone paper pixels)")
+                       help="alone (the base model), paper (+ MADCluster, the appendix's [B, C, H*W]), pixels-w0.5 "
+                       "(+ MADCluster, the library's image default), pixels, channels-detached, pixels-detached, "
+                       "pixels-detached-w0.5 (docs/images.md) (default: alone paper pixels-w0.5)")
     group.add_argument("--classes", nargs="+", default=None, help="only these classes (default: every class)")
     group.add_argument("--image-size", type=int, default=None, help="side images are resized to (default: 64)")
     group.add_argument("--n-train", type=int, default=None, help="first N training images a class (default: all)")

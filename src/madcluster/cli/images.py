@@ -21,7 +21,10 @@ def add_image_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--image-size", type=int, default=None, help="images are resized to this side (default: 256)")
     group.add_argument("--layout", choices=("channels", "pixels"), default=None,
                        help="how MADCluster reads the feature map: channels (the paper) or pixels "
-                       "(one h per position, adds a pixel map) (default: channels)")
+                       "(one h per position, adds a pixel map) (default: pixels)")
+    group.add_argument("--head-weight", type=float, default=None,
+                       help="weight of MADCluster's standardised score and map beside the base model's "
+                       "(default: 0.5; the paper's literal reading: --layout channels --head-weight 1)")
 
 
 def is_image_embedder(name: str | None) -> bool:
@@ -50,7 +53,7 @@ def image_detector_from_args(args: argparse.Namespace):
     foreign = sorted(k for k in params if k not in accepted)
     if foreign:
         raise MADClusterError(f"{', '.join(foreign)} do(es) not apply to image models ({args.embedder})")
-    for name in ("image_size", "layout"):
+    for name in ("image_size", "layout", "head_weight"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
     return ImageMADCluster(**params)

@@ -37,7 +37,7 @@ class ImageBenchmark:
     images: str
     out: Path
     models: tuple[str, ...] = ("rd4ad", "pyramidflow")
-    configs: tuple[str, ...] = ("alone", "paper", "pixels")
+    configs: tuple[str, ...] = ("alone", "paper", "pixels-w0.5")
     seeds: tuple[int, ...] = (0,)
     classes: tuple[str, ...] | None = None
     epochs: int = 10

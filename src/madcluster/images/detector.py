@@ -10,7 +10,8 @@ map; each MADCluster term (Eq. 7: cluster term, d - R^2) gives an image score (i
 sequence in the ``channels`` layout, its maximum in the ``pixels`` layout) and, in the ``pixels``
 layout only, a map (upsampled to the image). As for time series, MADCluster's score is the sum of
 its standardised terms (``score_scaling``) and the final score the sum of the standardised base and
-MADCluster scores (``base_score_combination``), statistics taken on the training images.
+MADCluster scores (``base_score_combination``), statistics taken on the training images, the
+MADCluster one weighted by ``head_weight`` (1 for time series).
 """
 
 from __future__ import annotations
@@ -104,8 +105,8 @@ class ImageMADCluster(BaseDetector):
     embedder : registered image embedder, ``"rd4ad"`` or ``"pyramidflow"``.
     embedder_params : its keyword arguments (e.g. ``{"backbone": "resnet18", "weights": "wrn.pth"}``).
     image_size : images are resized to ``image_size x image_size``.
-    layout : ``channels`` (the paper: [B, C, H W], one h per channel) or ``pixels`` ([B, H W, C],
-        one h per position; MADCluster then also adds a pixel map). See ``docs/images.md``.
+    layout : ``pixels`` (default: [B, H W, C], one h per position; MADCluster then also adds a pixel
+        map) or ``channels`` (the paper's literal [B, C, H W], one h per channel). See ``docs/images.md``.
     detach_h : False (the paper): MADCluster's loss trains the base model too; True: its gradient
         stops at h, so the base model trains exactly as alone and the head learns on its features.
     epochs : training epochs (the paper: 10), no early stopping unless ``validation_size`` > 0.
@@ -114,6 +115,13 @@ class ImageMADCluster(BaseDetector):
     center_warmup, n_clusters : the MADCluster objective, as :class:`~madcluster.MADCluster`
         (``mode="base-only"``: the base model alone).
     base_score_combination, contamination, random_state, device, verbose : as MADCluster.
+    head_weight : weight of MADCluster's standardised score (and map) in the sum with the base
+        model's standardised score (and map); 1 is the time-series rule (and the ``paper`` configuration).
+
+    The defaults (``pixels``, joint training, ``head_weight=0.5``) are the + MADCluster option that
+    scored best on CutPaste defects pasted into held-out training images
+    (``benchmarks/results/image/selection-pooled.md``); ``layout="channels", head_weight=1`` is the
+    paper's literal reading.
     """
 
     def __init__(
@@ -121,7 +129,7 @@ class ImageMADCluster(BaseDetector):
         embedder: str = "rd4ad",
         embedder_params: dict | None = None,
         image_size: int = 256,
-        layout: str = "channels",
+        layout: str = "pixels",
         detach_h: bool = False,
         epochs: int = 10,
         batch_size: int = 16,
@@ -140,6 +148,7 @@ class ImageMADCluster(BaseDetector):
         center_warmup: int = 0,
         n_clusters: int = 1,
         base_score_combination: str = "standardized",
+        head_weight: float = 0.5,
         contamination: float = 0.01,
         random_state: int | None = None,
         device: str = "auto",
@@ -167,6 +176,7 @@ class ImageMADCluster(BaseDetector):
         self.center_warmup = center_warmup
         self.n_clusters = n_clusters
         self.base_score_combination = base_score_combination
+        self.head_weight = head_weight
         self.contamination = contamination
         self.random_state = random_state
         self.device = device
@@ -184,6 +194,8 @@ class ImageMADCluster(BaseDetector):
             raise ValueError(f"validation_size must be in [0, 1), got {self.validation_size}")
         if self.lr <= 0 or self.weight_decay < 0:
             raise ValueError("lr must be > 0 and weight_decay >= 0")
+        if not (isinstance(self.head_weight, (int, float)) and np.isfinite(self.head_weight) and self.head_weight > 0):
+            raise ValueError(f"head_weight must be a finite number > 0, got {self.head_weight!r}")
         if self.base_score_combination not in COMBINATIONS:
             raise ValueError(f"unknown base_score_combination {self.base_score_combination!r}; choose one of {', '.join(COMBINATIONS)}")
 
@@ -216,7 +228,7 @@ class ImageMADCluster(BaseDetector):
             )
             train = data[: len(data) - n_val]
             self.history_ = train_network(self.net_, train, data[len(data) - n_val :] if n_val else None, settings, generator)
-        scores, maps = self._terms(images)
+        scores, maps = self.score_terms(images)
         self.score_stats_ = score_statistics(scores, self.score_scaling)
         self.map_stats_ = score_statistics(maps, self.score_scaling)
         self._set_training_scores(self._combine(scores, self.score_stats_))
@@ -234,11 +246,11 @@ class ImageMADCluster(BaseDetector):
         """Both :meth:`decision_function` and :meth:`anomaly_map` from one pass over ``X``."""
         self._check_fitted()
         images = check_images(X, image_size=self.image_size, n_channels=self.n_channels_)
-        scores, maps = self._terms(images)
+        scores, maps = self.score_terms(images)
         return self._combine(scores, self.score_stats_), self._combine(maps, self.map_stats_)
 
     @torch.no_grad()
-    def _terms(self, images: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    def score_terms(self, images: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Named per-image scores ``(N,)`` and named maps ``(N, H, W)``: ``base`` and the head's terms."""
         net = self.net_.eval()
         embedder = net.embedder
@@ -264,7 +276,7 @@ class ImageMADCluster(BaseDetector):
 
     def _combine(self, terms: dict[str, np.ndarray], stats: dict[str, tuple[float, float]]) -> np.ndarray:
         """Scores or maps from their named terms, exactly as the time-series detector combines them."""
-        return combine_scores(terms, stats, self.score_scaling, self.base_score_combination)
+        return combine_scores(terms, stats, self.score_scaling, self.base_score_combination, self.head_weight)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> None:
