@@ -61,18 +61,18 @@ WINDOW_VARIANTS: list[tuple[int, int]] = []
 
 def load(path: Path, train: np.ndarray, test: np.ndarray) -> dict[str, np.ndarray]:
     from madcluster.baselines import KMeansDetector
-    from madcluster.input_terms import WindowKMeans
+    from madcluster.input_terms import WindowKMeans, fit_autoregressive
     from madcluster.scoring import mean_std, standardize
 
     arrays = dict(np.load(path))
     extra = input_terms(train.astype(np.float64), test.astype(np.float64))
+    lib_ar = fit_autoregressive(train)
+    arrays["z_libar"] = standardize(lib_ar.scores(test), mean_std(lib_ar.scores(train)))
     for name in ("maxz", "pca", "ar"):
         arrays[f"z_{name}"] = standardize(extra[name], mean_std(extra[f"train/{name}"]))
         eps = 1e-3 * np.median(extra[f"train/{name}"]) + 1e-12
         arrays[f"z_l{name}"] = standardize(np.log(extra[name] + eps), mean_std(np.log(extra[f"train/{name}"] + eps)))
         arrays[f"z_s{name}"] = standardize(np.sqrt(extra[name]), mean_std(np.sqrt(extra[f"train/{name}"])))
-    from madcluster.input_terms import fit_autoregressive
-
     for distinct in (3, 10):
         keep = [j for j in range(train.shape[1]) if len(np.unique(train[:, j])) > distinct]
         if keep:

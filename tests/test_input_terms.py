@@ -111,3 +111,13 @@ def test_ar_term_skips_columns_with_few_levels():
     assert np.allclose(term.scores(flipped), term.scores(np.hstack([smooth, command])))
     only_binary = fit_autoregressive(command)
     assert len(only_binary.columns) == 0 and not only_binary.scores(command).any()
+
+
+def test_streaming_preset_is_the_default_without_terms_and_streams(train_test):
+    model = MADCluster.from_preset("streaming", **TINY).fit(train_test[0])
+    assert model.input_terms is None and model.input_terms_ == []
+    scorer = model.stream()
+    streamed = np.concatenate([scorer.update(chunk).scores for chunk in np.array_split(train_test[1], 5)])
+    assert np.allclose(streamed, model.decision_function(train_test[1]), atol=1e-5)
+    default = MADCluster(**TINY).get_params()
+    assert {k: v for k, v in model.get_params().items() if v != default[k]} == {"input_terms": None}

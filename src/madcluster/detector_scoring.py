@@ -94,7 +94,8 @@ class DetectorScoring:
         if self._input_terms():
             raise StreamError(f"streaming needs step t's score to read steps <= t only; input_terms={self.input_terms!r} "
                               "adds terms of whole series (kmeans averages windows that start after t): score whole "
-                              "series with decision_function, or fit with input_terms=None (--input-terms none) to stream")
+                              "series with decision_function, or fit a causal model to stream: MADCluster.from_preset(\"streaming\") "
+                              "(--preset streaming), i.e. input_terms=None")
         if not self._scores_causally():
             name = self.embedder if isinstance(self.embedder, str) else type(self.embedder).__name__
             why = "window-level scores (score_type='window')" if self.net_.embedder.causal else f"a non-causal embedder ({name})"

@@ -57,7 +57,7 @@ def export_onnx(detector: MADCluster, path: str | os.PathLike, check: bool = Tru
         raise ImportError(f"ONNX export needs the onnx extra: pip install \"madcluster[onnx]\" ({exc})") from None
     if getattr(detector, "input_terms_", None):
         raise ExportError(f"{_name(detector)} has input_terms={detector.input_terms!r}, which score whole series, not "
-                          "windows: it does not export to ONNX (fit with input_terms=None, --input-terms none, to export)")
+                          "windows: it does not export to ONNX (fit with --preset streaming, i.e. input_terms=None, to export)")
     module = WindowScores(detector).eval()
     windows = torch.from_numpy(detector.model_windows(_probe_series(detector))[0][:8])
     try:

@@ -3,7 +3,9 @@
 ``default`` is the constructor's defaults (what was measured to detect, see the README's method
 table); ``paper`` is the paper's formulation exactly (the README's "The method and its options"): the embedder's paper settings
 pinned (for the D-RNN: no auxiliary loss), Eq. 7's raw sum, non-overlapping scoring windows,
-early stopping on the total loss.
+early stopping on the total loss. ``streaming`` is the default without the input terms
+(:mod:`madcluster.input_terms`): a causal model, so it streams, serves streams and exports to ONNX
+(what the default was before the terms, at the cost of their detection).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "epoch_windows": None,  # every window in every epoch, as the paper's training
         "input_terms": None,  # MADCluster's score alone (Eq. 7), no input-space terms
     },
+    "streaming": {"input_terms": None},  # causal: step t's score reads steps <= t only
 }
 # presets that pin the embedder's ``paper_params`` and score each point from one whole window
 _PAPER_LIKE = ("paper",)
