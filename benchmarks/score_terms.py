@@ -12,7 +12,7 @@ the rows are rebuilt by the reader, ``benchmarks/score_combos.py``, so the files
     python benchmarks/score_terms.py --sources tsbad suite demo --nets default aux --jobs 16 \\
         --data-dir DATA --out /tmp/terms
 
-Networks: ``default`` = ``MADCluster(window_term="kmeans")``, ``aux`` = the same with the D-RNN's
+Networks: ``default`` = ``MADCluster(input_terms=("kmeans",))``, ``aux`` = the same with the D-RNN's
 next-step term (``embedder_params={"auxiliary": "next-step"}``). Input-space terms computed here:
 ``maxz`` (largest per-channel |z| of a row, training statistics) and ``pca`` (point-wise PCA
 reconstruction error, components for 90 % of the training variance, standardised rows), computed by
@@ -35,8 +35,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 NETS: dict[str, dict[str, Any]] = {
-    "default": {"window_term": "kmeans"},
-    "aux": {"window_term": "kmeans", "embedder_params": {"auxiliary": "next-step"}},
+    "default": {"input_terms": ("kmeans",)},
+    "aux": {"input_terms": ("kmeans",), "embedder_params": {"auxiliary": "next-step"}},
 }
 
 
@@ -83,13 +83,12 @@ def autoregressive_errors(z_train: np.ndarray, z_rows: np.ndarray, lags: int = 5
 
 
 def network_terms(detector: Any, rows: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The fitted model's raw terms on ``rows`` (head terms, ``base``: its own score) and the window term."""
-    from madcluster.window_term import window_kmeans_scores
-
+    """The fitted model's raw terms on ``rows`` (head terms, ``base``: its own score) and the
+    window-KMeans input term (its first input term)."""
     checked = detector.check_rows(rows)
     terms = detector._point_outputs(detector._model_input(checked), detector.net_.score)
     terms = {k: np.asarray(v, dtype=np.float64) for k, v in terms.items()}
-    return terms, window_kmeans_scores(detector.window_term_, checked)
+    return terms, detector.input_terms_[0].scores(checked)
 
 
 def dump_one(task: dict[str, Any]) -> str:
