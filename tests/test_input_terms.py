@@ -121,3 +121,31 @@ def test_streaming_preset_is_the_default_without_terms_and_streams(train_test):
     assert np.allclose(streamed, model.decision_function(train_test[1]), atol=1e-5)
     default = MADCluster(**TINY).get_params()
     assert {k: v for k, v in model.get_params().items() if v != default[k]} == {"input_terms": None}
+
+
+def test_a_model_file_written_with_window_term_loads_as_the_kmeans_term(tmp_path, train_test):
+    import io
+    import json
+    import zipfile
+
+    model = MADCluster(input_terms=("kmeans",), **TINY).fit(train_test[0])
+    new, old = tmp_path / "new.mcz", tmp_path / "old.mcz"
+    model.save(new)
+    with zipfile.ZipFile(new) as zf:  # rewrite it the way files were written before input terms
+        payload = json.loads(zf.read("config.json"))
+        arrays = dict(np.load(io.BytesIO(zf.read("arrays.npz"))))
+    params = payload["config"]["params"] if "config" in payload else payload["params"]
+    fitted = payload["config"]["fitted"] if "config" in payload else payload["fitted"]
+    del params["input_terms"]
+    params["window_term"] = "kmeans"
+    stats = fitted["score_stats_"]
+    stats["before_window_term"], stats["window_term"] = stats.pop(OWN_SCORE), stats.pop("input_term/kmeans")
+    arrays = {k.replace("input_terms/kmeans/", "window_term/"): v for k, v in arrays.items()}
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    with zipfile.ZipFile(old, "w") as zf:
+        zf.writestr("config.json", json.dumps(payload))
+        zf.writestr("arrays.npz", buffer.getvalue())
+    loaded = MADCluster.load(old)
+    assert loaded.input_terms == ("kmeans",)
+    assert np.array_equal(loaded.decision_function(train_test[1]), model.decision_function(train_test[1]))
