@@ -149,3 +149,11 @@ def test_a_model_file_written_with_window_term_loads_as_the_kmeans_term(tmp_path
     loaded = MADCluster.load(old)
     assert loaded.input_terms == ("kmeans",)
     assert np.array_equal(loaded.decision_function(train_test[1]), model.decision_function(train_test[1]))
+
+
+def test_ar_term_uses_fewer_lags_on_wide_data():
+    rng = np.random.default_rng(2)
+    wide = rng.normal(size=(300, 400))
+    term = fit_autoregressive(wide)
+    assert term.lags == 2 and term.coef.shape == (2 * 400 + 1, 400)
+    assert term.scores(wide).shape == (300,)

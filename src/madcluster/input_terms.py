@@ -42,6 +42,7 @@ DEFAULT_INPUT_TERMS = ("kmeans", "ar")
 OWN_SCORE = "before_input_terms"  # score_stats_ key of MADCluster's own score; terms: "input_term/<name>"
 AR_LAGS, AR_RIDGE = 5, 1.0  # chosen on the development set (benchmarks/results/tsbad/README.md)
 AR_MAX_LEVELS = 3  # columns with at most this many distinct training values are not predicted
+AR_MAX_REGRESSORS = 1024  # wide data: fewer lags (at least 1), so the ridge solve stays about a second
 _CHUNK_VALUES = 1 << 23  # windows x values scored at a time (32 MB of float32)
 
 
@@ -136,6 +137,7 @@ def fit_autoregressive(rows: np.ndarray, lags: int = AR_LAGS, ridge: float = AR_
     data = np.asarray(rows, dtype=np.float64)
     columns = np.asarray([j for j in range(data.shape[1]) if len(np.unique(data[:, j])) > max_levels], dtype=np.int64)
     data = data[:, columns]
+    lags = max(1, min(lags, AR_MAX_REGRESSORS // max(1, len(columns))))
     mean, scale = data.mean(axis=0), data.std(axis=0)
     scale = np.where(scale > 1e-8, scale, 1.0)  # a constant column: unit scale, as the network's scaler
     z = (data - mean) / scale
