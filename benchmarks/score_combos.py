@@ -80,6 +80,13 @@ def load(path: Path, train: np.ndarray, test: np.ndarray) -> dict[str, np.ndarra
             arrays[f"z_ar{distinct}"] = standardize(ar.scores(test[:, keep]), mean_std(ar.scores(train[:, keep])))
         else:
             arrays[f"z_ar{distinct}"] = np.zeros(len(test))
+    levels = np.array([len(np.unique(train[:, j])) for j in range(train.shape[1])])
+    for tag, keep in (("kmx", levels > 3), ("kmb", (levels > 3) | (levels == 1))):
+        if keep.any():
+            km = KMeansDetector(window_size=100, random_state=0).fit(train[:, keep])
+            arrays[f"z_{tag}"] = standardize(km.decision_function(test[:, keep]), mean_std(km.decision_function(train[:, keep])))
+        else:
+            arrays[f"z_{tag}"] = np.zeros(len(test))
     for window, k in WINDOW_VARIANTS:
         term = KMeansDetector(window_size=window, n_centroids=k, random_state=0).fit(train)
         arrays[f"z_win{window}k{k}"] = standardize(term.decision_function(test), mean_std(term.decision_function(train)))

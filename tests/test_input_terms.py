@@ -157,3 +157,23 @@ def test_ar_term_uses_fewer_lags_on_wide_data():
     term = fit_autoregressive(wide)
     assert term.lags == 2 and term.coef.shape == (2 * 400 + 1, 400)
     assert term.scores(wide).shape == (300,)
+
+
+def test_kmeans_term_leaves_out_binary_columns_but_keeps_constant_ones():
+    from madcluster.input_terms import fit_window_kmeans
+
+    rng = np.random.default_rng(3)
+    smooth = np.sin(np.arange(600) / 7)[:, None] + 0.05 * rng.normal(size=(600, 1))
+    command = (rng.random((600, 1)) < 0.02).astype(float)  # a rarely toggling command channel
+    constant = np.zeros((600, 1))
+    train = np.hstack([smooth, command, constant])
+    term = fit_window_kmeans(train, 20, 0)
+    assert list(term.columns) == [0, 2]
+    toggled = train.copy()
+    toggled[300:305, 1] = 1 - toggled[300:305, 1]  # toggles: not read
+    assert np.allclose(term.scores(toggled), term.scores(train))
+    moved = train.copy()
+    moved[300:305, 2] = 3.0  # the constant column moves: read
+    assert term.scores(moved)[300:305].min() > term.scores(train)[300:305].max()
+    only_binary = fit_window_kmeans(command, 20, 0)  # nothing else to read: every column
+    assert list(only_binary.columns) == [0]

@@ -7,11 +7,15 @@ Two cheap terms fitted on the training rows close most of that gap without touch
 
 * ``kmeans``: window KMeans (:class:`~madcluster.baselines.KMeansDetector`'s defaults: k = 20,
   windows of the detector's L every L // 10 steps, per-feature standardisation); a step's term is
-  the mean, over the windows covering it, of the window's distance to its nearest centroid;
+  the mean, over the windows covering it, of the window's distance to its nearest centroid. Columns
+  with 2 or 3 distinct training values (binary command channels) are left out: standardised, a
+  rarely toggling one turns each toggle into a jump of ten or more deviations, the term's false
+  alarms on MSL and SMAP (46 TSB-AD series, offline: .394 -> .496 mean VUS-PR); constant columns
+  stay (their steps are how a move reaches the model, :mod:`madcluster.data.constant_columns`);
 * ``ar``: a ridge next-step predictor on the standardised rows (``AR_LAGS`` lags); a step's term is
   its squared prediction error, averaged over the columns (an input-space forecast error, the
   lead of forecasting detectors on TSB-AD, without the network's saturation). Only columns with
-  more than ``AR_MAX_LEVELS`` distinct training values are predicted: the next step of a binary
+  more than ``FEW_LEVELS`` distinct training values are predicted: the next step of a binary
   command channel (most of MSL's and SMAP's columns) is a coin flip, whose errors were noise there.
 
 The score is ``z(MADCluster's own score) + sum of z(term)``, each standardised with its training
@@ -41,7 +45,7 @@ INPUT_TERMS = ("kmeans", "ar")
 DEFAULT_INPUT_TERMS = ("kmeans", "ar")
 OWN_SCORE = "before_input_terms"  # score_stats_ key of MADCluster's own score; terms: "input_term/<name>"
 AR_LAGS, AR_RIDGE = 5, 1.0  # chosen on the development set (benchmarks/results/tsbad/README.md)
-AR_MAX_LEVELS = 3  # columns with at most this many distinct training values are not predicted
+FEW_LEVELS = 3  # columns with 2..FEW_LEVELS distinct training values: left out of both terms (ar: also constant ones)
 AR_MAX_REGRESSORS = 1024  # wide data: fewer lags (at least 1), so the ridge solve stays about a second
 _CHUNK_VALUES = 1 << 23  # windows x values scored at a time (32 MB of float32)
 
@@ -62,24 +66,27 @@ def check_input_terms(value: object) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class WindowKMeans:
-    """A fitted window-KMeans term: the input scaler, the centroids ``(k, L * D)`` and the windows."""
+    """A fitted window-KMeans term: the input scaler, the centroids ``(k, L * C)`` of the ``columns``
+    it reads, and the windows."""
 
     scaler_mean: np.ndarray
     scaler_scale: np.ndarray
     centroids: np.ndarray
     window_size: int
     stride: int
+    columns: np.ndarray | None = None  # None: every column (files from before the column choice)
 
     name = "kmeans"
 
     def arrays(self) -> dict[str, np.ndarray]:
         shape = np.asarray([self.window_size, self.stride], dtype=np.int64)
-        return {"scaler_mean": self.scaler_mean, "scaler_scale": self.scaler_scale, "centroids": self.centroids, "shape": shape}
+        out = {"scaler_mean": self.scaler_mean, "scaler_scale": self.scaler_scale, "centroids": self.centroids, "shape": shape}
+        return out if self.columns is None else {**out, "columns": np.asarray(self.columns, dtype=np.int64)}
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> WindowKMeans:
         window_size, stride = (int(v) for v in arrays["shape"])
-        return cls(arrays["scaler_mean"], arrays["scaler_scale"], arrays["centroids"], window_size, stride)
+        return cls(arrays["scaler_mean"], arrays["scaler_scale"], arrays["centroids"], window_size, stride, arrays.get("columns"))
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
         """Per-step term ``(T,)``: window distances averaged over the windows covering each step
@@ -87,8 +94,9 @@ class WindowKMeans:
         from madcluster.baselines import window_scores_to_points
         from madcluster.data.windows import window_starts
 
-        starts = window_starts(len(rows), self.window_size, self.stride)
-        return window_scores_to_points(window_distances(self, rows, starts), starts, self.window_size, len(rows))
+        read = rows if self.columns is None else np.asarray(rows)[:, self.columns]
+        starts = window_starts(len(read), self.window_size, self.stride)
+        return window_scores_to_points(window_distances(self, read, starts), starts, self.window_size, len(read))
 
 
 @dataclass(frozen=True)
@@ -132,10 +140,15 @@ def lagged(z: np.ndarray, lags: int) -> np.ndarray:
     return np.hstack([*(padded[lags - k : lags - k + len(z)] for k in range(1, lags + 1)), np.ones((len(z), 1))])
 
 
-def fit_autoregressive(rows: np.ndarray, lags: int = AR_LAGS, ridge: float = AR_RIDGE, max_levels: int = AR_MAX_LEVELS) -> AutoRegressive:
+def column_levels(rows: np.ndarray) -> np.ndarray:
+    """Distinct values of each column of ``rows``."""
+    return np.asarray([len(np.unique(rows[:, j])) for j in range(rows.shape[1])])
+
+
+def fit_autoregressive(rows: np.ndarray, lags: int = AR_LAGS, ridge: float = AR_RIDGE, max_levels: int = FEW_LEVELS) -> AutoRegressive:
     """The ridge predictor of the columns of training ``rows`` with more than ``max_levels`` values."""
     data = np.asarray(rows, dtype=np.float64)
-    columns = np.asarray([j for j in range(data.shape[1]) if len(np.unique(data[:, j])) > max_levels], dtype=np.int64)
+    columns = np.flatnonzero(column_levels(data) > max_levels).astype(np.int64)
     data = data[:, columns]
     lags = max(1, min(lags, AR_MAX_REGRESSORS // max(1, len(columns))))
     mean, scale = data.mean(axis=0), data.std(axis=0)
@@ -151,6 +164,11 @@ def fit_window_kmeans(rows: np.ndarray, window_size: int, random_state: int | No
     from madcluster.baselines import KMeansDetector
     from madcluster.data.windows import window_starts
 
+    levels = column_levels(rows)
+    columns = np.flatnonzero((levels > FEW_LEVELS) | (levels == 1)).astype(np.int64)
+    if len(columns) == 0:  # only binary-like columns: they are all there is to read
+        columns = np.arange(rows.shape[1], dtype=np.int64)
+    rows = np.asarray(rows)[:, columns]
     # the baseline's k = 20, or one centroid per window where a short series has fewer windows
     probe = KMeansDetector(window_size=window_size)
     n_windows = len(window_starts(len(rows), window_size, max(1, window_size // 10)))
@@ -163,6 +181,7 @@ def fit_window_kmeans(rows: np.ndarray, window_size: int, random_state: int | No
         centroids=np.ascontiguousarray(baseline.cluster_centers_, dtype=np.float32),
         window_size=window_size,
         stride=int(baseline.stride_),
+        columns=columns,
     )
 
 
