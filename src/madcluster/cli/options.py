@@ -96,7 +96,8 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
      "paper's soft boundary, or mean distance as the released script"),
     ("--preset", "preset", {"choices": tuple(PRESETS)},
      ("default = the library default (what was measured to detect); paper = the paper's formulation "
-     "exactly (raw Eq. 7 sum, non-overlapping scoring windows); see the README's method table")),
+     "exactly (raw Eq. 7 sum, non-overlapping scoring windows); streaming = the default without input "
+     "terms, a causal model that streams, serves streams and exports to ONNX; see the README's method table")),
     ("--mode", "mode", {"choices": MODES},
      ("full MADCluster, the paper's two ablations, or base-only (a base model alone; needs an embedder "
      "with its own loss)")),
