@@ -27,8 +27,8 @@ import torch
 
 from madcluster import MADCluster
 from madcluster.atomic import atomic_write_text
-from madcluster.attribution import channel_ranking
 from madcluster.data.synthetic import BASE_SIGNALS, SUITE_KINDS, make_anomaly_suite
+from madcluster.estimator.attribution import channel_ranking
 
 #: The two rankings compared: ``explain``'s (occlusion drop plus input deviation, standardised on
 #: training) and the raw occlusion drop it used before (what a model file without the baseline gives).

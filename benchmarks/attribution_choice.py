@@ -25,14 +25,14 @@ import torch
 from scipy.ndimage import median_filter
 
 from madcluster import MADCluster
-from madcluster.attribution import (
+from madcluster.data.scaling import model_input
+from madcluster.data.synthetic import BASE_SIGNALS, SUITE_KINDS, make_anomaly_suite
+from madcluster.estimator.attribution import (
     channel_groups,
     channel_ranking,
     input_deviation,
     spread_with_floor,
 )
-from madcluster.data.scaling import model_input
-from madcluster.data.synthetic import BASE_SIGNALS, SUITE_KINDS, make_anomaly_suite
 
 MEDIAN_LENGTHS = (9, 31)
 

@@ -51,7 +51,7 @@ def _digest(values: np.ndarray) -> list[float]:
 
 def _detector_cases() -> dict[str, Any]:
     from madcluster.baselines import KMeansDetector, PCADetector
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
 
     return {
         "default_drnn": lambda: MADCluster(**TINY),
@@ -95,7 +95,7 @@ def _comparable_params(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def detector_results() -> dict[str, Any]:
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
 
     train, test = _series(0, 400), _series(1, 200)
     out: dict[str, Any] = {}

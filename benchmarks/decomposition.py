@@ -40,7 +40,7 @@ from typing import Any
 from madcluster.atomic import atomic_path, atomic_write_text
 from madcluster.benchmark.config import BenchmarkConfig
 from madcluster.benchmark.runner import run_grid
-from madcluster.detector import MADCluster
+from madcluster.estimator.detector import MADCluster
 from madcluster.evaluation.released_protocol import STEPS
 from madcluster.reporting.decomposition import (
     decomposition_row,

@@ -5,7 +5,7 @@ For each class of the generated set, base model, configuration and seed: fit on 
 images and one CutPaste copy of each (:mod:`madcluster.images.cutpaste`: a generic defect, not one
 of the generator's test defect types). Each fit is scored with the MADCluster term weighted by every
 ``--weights`` value in the image score and in the pixel map (the sum of standardised terms of
-:func:`madcluster.scoring.combine_scores`); the test images are never read. Writes the validation
+:func:`madcluster.score.scoring.combine_scores`); the test images are never read. Writes the validation
 image / pixel AUROC of each option, averaged over classes and seeds, per base model, to
 ``<out>/selection.md`` (and every row to ``<out>/selection.jsonl``).
 
@@ -30,7 +30,7 @@ from madcluster.images.io import read_mvtec_class
 from madcluster.images.synthetic import CLASSES
 from madcluster.images.table import CONFIGS
 from madcluster.metrics.image import image_auroc, pixel_auroc
-from madcluster.scoring import combine_scores
+from madcluster.score.scoring import combine_scores
 
 
 def validation_rows(model: str, config: str, cls: str, seed: int, fit_images: np.ndarray, val_images: np.ndarray,

@@ -22,7 +22,7 @@ from madcluster.images.detector import ImageMADCluster
 from madcluster.images.io import read_mvtec_class
 from madcluster.images.table import CONFIGS
 from madcluster.metrics.image import image_auroc, pixel_auroc
-from madcluster.scoring import head_score, standardize
+from madcluster.score.scoring import head_score, standardize
 
 
 def main(argv: list[str] | None = None) -> int:

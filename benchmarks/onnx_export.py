@@ -1,7 +1,7 @@
 """ONNX export of the default and every base model (issue 20 part 4): which export, how close.
 
 Each model is fitted for one epoch on the demo series (each model's default window, 100; closeness does not depend on
-training), exported with ``madcluster.export.export_onnx``, and scored on the demo test windows by
+training), exported with ``madcluster.estimator.export.export_onnx``, and scored on the demo test windows by
 onnxruntime and by torch; beside it, torch float32 against the same network in float64 (the
 rounding error float32 itself carries). Writes ``benchmarks/results/onnx_export.json`` and ``.md``::
 
@@ -24,7 +24,7 @@ import torch
 from madcluster import MADCluster
 from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
-from madcluster.export import ATOL, RTOL, ExportError, WindowScores, export_onnx, run_both
+from madcluster.estimator.export import ATOL, RTOL, ExportError, WindowScores, export_onnx, run_both
 
 EMBEDDERS = ("drnn", "deepsvdd", "omnianomaly", "thoc", "usad", "beatgan", "anomaly_transformer", "dcdetector")
 

@@ -61,8 +61,8 @@ WINDOW_VARIANTS: list[tuple[int, int]] = []
 
 def load(path: Path, train: np.ndarray, test: np.ndarray) -> dict[str, np.ndarray]:
     from madcluster.baselines import KMeansDetector
-    from madcluster.input_terms import WindowKMeans, fit_autoregressive
-    from madcluster.scoring import mean_std, standardize
+    from madcluster.score.input_terms import WindowKMeans, fit_autoregressive
+    from madcluster.score.scoring import mean_std, standardize
 
     arrays = dict(np.load(path))
     extra = input_terms(train.astype(np.float64), test.astype(np.float64))
@@ -98,7 +98,7 @@ def load(path: Path, train: np.ndarray, test: np.ndarray) -> dict[str, np.ndarra
 
 def trailing(term, rows: np.ndarray) -> np.ndarray:
     """Causal window term: step t scores the window ending at t (the first window for t < L - 1)."""
-    from madcluster.input_terms import window_distances
+    from madcluster.score.input_terms import window_distances
 
     d = window_distances(term, rows, np.arange(len(rows) - term.window_size + 1))
     return np.concatenate([np.full(term.window_size - 1, d[0]), d])

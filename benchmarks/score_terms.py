@@ -95,7 +95,7 @@ def dump_one(task: dict[str, Any]) -> str:
     import torch
 
     from madcluster import MADCluster
-    from madcluster.scoring import head_score, mean_std, standardize
+    from madcluster.score.scoring import head_score, mean_std, standardize
 
     torch.set_num_threads(1)
     out = Path(task["out"])

@@ -27,7 +27,7 @@ from sklearn.metrics import roc_auc_score
 from madcluster import MADCluster, PCADetector
 from madcluster.data.datasets import load_dataset
 from madcluster.data.features import roughness
-from madcluster.scoring import combine_scores
+from madcluster.score.scoring import combine_scores
 
 
 class ClippedInput(MADCluster):

@@ -27,7 +27,7 @@ import torch
 from madcluster import MADCluster
 from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
-from madcluster.streaming import STEP_ROWS, StreamScorer
+from madcluster.estimator.streaming import STEP_ROWS, StreamScorer
 
 # name -> (estimator parameters, step_rows of the scorer)
 MODELS = {

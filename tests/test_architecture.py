@@ -164,7 +164,7 @@ if __name__ == "__main__":
     print(f"package: {len(sizes)} modules, {total} lines; largest: " + ", ".join(f"{n} {s}" for s, n in sizes[:5]))
     print(f"modules over {MAX_MODULE_LINES} lines: {sum(s > MAX_MODULE_LINES for s, _ in sizes)}")
     print(f"evaluation/: {evaluation_lines(src)} lines")
-    print(f"detector.py: {line_count(src / 'madcluster' / 'detector.py')} lines")
+    print(f"detector.py: {line_count(src / 'madcluster' / 'estimator' / 'detector.py')} lines")
     cycles = import_cycles(import_graph(src))
     print(f"import cycles: {len(cycles)} {cycles}")
     print(f"private names imported across modules: {len(private_imports(src))}")

@@ -7,7 +7,8 @@ import pytest
 from series_helpers import make_series
 
 from madcluster import MADCluster
-from madcluster.attribution import (
+from madcluster.embedders import EMBEDDERS
+from madcluster.estimator.attribution import (
     channel_groups,
     channel_ranking,
     fit_baseline,
@@ -17,7 +18,6 @@ from madcluster.attribution import (
     standardised_contributions,
     top_channels,
 )
-from madcluster.embedders import EMBEDDERS
 
 
 def test_occlusion_of_an_additive_score_gives_each_channel_its_own_part():

@@ -1,4 +1,4 @@
-"""Ctrl-C during training saves the state; resuming gives the uninterrupted run (madcluster.checkpoint)."""
+"""Ctrl-C during training saves the state; resuming gives the uninterrupted run (madcluster.training.checkpoint)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,15 @@ import pytest
 import torch
 from series_helpers import make_series
 
-from madcluster.checkpoint import CheckpointError, Checkpointing, TrainingInterrupted, partial_path
 from madcluster.embedders import DilatedRNN
 from madcluster.method import MADClusterHead, MethodConfig
-from madcluster.training import MADClusterNet, TrainSettings, train_network
+from madcluster.training.checkpoint import (
+    CheckpointError,
+    Checkpointing,
+    TrainingInterrupted,
+    partial_path,
+)
+from madcluster.training.loop import MADClusterNet, TrainSettings, train_network
 
 SETTINGS = TrainSettings(window_size=20, stride=1, epochs=4, batch_size=32, patience=100, epoch_windows=96)
 SERIES = torch.from_numpy(make_series(700, 3))

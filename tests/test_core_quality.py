@@ -14,7 +14,7 @@ from madcluster.data.synthetic import (
 )
 from madcluster.data.windows import window_starts, windows_to_points_with_history
 from madcluster.method.head import MADClusterHead
-from madcluster.scoring import default_score_stride
+from madcluster.score.scoring import default_score_stride
 
 # enough optimiser steps (~190) for the difference to show; about 25 s per fit on one thread
 FAST = {"window_size": 50, "epochs": 6, "stride": 1, "batch_size": 64, "random_state": 0, "input_terms": None}  # the scoring ladder of the network alone

@@ -10,7 +10,7 @@ ort = pytest.importorskip("onnxruntime")
 
 from madcluster import MADCluster
 from madcluster.cli import main
-from madcluster.export import run_both
+from madcluster.estimator.export import run_both
 
 
 def _series(n: int, seed: int) -> np.ndarray:

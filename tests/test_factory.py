@@ -8,8 +8,8 @@ import pytest
 
 from madcluster.baselines import KMeansDetector, PCADetector
 from madcluster.benchmark.config import BenchmarkConfig
-from madcluster.detector import MADCluster
 from madcluster.embedders import EMBEDDERS
+from madcluster.estimator.detector import MADCluster
 from madcluster.factory import make_detector
 
 

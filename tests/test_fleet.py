@@ -72,7 +72,7 @@ def test_cli_fit_and_score_folders(tmp_path, capsys):
     assert main(["fit", str(data), "-o", str(models), "--quiet", *small]) == 0
     assert "2 entities with a model" in capsys.readouterr().out
     assert sorted(p.name for p in models.iterdir()) == ["srv0.mcz", "srv1.mcz"]
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
 
     params = MADCluster.load(models / "srv0.mcz").get_params()["embedder_params"]
     assert params == {"hidden_size": 8, "n_layers": 2}  # --embedder-param over --hidden-size

@@ -8,8 +8,8 @@ import pytest
 from madcluster import MADCluster
 from madcluster.baselines import KMeansDetector
 from madcluster.exceptions import ParameterError, StreamError
-from madcluster.input_terms import OWN_SCORE, AutoRegressive, WindowKMeans, fit_autoregressive
-from madcluster.scoring import standardize
+from madcluster.score.input_terms import OWN_SCORE, AutoRegressive, WindowKMeans, fit_autoregressive
+from madcluster.score.scoring import standardize
 
 TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
 
@@ -89,7 +89,7 @@ def test_stream_and_export_refuse_the_terms_and_say_how(tmp_path, with_terms):
     with pytest.raises(StreamError, match="input_terms=None"):
         with_terms.stream()
     pytest.importorskip("onnx")
-    from madcluster.export import ExportError, export_onnx
+    from madcluster.estimator.export import ExportError, export_onnx
 
     with pytest.raises(ExportError, match="input_terms=None"):
         export_onnx(with_terms, tmp_path / "m.onnx")
@@ -160,7 +160,7 @@ def test_ar_term_uses_fewer_lags_on_wide_data():
 
 
 def test_kmeans_term_leaves_out_binary_columns_but_keeps_constant_ones():
-    from madcluster.input_terms import fit_window_kmeans
+    from madcluster.score.input_terms import fit_window_kmeans
 
     rng = np.random.default_rng(3)
     smooth = np.sin(np.arange(600) / 7)[:, None] + 0.05 * rng.normal(size=(600, 1))

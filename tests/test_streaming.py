@@ -8,8 +8,8 @@ import pytest
 
 from madcluster import MADCluster
 from madcluster.embedders.drnn import DilatedRNN
+from madcluster.estimator.streaming import STEP_ROWS, StreamScorer
 from madcluster.exceptions import DataError, StreamError
-from madcluster.streaming import STEP_ROWS, StreamScorer
 
 
 def _series(n: int, seed: int) -> np.ndarray:

@@ -1,8 +1,8 @@
-"""Time estimate and epoch lines (madcluster.training_progress)."""
+"""Time estimate and epoch lines (madcluster.training.progress)."""
 
 import io
 
-from madcluster.training_progress import TrainingProgress, format_seconds
+from madcluster.training.progress import TrainingProgress, format_seconds
 
 
 def test_format_seconds():

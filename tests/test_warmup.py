@@ -7,7 +7,7 @@ import pytest
 
 from madcluster import MADCluster
 from madcluster.data.windows import causal_window_of, causal_window_starts
-from madcluster.warmup import calibrate, fit_quantile_table
+from madcluster.estimator.warmup import calibrate, fit_quantile_table
 
 WINDOW = 20
 

@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "KMeansDetector": "madcluster.baselines",
     "PCADetector": "madcluster.baselines",
-    "MADCluster": "madcluster.detector",
+    "MADCluster": "madcluster.estimator.detector",
     "load_dataset": "madcluster.data.datasets",
     "evaluate": "madcluster.metrics",
     "NotFittedError": "madcluster.exceptions",

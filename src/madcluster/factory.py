@@ -17,7 +17,7 @@ from madcluster.exceptions import ParameterError
 def make_detector(params: Mapping[str, Any]) -> BaseDetector:
     """The detector ``params`` describe (missing parameters take the constructor's defaults)."""
     from madcluster.baselines import KMeansDetector, PCADetector
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
 
     params = dict(params)
     kind = str(params.pop("detector", "madcluster")).lower()

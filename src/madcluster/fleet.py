@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 
 from madcluster.atomic import atomic_path, atomic_write_bytes
-from madcluster.attribution import top_channels
 from madcluster.cli.inputs import check_columns, feature_values
 from madcluster.cli.outputs import scores_frame
 from madcluster.data.io import SUPPORTED_SUFFIXES, read_table
+from madcluster.estimator.attribution import top_channels
 from madcluster.exceptions import ParameterError
 from madcluster.metrics import evaluate
 from madcluster.parallel.executors import Job, Outcome, Progress, make_executor
@@ -282,7 +282,7 @@ def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> di
 def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: Any = None) -> dict:
     """In a worker: read one entity's file and its model; return what ``madcluster score``
     writes for one file (scores, timestamps, top channels, metrics with labels, the PNG)."""
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
 
     entity, (path, model), options = payload
     table = read_table(path, **options["read"])

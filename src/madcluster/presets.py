@@ -1,10 +1,10 @@
-"""Named configurations of :class:`~madcluster.detector.MADCluster` (``MADCluster.from_preset``).
+"""Named configurations of :class:`~madcluster.estimator.detector.MADCluster` (``MADCluster.from_preset``).
 
 ``default`` is the constructor's defaults (what was measured to detect, see the README's method
 table); ``paper`` is the paper's formulation exactly (the README's "The method and its options"): the embedder's paper settings
 pinned (for the D-RNN: no auxiliary loss), Eq. 7's raw sum, non-overlapping scoring windows,
 early stopping on the total loss. ``streaming`` is the default without the input terms
-(:mod:`madcluster.input_terms`): a causal model, so it streams, serves streams and exports to ONNX
+(:mod:`madcluster.score.input_terms`): a causal model, so it streams, serves streams and exports to ONNX
 (what the default was before the terms, at the cost of their detection).
 """
 

@@ -21,7 +21,7 @@ import torch
 from series_helpers import make_series
 
 from madcluster.cli import build_parser, main
-from madcluster.detector import MADCluster
+from madcluster.estimator.detector import MADCluster
 
 FAST = [
     "--window-size", "20", "--epochs", "2", "--stride", "4", "--hidden-size", "8",

@@ -17,7 +17,7 @@ from madcluster.benchmark.fit_score import detector_params, run_task
 from madcluster.benchmark.grid import plan_rows
 from madcluster.benchmark.runner import run_grid
 from madcluster.data.datasets import load_dataset
-from madcluster.detector import MADCluster
+from madcluster.estimator.detector import MADCluster
 from madcluster.evaluation.protocols import evaluate_protocols
 from madcluster.evaluation.released_protocol import (
     check_steps,
@@ -35,7 +35,7 @@ from madcluster.evaluation.thresholds import best_f1_threshold
 from madcluster.factory import make_detector
 from madcluster.metrics.pointwise import precision_recall_f1
 from madcluster.metrics.range_vus import range_auc_pr, range_auc_roc, vus_pr, vus_roc
-from madcluster.training import TrainSettings, feature_source
+from madcluster.training.loop import TrainSettings, feature_source
 
 L = TINY["window_size"]
 

@@ -12,7 +12,7 @@ import pytest
 from madcluster.baselines import KMeansDetector
 from madcluster.data.train_test import Dataset
 from madcluster.data.tsbad_rebuild import write_tsbad_csv
-from madcluster.detector import MADCluster
+from madcluster.estimator.detector import MADCluster
 from madcluster.evaluation.tsbad import build_detector, evaluate_series
 from madcluster.exceptions import DataError
 from madcluster.metrics.tsbad import tsbad_vus

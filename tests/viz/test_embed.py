@@ -22,7 +22,7 @@ def test_embed_is_what_the_score_is_computed_from(data, params):
     head = model.net_.head
     c, r = head.center.detach().numpy(), float(head.radius)
     expected = ((h - c) ** 2).sum(axis=1) - r**2
-    # after the warm-up (rows 0..L-s-1, quantile-calibrated onto the later rows' scale: madcluster.warmup)
+    # after the warm-up (rows 0..L-s-1, quantile-calibrated onto the later rows' scale: madcluster.estimator.warmup)
     steady = model.window_size - model._score_stride()
     np.testing.assert_allclose(model.decision_function(data[1])[steady:], expected[steady:], rtol=1e-4, atol=1e-5)
     # distance-only keeps c fixed: every recorded epoch has the same center

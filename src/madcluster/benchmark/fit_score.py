@@ -48,7 +48,7 @@ def detector_params(config: BenchmarkConfig, seed: int, *, verbose: bool = False
         size = {"n_components": config.n_components} if config.detector == "pca" else {"n_centroids": config.n_centroids}
         params = {"window_size": config.window_size, "stride": config.stride, "contamination": config.contamination, "random_state": seed, **size}
         return {"detector": config.detector, **params, **extra}
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
 
     params = {
         "embedder": config.embedder,

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 
 from madcluster.atomic import atomic_path, atomic_write_text, check_output_path
-from madcluster.attribution import top_channels
 from madcluster.cli.console import name_list, print_metrics, print_note, say
 from madcluster.cli.inputs import check_columns, feature_values, label_hint, read_input
 from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
 from madcluster.cli.outputs import scores_frame
+from madcluster.estimator.attribution import top_channels
 from madcluster.exceptions import OutputPathError
 from madcluster.method.diagnostics import collapse_diagnosis
 
@@ -29,7 +29,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         from madcluster.cli.fleet import fit_fleet_command
 
         return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
-    from madcluster.checkpoint import TrainingInterrupted, partial_path
+    from madcluster.training.checkpoint import TrainingInterrupted, partial_path
     from madcluster.viz import plot_history
 
     check_output_path(args.output, what="model file", not_same_as=[args.data])
@@ -108,7 +108,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         from madcluster.cli.fleet import score_fleet_command
 
         return score_fleet_command(args)
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
     from madcluster.viz import plot_scores
 
     output, plot = _score_outputs(args)

@@ -55,7 +55,7 @@ def add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
         "The graph takes model-input windows [batch, window_size, width] (scaled rows, plus the "
         "roughness channels of the default) and returns the per-step score of every window step, "
         "as the torch model does; README 'Export to ONNX' shows the few lines that score with it "
-        "(madcluster.export.OnnxScorer). Models whose layers do not export say why.",
+        "(madcluster.estimator.export.OnnxScorer). Models whose layers do not export say why.",
     )
     export.add_argument("model", metavar="MODEL.mcz", help="a model file from `madcluster fit`")
     export.add_argument("-o", "--output", required=True, help="the .onnx file to write")
@@ -76,8 +76,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from madcluster.detector import MADCluster
-    from madcluster.export import export_onnx
+    from madcluster.estimator.detector import MADCluster
+    from madcluster.estimator.export import export_onnx
 
     report = export_onnx(MADCluster.load(args.model), args.output, check=not args.no_check)
     print(f"wrote {args.output}: input {report['input']} {report['input_shape']}, output {report['output']}"

@@ -34,8 +34,8 @@ def is_image_embedder(name: str | None) -> bool:
 
 
 def is_image_model(path: str) -> bool:
+    from madcluster.estimator.persistence import read_model_file
     from madcluster.images.detector import KIND
-    from madcluster.persistence import read_model_file
 
     return Path(path).is_file() and read_model_file(path)[0].get("kind") == KIND
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.input_terms import INPUT_TERMS
 from madcluster.method.config import DISTANCE_LOSSES, MODES
 from madcluster.presets import PRESETS
+from madcluster.score.input_terms import INPUT_TERMS
 
 DEFAULT_EPILOG = "Run `madcluster COMMAND --help` for the options of each command."
 
@@ -141,8 +141,8 @@ def signature_default(param: str) -> Any:
     """The default of an estimator parameter, or ``embedder.argument`` of a registered embedder."""
     import inspect
 
-    from madcluster.detector import MADCluster
     from madcluster.embedders import EMBEDDERS
+    from madcluster.estimator.detector import MADCluster
     from madcluster.presets import PRESETS
 
     if param == "preset":
@@ -242,7 +242,7 @@ def apply_runtime(args: argparse.Namespace) -> None:
 
 def show_progress(args: argparse.Namespace) -> bool:
     """Progress unless ``--quiet``: bars on a terminal, plain epoch lines with elapsed time and
-    time left when stderr is a file (:mod:`madcluster.training_progress`)."""
+    time left when stderr is a file (:mod:`madcluster.training.progress`)."""
     return not args.quiet
 
 

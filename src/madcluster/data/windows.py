@@ -71,7 +71,7 @@ def causal_window_starts(n_timesteps: int, window_size: int, stride: int) -> np.
 
     Step t is scored in window :func:`causal_window_of` (t): the earliest start on the grid of
     multiples of ``stride`` whose window reaches t. That choice depends on t alone, never on the
-    series length, so scoring a series whole or one row at a time (:mod:`madcluster.streaming`)
+    series length, so scoring a series whole or one row at a time (:mod:`madcluster.estimator.streaming`)
     reads each step from the same window. Windows that run past the series end are padded
     (:func:`pad_for_windows`); a causal model's steps never see the padding.
     """
@@ -88,7 +88,7 @@ def causal_window_of(steps: np.ndarray, window_size: int, stride: int) -> np.nda
 
     After the first window every step sits at position >= L - s of its window, i.e. has at least
     L - s steps of history; steps 0..L-s-1 sit at position t (the warm-up, see
-    :mod:`madcluster.warmup`).
+    :mod:`madcluster.estimator.warmup`).
     """
     steps = np.asarray(steps, dtype=np.int64)
     return np.maximum(0, -(-(steps - window_size + 1) // stride)) * stride

@@ -19,7 +19,7 @@ import numpy as np
 from madcluster.base import BaseDetector
 from madcluster.baselines import KMeansDetector, PCADetector
 from madcluster.data.train_test import Dataset
-from madcluster.detector import MADCluster
+from madcluster.estimator.detector import MADCluster
 from madcluster.evaluation.ensemble import build_ensemble
 from madcluster.exceptions import DataError
 from madcluster.metrics.tsbad import find_length_rank, tsbad_vus

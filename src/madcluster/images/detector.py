@@ -27,13 +27,13 @@ from madcluster.base import BaseDetector
 from madcluster.data.validation import check_device, check_positive_int
 from madcluster.embedders import build_image_embedder
 from madcluster.embedders.image_base import check_layout
+from madcluster.estimator.persistence import read_model_file, write_model_file
 from madcluster.exceptions import DataError, ModelFileError
 from madcluster.images.io import read_images_or_folder
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head
-from madcluster.persistence import read_model_file, write_model_file
-from madcluster.scoring import combine_scores, score_statistics
-from madcluster.training import MADClusterNet, TrainSettings, train_network
+from madcluster.score.scoring import combine_scores, score_statistics
+from madcluster.training.loop import MADClusterNet, TrainSettings, train_network
 
 KIND = "image"
 COMBINATIONS = ("standardized", "raw")

@@ -1,7 +1,7 @@
 """What the server holds: the models it loaded and the streams it keeps (no HTTP here).
 
 A model path is one ``.mcz`` file (its name: the file stem) or a fleet folder of them (one model
-per entity, named after the entity). Streams are :class:`~madcluster.streaming.StreamScorer`
+per entity, named after the entity). Streams are :class:`~madcluster.estimator.streaming.StreamScorer`
 objects by id; with a state folder each stream's state is saved atomically after every update and
 read back at start-up, so streams survive a restart.
 """
@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.detector import MADCluster
+from madcluster.estimator.detector import MADCluster
+from madcluster.estimator.streaming import StreamScorer, model_fingerprint, state_model_fingerprint
 from madcluster.exceptions import DataError, MADClusterError, ModelFileError
-from madcluster.streaming import StreamScorer, model_fingerprint, state_model_fingerprint
 
 MODEL_SUFFIX = ".mcz"
 STATE_SUFFIX = ".mcs"

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from madcluster.viz.plots import SCORE_COLOR, THRESHOLD_COLOR, save_figure, shade_spans, time_axis
 
 if TYPE_CHECKING:
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
 
 SIGMA_ALPHAS = {1: 0.35, 2: 0.22, 3: 0.12}
 

@@ -2,8 +2,8 @@
 
 Scikit-learn / PyOD style: ``__init__`` only stores parameters; everything learned ends in ``_``.
 The steps live in their own modules: input scaling (:mod:`madcluster.data.scaling`), training
-(:mod:`madcluster.training`), scoring (:mod:`madcluster.scoring`), presets
-(:mod:`madcluster.presets`) and model files (:mod:`madcluster.persistence`).
+(:mod:`madcluster.training.loop`), scoring (:mod:`madcluster.score.scoring`), presets
+(:mod:`madcluster.presets`) and model files (:mod:`madcluster.estimator.persistence`).
 """
 
 from __future__ import annotations
@@ -20,19 +20,19 @@ from madcluster.data.constant_columns import constant_columns, warn_constant_at_
 from madcluster.data.scaling import fit_input_scaler
 from madcluster.data.validation import check_device, check_series
 from madcluster.defaults import DEFAULT_EPOCH_WINDOWS, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
-from madcluster.detector_scoring import DetectorScoring
 from madcluster.embedders import EMBEDDERS, make_embedder
+from madcluster.estimator.detector_scoring import DetectorScoring
+from madcluster.estimator.network_fit import train_detector_network
+from madcluster.estimator.params import check_params
+from madcluster.estimator.persistence import load_detector, save_detector
 from madcluster.exceptions import ParameterError
-from madcluster.extreme_value import check_enough_scores
-from madcluster.input_terms import DEFAULT_INPUT_TERMS
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head
-from madcluster.network_fit import train_detector_network
-from madcluster.params import check_params
-from madcluster.persistence import load_detector, save_detector
 from madcluster.presets import preset_params
+from madcluster.score.extreme_value import check_enough_scores
+from madcluster.score.input_terms import DEFAULT_INPUT_TERMS
 from madcluster.threads import DEFAULT_N_JOBS, torch_threads
-from madcluster.training import PRECISIONS, MADClusterNet
+from madcluster.training.loop import PRECISIONS, MADClusterNet
 
 
 class MADCluster(DetectorScoring, BaseDetector):
@@ -91,14 +91,14 @@ class MADCluster(DetectorScoring, BaseDetector):
     threshold : how ``fit`` sets ``threshold_`` from the training scores: ``quantile`` (their
         ``1 - contamination`` quantile) or ``pot`` (peaks over threshold, Siffer et al. 2017 as in
         OmniAnomaly: a generalized Pareto tail fitted to the top 2 % of training scores, and the
-        score it exceeds with probability ``contamination``; :mod:`madcluster.extreme_value`).
+        score it exceeds with probability ``contamination``; :mod:`madcluster.score.extreme_value`).
     n_jobs : torch CPU threads for fit and scoring, scikit-learn style: None = 1 (the default,
         right on shared machines), -1 = every core, k = k threads (:mod:`madcluster.threads`).
     input_terms : input-space terms added to the score, fitted on the training rows: ``("kmeans",
         "ar")`` (the default: window KMeans and a ridge next-step predictor), one of them, or None
         (off: MADCluster's score alone, as the ``paper`` preset). The score is then
         ``z(MADCluster's score) + sum of z(term)``, each standardised on the training scores
-        (:mod:`madcluster.input_terms`; chosen on TSB-AD's 46 MSL / SMAP / SMD series, the synthetic
+        (:mod:`madcluster.score.input_terms`; chosen on TSB-AD's 46 MSL / SMAP / SMD series, the synthetic
         suite and the demo series: ``benchmarks/results/tsbad/README.md``). ``"kmeans"`` is not
         causal: such a model scores whole series only (no ``stream``, no ONNX export); fit with
         ``input_terms=None`` or ``("ar",)`` to stream.
@@ -208,10 +208,10 @@ class MADCluster(DetectorScoring, BaseDetector):
         which passes the TEST set here (a leak); the default never sees anything but ``X``.
 
         ``checkpoint`` (a file path): on Ctrl-C the training state after the last completed epoch
-        is written there and :class:`~madcluster.checkpoint.TrainingInterrupted` (a
+        is written there and :class:`~madcluster.training.checkpoint.TrainingInterrupted` (a
         ``KeyboardInterrupt``) names it; ``resume=True`` goes on from it, on the same data and
         settings (``epochs`` may change), exactly as the uninterrupted fit would have. A completed
-        fit removes the file. :mod:`madcluster.checkpoint`.
+        fit removes the file. :mod:`madcluster.training.checkpoint`.
         """
         self.method_config()
         check_params(self.get_params())

@@ -18,12 +18,17 @@ import numpy as np
 
 from madcluster.atomic import atomic_path
 from madcluster.exceptions import ModelFileError
-from madcluster.input_terms import OWN_SCORE, check_input_terms, terms_from_arrays, terms_to_arrays
+from madcluster.score.input_terms import (
+    OWN_SCORE,
+    check_input_terms,
+    terms_from_arrays,
+    terms_to_arrays,
+)
 
 if TYPE_CHECKING:
     from torch import nn
 
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
 
 FORMAT = "madcluster-model"
 FORMAT_VERSION = 1

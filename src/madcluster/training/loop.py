@@ -22,7 +22,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from madcluster.checkpoint import (
+from madcluster.data.windows import gather_windows, window_starts
+from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
+from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
+from madcluster.exceptions import ParameterError
+from madcluster.method.head import Head, LossParts
+from madcluster.training.checkpoint import (
     Checkpointing,
     TrainingInterrupted,
     TrainingSnapshot,
@@ -30,12 +35,7 @@ from madcluster.checkpoint import (
     restore,
     save_checkpoint,
 )
-from madcluster.data.windows import gather_windows, window_starts
-from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
-from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
-from madcluster.exceptions import ParameterError
-from madcluster.method.head import Head, LossParts
-from madcluster.training_progress import TrainingProgress
+from madcluster.training.progress import TrainingProgress
 
 logger = logging.getLogger(__name__)
 LOSS_KEYS = ("train_loss", "distance_loss", "cluster_loss", "base_loss")
@@ -232,8 +232,8 @@ def train_network(
     ``pretrain_epochs``) and after every later epoch: read-only observers such as the center's path.
 
     ``checkpointing``: on Ctrl-C the state after the last completed epoch is saved there and
-    :class:`~madcluster.checkpoint.TrainingInterrupted` raised; with ``resume`` the loop first
-    loads it and goes on after its epoch (:mod:`madcluster.checkpoint`).
+    :class:`~madcluster.training.checkpoint.TrainingInterrupted` raised; with ``resume`` the loop first
+    loads it and goes on after its epoch (:mod:`madcluster.training.checkpoint`).
     """
     if settings.early_stopping not in EARLY_STOPPING:
         raise ParameterError(f"unknown early_stopping {settings.early_stopping!r}; choose one of {', '.join(EARLY_STOPPING)}")

@@ -2,7 +2,7 @@
 
 The graph takes a batch of model-input windows ``windows [batch, window_size, width]`` (the
 scaled rows, plus the roughness channels where the model has them: :meth:`MADCluster.model_windows
-<madcluster.detector.MADCluster.model_windows>` builds them) and returns ``scores [batch,
+<madcluster.estimator.detector.MADCluster.model_windows>` builds them) and returns ``scores [batch,
 window_size]``: every window step's score, the base and head terms standardised and summed exactly
 as ``decision_function`` does before it maps windows back to rows. Scaling and the warm-up
 calibration stay outside the graph (numpy, cheap).
@@ -24,7 +24,7 @@ from madcluster.atomic import atomic_path
 from madcluster.exceptions import MADClusterError
 
 if TYPE_CHECKING:
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
 
 OPSET = 17
 # |onnxruntime - torch| <= ATOL + RTOL * |torch|: both run float32, and a score of 100 has a float32

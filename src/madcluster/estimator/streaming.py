@@ -35,7 +35,7 @@ from madcluster.exceptions import StreamError
 from madcluster.threads import torch_threads
 
 if TYPE_CHECKING:
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
 
 STATE_FORMAT = "madcluster-stream"
 STATE_VERSION = 1
@@ -58,7 +58,7 @@ class StreamResult:
 
 class StreamScorer:
     """Scores a growing series chunk by chunk; see the module docstring. Build with
-    :meth:`MADCluster.stream <madcluster.detector.MADCluster.stream>`."""
+    :meth:`MADCluster.stream <madcluster.estimator.detector.MADCluster.stream>`."""
 
     def __init__(self, detector: MADCluster, step_rows: int = STEP_ROWS) -> None:
         """``step_rows``: chunks up to this many rows take the stepper (0: every chunk reruns its windows)."""

@@ -1,6 +1,6 @@
-"""The torch part of :meth:`MADCluster.fit <madcluster.detector.MADCluster.fit>`: seeds, the
+"""The torch part of :meth:`MADCluster.fit <madcluster.estimator.detector.MADCluster.fit>`: seeds, the
 network, the training / validation split (the END of the training series, never test data), the
-optional checkpoint, and the loop of :func:`madcluster.training.train_network`.
+optional checkpoint, and the loop of :func:`madcluster.training.loop.train_network`.
 
 Kept apart from the estimator so ``detector.py`` reads as the estimator's contract; what it sets on
 the detector (``net_``, ``device_``, ``history_``, ``center_path_``) is documented there.
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from madcluster.checkpoint import Checkpointing, data_digest
 from madcluster.data.validation import check_device
 from madcluster.method.heads import head_centers
-from madcluster.training import MADClusterNet, TrainSettings, train_network, validation_rows
+from madcluster.training.checkpoint import Checkpointing, data_digest
+from madcluster.training.loop import MADClusterNet, TrainSettings, train_network, validation_rows
 
 if TYPE_CHECKING:
-    from madcluster.detector import MADCluster
+    from madcluster.estimator.detector import MADCluster
 
 
 def train_detector_network(

@@ -36,7 +36,7 @@ import numpy as np
 from madcluster.exceptions import ParameterError
 
 if TYPE_CHECKING:
-    from madcluster.scoring import Stats
+    from madcluster.score.scoring import Stats
 
 # The heavy modules (scikit-learn via baselines) are imported where used, so the CLI can read
 # INPUT_TERMS without starting them.
@@ -215,14 +215,14 @@ def term_key(term: InputTerm) -> str:
 
 def input_term_stats(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm]) -> dict[str, Stats]:
     """Training mean and standard deviation of the own score and of each term (``score_stats_`` entries)."""
-    from madcluster.scoring import mean_std
+    from madcluster.score.scoring import mean_std
 
     return {OWN_SCORE: mean_std(own), **{term_key(t): mean_std(t.scores(rows)) for t in terms}}
 
 
 def add_input_terms(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], stats: dict[str, Stats]) -> np.ndarray:
     """``z(own) + sum of z(term)`` with the training statistics in ``stats``."""
-    from madcluster.scoring import standardize
+    from madcluster.score.scoring import standardize
 
     total = standardize(own, stats[OWN_SCORE])
     for term in terms:

@@ -2,9 +2,9 @@
 stream's trailing buffer, ONNX's windows, the features h), the warm-up calibration of a causal
 model's first steps, and the score's combination from its terms.
 
-A mixin of :class:`~madcluster.detector.MADCluster` (which holds fitting and the parameters), so
-the estimator's module stays small; the arithmetic itself is in :mod:`madcluster.scoring`,
-:mod:`madcluster.warmup` and :mod:`madcluster.data.scaling`.
+A mixin of :class:`~madcluster.estimator.detector.MADCluster` (which holds fitting and the parameters), so
+the estimator's module stays small; the arithmetic itself is in :mod:`madcluster.score.scoring`,
+:mod:`madcluster.estimator.warmup` and :mod:`madcluster.data.scaling`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from madcluster.attribution import (
+from madcluster.data.constant_columns import bound_constant_columns
+from madcluster.data.scaling import model_input
+from madcluster.data.validation import check_series
+from madcluster.data.windows import causal_window_of, gather_windows, pad_for_windows, window_starts
+from madcluster.embedders.drnn_steps import DilatedRNNSteps
+from madcluster.estimator.attribution import (
     channel_groups,
     fit_baseline,
     input_deviation,
@@ -22,19 +27,15 @@ from madcluster.attribution import (
     spans_around,
     standardised_contributions,
 )
-from madcluster.data.constant_columns import bound_constant_columns
-from madcluster.data.scaling import model_input
-from madcluster.data.validation import check_series
-from madcluster.data.windows import causal_window_of, gather_windows, pad_for_windows, window_starts
-from madcluster.embedders.drnn_steps import DilatedRNNSteps
+from madcluster.estimator.warmup import WARMUP_WINDOWS, calibrate, fit_quantile_table, sample_starts
 from madcluster.exceptions import ParameterError, StreamError
-from madcluster.input_terms import (
+from madcluster.score.input_terms import (
     add_input_terms,
     check_input_terms,
     fit_input_terms,
     input_term_stats,
 )
-from madcluster.scoring import (
+from madcluster.score.scoring import (
     MIN_SCORING_BATCH,
     causal_point_outputs,
     combine,
@@ -44,10 +45,9 @@ from madcluster.scoring import (
     score_statistics,
 )
 from madcluster.threads import torch_threads
-from madcluster.warmup import WARMUP_WINDOWS, calibrate, fit_quantile_table, sample_starts
 
 if TYPE_CHECKING:
-    from madcluster.streaming import StreamScorer
+    from madcluster.estimator.streaming import StreamScorer
 
 
 class DetectorScoring:
@@ -79,16 +79,16 @@ class DetectorScoring:
     def score_with_history(self, rows: np.ndarray, first_step: int = 0, score_from: int | None = None) -> np.ndarray:
         """Scores of steps ``score_from..`` (default: all) of checked ``rows`` whose first row is
         step ``first_step`` of the series: the one scoring path of :meth:`decision_function`
-        (``first_step = 0``) and of :class:`~madcluster.streaming.StreamScorer` (a trailing buffer
+        (``first_step = 0``) and of :class:`~madcluster.estimator.streaming.StreamScorer` (a trailing buffer
         that reaches back to :meth:`history_start` of the first step it scores)."""
         score_from = first_step if score_from is None else score_from
         terms = self._point_outputs(self._model_input(rows), self.net_.score, first_step, score_from)
         return self._calibrate_warmup(self._combine(terms), self._warmup_positions(np.arange(score_from, first_step + len(rows))))
 
     def stream(self) -> StreamScorer:
-        """A :class:`~madcluster.streaming.StreamScorer` (rows in chunks of any size, each new row's
+        """A :class:`~madcluster.estimator.streaming.StreamScorer` (rows in chunks of any size, each new row's
         score and flag out); needs a causal model (D-RNN, DeepSVDD, OmniAnomaly, THOC)."""
-        from madcluster.streaming import StreamScorer
+        from madcluster.estimator.streaming import StreamScorer
 
         self._check_fitted()
         if self._input_terms():
@@ -131,7 +131,7 @@ class DetectorScoring:
 
     def model_windows(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """The windows ``[N, L, width]`` (float32 model input) that :meth:`decision_function`
-        scores for ``X`` and their start rows: the input of the ONNX graph (:mod:`madcluster.export`)."""
+        scores for ``X`` and their start rows: the input of the ONNX graph (:mod:`madcluster.estimator.export`)."""
         series = torch.from_numpy(self._checked_input(X))
         if self._scores_causally():
             starts = np.unique(causal_window_of(np.arange(len(series)), self.window_size, self._score_stride()))
@@ -156,7 +156,7 @@ class DetectorScoring:
         """Per-channel contributions to the score, ``(T, D)``: how much more than on normal data
         channel j is behind ``decision_function(X)[t]``, the z-score of the score drop when it is
         held at its training mean (occlusion) plus that of its input deviation (why and what it
-        costs: :mod:`madcluster.attribution`). Large positive values name the channels behind an
+        costs: :mod:`madcluster.estimator.attribution`). Large positive values name the channels behind an
         alert. ``rows`` (a boolean mask, e.g. ``scores > threshold_``) explains only those steps
         (the others are 0), scoring only the spans around them."""
         inputs = self._checked_input(X)
@@ -184,7 +184,7 @@ class DetectorScoring:
         return self._calibrate_warmup(self._combine(terms), self._warmup_positions(np.arange(len(scaled))))
 
     def _fit_attribution_baseline(self, scaled: np.ndarray) -> np.ndarray:
-        """What :meth:`explain`'s terms are on the training series (:func:`madcluster.attribution.fit_baseline`)."""
+        """What :meth:`explain`'s terms are on the training series (:func:`madcluster.estimator.attribution.fit_baseline`)."""
         return fit_baseline(self._score_model_input, scaled, channel_groups(self.n_features_in_, scaled.shape[1]))
 
     def _checked_input(self, X: Any) -> np.ndarray:
@@ -220,7 +220,7 @@ class DetectorScoring:
         return steps - causal_window_of(steps, self.window_size, self._score_stride())
 
     def _fit_warmup(self, data: np.ndarray) -> np.ndarray:
-        """Quantiles of the score per window position (:mod:`madcluster.warmup`), on training
+        """Quantiles of the score per window position (:mod:`madcluster.estimator.warmup`), on training
         windows each scored as the start of a fresh series (model input built from the window alone)."""
         starts = sample_starts(len(data), self.window_size, WARMUP_WINDOWS)
         fresh = np.stack([self._model_input(data[s : s + self.window_size]) for s in starts])
@@ -235,14 +235,14 @@ class DetectorScoring:
         return scores if table is None else calibrate(scores, positions, table, self._warmup_reference_from())
 
     def combine_terms(self, terms: dict[str, Any]) -> Any:
-        """The score from its named terms, numpy arrays or torch tensors alike (:func:`madcluster.scoring.combine`)."""
+        """The score from its named terms, numpy arrays or torch tensors alike (:func:`madcluster.score.scoring.combine`)."""
         return combine(terms, self.score_stats_, self.score_scaling, self.base_score_combination)
 
     def _combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
         return combine_scores(terms, self.score_stats_, self.score_scaling, self.base_score_combination)
 
     def _input_terms(self) -> list[Any]:
-        """The fitted input terms (:mod:`madcluster.input_terms`); none when off or in older files."""
+        """The fitted input terms (:mod:`madcluster.score.input_terms`); none when off or in older files."""
         return getattr(self, "input_terms_", None) or []
 
     def _with_input_terms(self, scores: np.ndarray, rows: np.ndarray) -> np.ndarray:

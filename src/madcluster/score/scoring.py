@@ -136,7 +136,7 @@ def combine(terms: Mapping[str, Any], stats: Mapping[str, Stats], scaling: str, 
             head_weight: float = 1.0) -> Any:
     """The anomaly score: the head's score, the base model's alone, or both (``raw`` sum or the
     sum of the two standardised, the head's weighted by ``head_weight``; 1 everywhere but images).
-    Numpy arrays or torch tensors alike: the ONNX graph of :mod:`madcluster.export` holds this
+    Numpy arrays or torch tensors alike: the ONNX graph of :mod:`madcluster.estimator.export` holds this
     very arithmetic."""
     base = terms.get("base")
     if len(terms) == (base is not None):  # no head terms: the base model alone

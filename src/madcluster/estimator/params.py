@@ -12,9 +12,9 @@ import numpy as np
 from madcluster.data.scaling import SCALINGS
 from madcluster.data.validation import check_positive_int
 from madcluster.exceptions import ParameterError
-from madcluster.input_terms import check_input_terms
+from madcluster.score.input_terms import check_input_terms
 from madcluster.threads import check_n_jobs
-from madcluster.training import PRECISIONS
+from madcluster.training.loop import PRECISIONS
 
 SCORE_COMBINATIONS = ("standardized", "raw")
 

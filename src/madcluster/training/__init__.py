@@ -1,0 +1,1 @@
+"""Training a MADCluster network: the epoch loop, its progress lines and resumable checkpoints."""
