@@ -1,0 +1,148 @@
+"""Dump the network part of fitted default models on test rows and on injected training tails.
+
+Why: choosing how a fit weighs its score's parts (``benchmarks/part_rules.py``) means comparing many
+weighting rules on the 46 TSB-AD series. The network is the only expensive part; this fits
+``MADCluster(random_state=SEED)`` once per series and writes, per series, one ``.npz`` with the
+network's standardised own score (warm-up calibrated, as the default adds it) on the test rows, on
+the clean training rows and on ``--variants`` copies of the training rows with anomalies injected
+into the held-out tail (the network's validation rows, which it never trained on), plus the
+injection labels. The cheap input-space parts are refitted by the reader
+(``benchmarks/part_weighting.py``), which rebuilds the rows and the injections from the same seeds.
+
+    python benchmarks/part_scores.py --jobs 2 --out /tmp/parts --data-dir ../shared/datasets
+    python benchmarks/part_scores.py --source suite --out /tmp/parts-suite   # the synthetic suite, 3 bases
+    python benchmarks/part_scores.py --source demo --out /tmp/parts-demo     # the issue-2 demo series
+
+``suite`` and ``demo`` dumps also hold their rows and labels (``train``, ``test``, ``labels``; the
+suite's ``kinds``); the demo is fitted as its benchmark does (``window_size=50, epochs=5``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+VARIANTS = 8
+
+
+def tail_start(n_train: int, window: int, validation_size: float = 0.2) -> int:
+    from madcluster.training.loop import validation_rows
+
+    n_val = validation_rows(n_train, validation_size, window)
+    return n_train - max(n_val, min(n_train // 5, window))
+
+
+def injected_variants(train: np.ndarray, window: int, variants: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The ``variants`` injected copies of ``train`` (same seeds in the dump and the reader)."""
+    from part_injection import inject
+
+    start = tail_start(len(train), window)
+    count = max(1, (len(train) - start) // 150)
+    return [inject(train, start, window, count, np.random.default_rng([seed, v])) for v in range(variants)]
+
+
+def default_rows(train: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``rows`` as the default's input terms read them: columns constant in ``train`` as their
+    steps (:mod:`madcluster.data.constant_columns`), float64."""
+    import logging
+
+    from madcluster.data.constant_columns import bound_constant_columns, constant_columns
+
+    train = np.asarray(train, dtype=np.float32)
+    logger = logging.getLogger("madcluster.data.constant_columns")
+    level, logger.level = logger.level, logging.ERROR
+    try:
+        out = bound_constant_columns(np.asarray(rows, dtype=np.float32), constant_columns(train), train.mean(axis=0), None)
+    finally:
+        logger.setLevel(level)
+    return out.astype(np.float64)
+
+
+def own_scores(detector, rows: np.ndarray) -> np.ndarray:
+    from madcluster.score.input_terms import OWN_SCORE
+    from madcluster.score.scoring import standardize
+
+    checked = detector.check_rows(rows)
+    return standardize(detector.score_with_history(checked), detector.score_stats_[OWN_SCORE])
+
+
+def dump_one(name: str, series, seed: int, variants: int, out: Path, params: dict | None = None,
+             extra: dict | None = None) -> str:
+    import torch
+
+    from madcluster import MADCluster
+
+    torch.set_num_threads(1)
+    path = out / f"{name}.npz"
+    if path.exists():
+        return f"{name}: exists"
+    t0 = time.perf_counter()
+    detector = MADCluster(random_state=seed, **(params or {})).fit(series.train)
+    fit_s = time.perf_counter() - t0
+    made = injected_variants(np.asarray(series.train, dtype=np.float64), detector.window_size, variants, seed)
+    arrays = {
+        "net_test": own_scores(detector, series.test).astype(np.float32),
+        "net_train": own_scores(detector, series.train).astype(np.float32),
+        "net_var": np.stack([own_scores(detector, rows) for rows, _ in made]).astype(np.float32),
+        "default_test": detector.decision_function(series.test).astype(np.float32),
+        "fit_seconds": np.asarray(fit_s),
+        **(extra or {}),
+    }
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, **arrays)
+    os.replace(tmp, path)
+    return f"{name}: fit {fit_s:.1f}s, total {time.perf_counter() - t0:.1f}s"
+
+
+def main() -> None:
+    from tsbad import load_series
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--tsbad-dir", default=None)
+    parser.add_argument("--series", nargs="*", default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variants", type=int, default=VARIANTS)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--source", choices=["tsbad", "suite", "demo"], default="tsbad")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = []
+    if args.source == "tsbad":
+        tasks = [(s.name, s, {}, {}) for _, _, s in load_series(args)]
+    elif args.source == "suite":
+        from types import SimpleNamespace
+
+        from madcluster.data.synthetic import BASE_SIGNALS, make_anomaly_suite
+
+        for base in BASE_SIGNALS:
+            data = make_anomaly_suite(base, seed=args.seed)
+            extra = {"train": data.train, "test": data.test, "kinds": data.kinds, "labels": (data.kinds >= 0)}
+            tasks.append((base, SimpleNamespace(train=data.train, test=data.test), {}, extra))
+    else:
+        from types import SimpleNamespace
+
+        from madcluster.data.synthetic import make_demo_data
+
+        data = make_demo_data()
+        extra = {"train": data.train, "test": data.test, "labels": data.labels}
+        tasks.append(("demo", SimpleNamespace(train=data.train, test=data.test), {"window_size": 50, "epochs": 5}, extra))
+    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(dump_one, name, s, args.seed, args.variants, out, params, extra) for name, s, params, extra in tasks]
+        for i, future in enumerate(as_completed(futures), 1):
+            print(f"[{i}/{len(futures)}] {future.result()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
