@@ -8,8 +8,13 @@ benchmarks/results) with a reference recorded from the code before the change.
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/behaviour_check.py            # compare
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/behaviour_check.py --record   # new reference
 
-Exit status 0 when everything matches (scores to 1e-10 relative; parameters and fingerprints
-exactly), 1 otherwise, with each difference listed. Takes seconds on one CPU thread.
+Exit status 0 when everything matches, 1 otherwise, with each difference listed. Parameters and
+fingerprints must match exactly; scores to ``PORTABLE_RTOL`` of each array's largest |value|
+(``--strict``: 1e-10, for a refactor checked in the environment the reference records). Why not
+strict by default: KMeans, ridge and PCA solves differ in the sixth digit between numpy / scipy /
+scikit-learn / BLAS builds (up to 5.1e-6 of the scale, PCA, between the recording and a fresh
+install; the network's scores match exactly), while a change of behaviour moves scores by far
+more. The reference records its environment; the check prints where it differs. Seconds on one thread.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "tests" / "behaviour_reference.json"
+STRICT_RTOL = 1e-10  # the recorded environment: scores are bit-for-bit up to printing
+PORTABLE_RTOL = 1e-5  # another environment: relative to the largest |value| of each array
 TINY = {"window_size": 16, "epochs": 2, "batch_size": 32, "random_state": 0, "device": "cpu"}
 
 
@@ -196,10 +203,30 @@ def benchmark_results() -> dict[str, Any]:
 
 def collect() -> dict[str, Any]:
     torch.set_num_threads(1)
-    return {"detectors": detector_results(), "cli": cli_results(), "benchmark": benchmark_results()}
+    return {"environment": environment(), "detectors": detector_results(), "cli": cli_results(),
+            "benchmark": benchmark_results()}
 
 
-def differences(reference: Any, current: Any, where: str = "") -> list[str]:
+def environment() -> dict[str, str]:
+    """What the scores depend on besides the code: recorded with the reference."""
+    import platform
+
+    import scipy
+    import sklearn
+
+    return {"python": platform.python_version(), "machine": platform.machine(), "numpy": np.__version__,
+            "scipy": scipy.__version__, "scikit-learn": sklearn.__version__, "torch": torch.__version__}
+
+
+def environment_changes(reference: dict[str, Any]) -> list[str]:
+    """How this environment differs from the one ``reference`` was recorded in."""
+    recorded, now = reference.get("environment", {}), environment()
+    return [f"{k} {recorded.get(k, '?')} -> {now[k]}" for k in now if recorded.get(k) != now[k]]
+
+
+def differences(reference: Any, current: Any, where: str = "", rtol: float = STRICT_RTOL) -> list[str]:
+    """Every difference between ``reference`` and ``current`` (nested JSON); float arrays within
+    ``rtol`` of their largest |value|, floats within ``rtol`` of themselves, the rest exactly."""
     if isinstance(reference, dict) and isinstance(current, dict):
         out = []
         for key in sorted(set(reference) | set(current)):
@@ -208,17 +235,18 @@ def differences(reference: Any, current: Any, where: str = "") -> list[str]:
             elif key not in reference:
                 out.append(f"{where}/{key}: new (not in the reference)")
             else:
-                out += differences(reference[key], current[key], f"{where}/{key}")
+                out += differences(reference[key], current[key], f"{where}/{key}", rtol)
         return out
     if isinstance(reference, list) and reference and all(isinstance(v, float) for v in reference):
         ref, cur = np.asarray(reference), np.asarray(current, dtype=np.float64)
         if ref.shape != cur.shape:
             return [f"{where}: shape {ref.shape} -> {cur.shape}"]
-        if not np.allclose(ref, cur, rtol=1e-10, atol=1e-11, equal_nan=True):
-            return [f"{where}: max abs difference {np.nanmax(np.abs(ref - cur)):.3g}"]
+        scale = float(np.nanmax(np.abs(ref))) if np.isfinite(ref).any() else 0.0
+        if not np.allclose(ref, cur, rtol=0.0, atol=rtol * scale + 1e-11, equal_nan=True):
+            return [f"{where}: max abs difference {np.nanmax(np.abs(ref - cur)):.3g} (allowed {rtol * scale:.3g})"]
         return []
     if isinstance(reference, float) and isinstance(current, float):
-        return [] if np.isclose(reference, current, rtol=1e-10, atol=1e-11) else [f"{where}: {reference!r} -> {current!r}"]
+        return [] if np.isclose(reference, current, rtol=rtol, atol=1e-11) else [f"{where}: {reference!r} -> {current!r}"]
     return [] if reference == current else [f"{where}: {reference!r} -> {current!r}"]
 
 
@@ -236,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--record", action="store_true", help="write a new reference")
     parser.add_argument("--reference", default=str(REFERENCE))
+    parser.add_argument("--strict", action="store_true", help=f"scores to {STRICT_RTOL:g} relative (the recorded environment only)")
     args = parser.parse_args(argv)
     current = collect()
     if args.record:
@@ -245,13 +274,19 @@ def main(argv: list[str] | None = None) -> int:
     reference = json.loads(Path(args.reference).read_text())
     current = json.loads(json.dumps(current))
     added = only_recorded(reference, current)
-    found = differences(reference, current)
+    rtol = STRICT_RTOL if args.strict else PORTABLE_RTOL
+    changed = environment_changes(reference)
+    if changed:
+        print("environment differs from the reference's: " + ", ".join(changed))
+    del current["environment"]
+    found = differences({k: v for k, v in reference.items() if k != "environment"}, current, rtol=rtol)
     for line in found:
         print(line)
     n_scores = sum(len(v["scores"]) for v in current["detectors"].values())
     print(f"behaviour check: {len(current['detectors'])} detectors ({n_scores} test scores), "
           f"{len(current['cli'])} CLI argument sets, {len(current['benchmark']['stored_results'])} stored "
-          f"result fingerprints ({added} result files newer than the reference not compared): "
+          f"result fingerprints ({added} result files newer than the reference not compared; scores to "
+          f"{rtol:g} of their scale): "
           f"{'IDENTICAL' if not found else f'{len(found)} DIFFERENCES'}")
     return 0 if not found else 1
 

@@ -42,4 +42,16 @@ def test_default_detector_scores_match_the_reference():
     train, test = check._series(0, 400), check._series(1, 200)
     detector = check._detector_cases()["default_drnn"]().fit(train)
     current = {"scores": check._digest(detector.decision_function(test)), "threshold": float(detector.threshold_)}
-    assert check.differences({k: reference[k] for k in current}, current) == []
+    assert check.differences({k: reference[k] for k in current}, current, rtol=check.PORTABLE_RTOL) == []
+
+
+def test_the_tolerance_catches_a_change_of_behaviour():
+    """A score moved by a thousandth of its scale fails at the portable tolerance; the reference
+    records the environment it was recorded in."""
+    check = _check()
+    scores = [1.0, -2.0, 6.0]
+    moved = [1.0, -2.0 + 6e-3, 6.0]
+    assert check.differences(scores, moved, rtol=check.PORTABLE_RTOL) != []
+    assert check.differences(scores, [1.0, -2.0 + 1e-5, 6.0], rtol=check.PORTABLE_RTOL) == []
+    assert check.environment_changes({"environment": check.environment()}) == []
+    assert set(json.loads(check.REFERENCE.read_text())["environment"]) == set(check.environment())
