@@ -12,7 +12,7 @@ from torch import nn
 
 from madcluster import MADCluster
 from madcluster.cli import build_parser, main
-from madcluster.score.extreme_value import pot_threshold
+from madcluster.extreme_value import pot_threshold
 from madcluster.threads import resolve_threads
 
 SMALL = {"window_size": 20, "epochs": 2, "batch_size": 32, "embedder_params": {"hidden_size": 8, "n_layers": 1}, "random_state": 0}

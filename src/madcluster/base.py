@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator
 
 from madcluster.data.validation import align_columns, feature_names
 from madcluster.exceptions import NotFittedError, ParameterError
-from madcluster.score.extreme_value import pot_threshold
+from madcluster.extreme_value import pot_threshold
 
 PROBA_METHODS = ("linear", "unify")
 # how fit turns training scores into threshold_: the train-quantile or the train-pot protocol
@@ -128,7 +128,7 @@ class BaseDetector(BaseEstimator, ABC):
         """Store training scores; derive ``threshold_`` / ``labels_``: the ``1 - contamination``
         quantile of the training scores (``train-quantile``), or with ``threshold="pot"`` the score
         a generalized Pareto tail fitted to them exceeds with probability ``contamination``
-        (``train-pot``, :mod:`madcluster.score.extreme_value`)."""
+        (``train-pot``, :mod:`madcluster.extreme_value`)."""
         method = self._check_threshold_params()
         self.decision_scores_ = np.asarray(scores, dtype=np.float64)
         if method == "pot":

@@ -9,10 +9,10 @@ import pytest
 from grid_data import TINY, write_dataset
 
 from madcluster.benchmark import fit_score
-from madcluster.benchmark.command_line import add_benchmark_arguments, configs_from_args
 from madcluster.benchmark.config import BenchmarkConfig, parse_key_value
 from madcluster.benchmark.grid import expand_grid, load_grid_file
 from madcluster.benchmark.runner import run_grid
+from madcluster.cli.benchmark import add_benchmark_arguments, configs_from_args
 from madcluster.parallel.executors import SequentialExecutor, guarded_call
 
 

@@ -11,11 +11,11 @@ import pytest
 import torch
 from grid_data import TINY, write_dataset
 
-from madcluster.benchmark.command_line import add_benchmark_arguments, configs_from_args
 from madcluster.benchmark.config import BenchmarkConfig
 from madcluster.benchmark.fit_score import detector_params, run_task
 from madcluster.benchmark.grid import plan_rows
 from madcluster.benchmark.runner import run_grid
+from madcluster.cli.benchmark import add_benchmark_arguments, configs_from_args
 from madcluster.data.datasets import load_dataset
 from madcluster.estimator.detector import MADCluster
 from madcluster.evaluation.protocols import evaluate_protocols

@@ -314,3 +314,10 @@ READ_OPTION_NAMES = (
 def read_options(args: argparse.Namespace) -> dict:
     """The input options given on the command line, as ``read_table`` keyword arguments."""
     return {k: getattr(args, k) for k in READ_OPTION_NAMES if getattr(args, k, None) is not None}
+
+
+def read_input(path: str, args: argparse.Namespace):
+    """The data file ``path``, read with the input options given on the command line."""
+    from madcluster.data.io import read_table
+
+    return read_table(path, **read_options(args))

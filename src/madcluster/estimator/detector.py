@@ -26,10 +26,10 @@ from madcluster.estimator.network_fit import train_detector_network
 from madcluster.estimator.params import check_params
 from madcluster.estimator.persistence import load_detector, save_detector
 from madcluster.exceptions import ParameterError
+from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head
 from madcluster.presets import preset_params
-from madcluster.score.extreme_value import check_enough_scores
 from madcluster.score.input_terms import DEFAULT_INPUT_TERMS
 from madcluster.threads import DEFAULT_N_JOBS, torch_threads
 from madcluster.training.loop import PRECISIONS, MADClusterNet
@@ -91,7 +91,7 @@ class MADCluster(DetectorScoring, BaseDetector):
     threshold : how ``fit`` sets ``threshold_`` from the training scores: ``quantile`` (their
         ``1 - contamination`` quantile) or ``pot`` (peaks over threshold, Siffer et al. 2017 as in
         OmniAnomaly: a generalized Pareto tail fitted to the top 2 % of training scores, and the
-        score it exceeds with probability ``contamination``; :mod:`madcluster.score.extreme_value`).
+        score it exceeds with probability ``contamination``; :mod:`madcluster.extreme_value`).
     n_jobs : torch CPU threads for fit and scoring, scikit-learn style: None = 1 (the default,
         right on shared machines), -1 = every core, k = k threads (:mod:`madcluster.threads`).
     input_terms : input-space terms added to the score, fitted on the training rows: ``("kmeans",

@@ -24,7 +24,7 @@ from madcluster.atomic import atomic_path
 from madcluster.exceptions import MADClusterError
 
 if TYPE_CHECKING:
-    from madcluster.estimator.detector import MADCluster
+    from madcluster.estimator.contracts import FittedDetector
 
 OPSET = 17
 # |onnxruntime - torch| <= ATOL + RTOL * |torch|: both run float32, and a score of 100 has a float32
@@ -39,7 +39,7 @@ class ExportError(MADClusterError):
 class WindowScores(nn.Module):
     """The detector's per-step window score as a pure tensor function (what the graph holds)."""
 
-    def __init__(self, detector: MADCluster) -> None:
+    def __init__(self, detector: FittedDetector) -> None:
         super().__init__()
         self.net = detector.net_
         self.detector = detector
@@ -48,7 +48,7 @@ class WindowScores(nn.Module):
         return self.detector.combine_terms(self.net.score(windows))
 
 
-def export_onnx(detector: MADCluster, path: str | os.PathLike, check: bool = True) -> dict[str, Any]:
+def export_onnx(detector: FittedDetector, path: str | os.PathLike, check: bool = True) -> dict[str, Any]:
     """Write ``detector`` as an ONNX graph to ``path`` (atomically); with ``check``, score a
     window batch with onnxruntime and torch and raise ``ExportError`` if they differ by > 1e-4."""
     try:
@@ -79,7 +79,7 @@ def export_onnx(detector: MADCluster, path: str | os.PathLike, check: bool = Tru
     return report
 
 
-def run_both(detector: MADCluster, path: str | os.PathLike, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def run_both(detector: FittedDetector, path: str | os.PathLike, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-step scores of ``windows`` from onnxruntime (the graph at ``path``) and from torch."""
     import onnxruntime
 
@@ -90,7 +90,7 @@ def run_both(detector: MADCluster, path: str | os.PathLike, windows: np.ndarray)
     return got, expected
 
 
-def _probe_series(detector: MADCluster, n_rows: int | None = None) -> np.ndarray:
+def _probe_series(detector: FittedDetector, n_rows: int | None = None) -> np.ndarray:
     """Rows around the training data's scale (a seeded draw), enough for the probe windows."""
     rng = np.random.default_rng(0)
     n = max(n_rows or 0, 2 * detector.window_size)
@@ -106,7 +106,7 @@ def _reason(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
 
 
-def _name(detector: MADCluster) -> str:
+def _name(detector: FittedDetector) -> str:
     return detector.embedder if isinstance(detector.embedder, str) else type(detector.embedder).__name__
 
 

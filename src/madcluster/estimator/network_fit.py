@@ -22,11 +22,11 @@ from madcluster.training.checkpoint import Checkpointing, data_digest
 from madcluster.training.loop import MADClusterNet, TrainSettings, train_network, validation_rows
 
 if TYPE_CHECKING:
-    from madcluster.estimator.detector import MADCluster
+    from madcluster.estimator.contracts import TrainableDetector
 
 
 def train_detector_network(
-    detector: MADCluster, build_network: Callable[[], MADClusterNet], identity: dict[str, str],
+    detector: TrainableDetector, build_network: Callable[[], MADClusterNet], identity: dict[str, str],
     scaled: np.ndarray, extra_val: np.ndarray | None, pool_radius: bool,
     checkpoint: str | os.PathLike | None, resume: bool,
 ) -> None:

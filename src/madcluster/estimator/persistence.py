@@ -12,7 +12,7 @@ import io
 import json
 import os
 import zipfile
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -28,7 +28,9 @@ from madcluster.score.input_terms import (
 if TYPE_CHECKING:
     from torch import nn
 
-    from madcluster.estimator.detector import MADCluster
+    from madcluster.estimator.contracts import FittedDetector
+
+Detector = TypeVar("Detector")  # the estimator class that loads, and the instance it returns
 
 FORMAT = "madcluster-model"
 FORMAT_VERSION = 1
@@ -90,7 +92,7 @@ def read_model_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, 
     return config, arrays
 
 
-def save_detector(detector: MADCluster, path: str | os.PathLike) -> None:
+def save_detector(detector: FittedDetector, path: str | os.PathLike) -> None:
     """Write a fitted detector: its parameters and fitted scalars as JSON, its weights, scaler,
     training scores and center path as arrays."""
     params = detector.get_params()
@@ -137,7 +139,7 @@ def _upgrade_window_term(params: dict[str, Any], fitted: dict[str, Any], arrays:
     stats["input_term/kmeans"] = stats.pop("window_term")
 
 
-def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.Module | None, device: str) -> MADCluster:
+def load_detector(cls: type[Detector], path: str | os.PathLike, embedder: nn.Module | None, device: str) -> Detector:
     """Rebuild the detector :func:`save_detector` wrote (``embedder``: the custom module, if any)."""
     import torch
 
@@ -152,7 +154,7 @@ def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.M
         params["device"] = device
         params.setdefault("roughness_window", 0)  # files written before the option existed
         _upgrade_window_term(params, fitted, arrays)
-        params.setdefault("input_terms", None)  # files written before input terms: MADCluster's score alone
+        params.setdefault("input_terms", None)  # files written before input terms: FittedDetector's score alone
         if isinstance(params["input_terms"], list):  # JSON has no tuples
             params["input_terms"] = tuple(params["input_terms"])
         model = cls(**params)

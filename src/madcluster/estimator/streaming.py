@@ -35,7 +35,7 @@ from madcluster.exceptions import StreamError
 from madcluster.threads import torch_threads
 
 if TYPE_CHECKING:
-    from madcluster.estimator.detector import MADCluster
+    from madcluster.estimator.contracts import FittedDetector
 
 STATE_FORMAT = "madcluster-stream"
 STATE_VERSION = 1
@@ -60,7 +60,7 @@ class StreamScorer:
     """Scores a growing series chunk by chunk; see the module docstring. Build with
     :meth:`MADCluster.stream <madcluster.estimator.detector.MADCluster.stream>`."""
 
-    def __init__(self, detector: MADCluster, step_rows: int = STEP_ROWS) -> None:
+    def __init__(self, detector: FittedDetector, step_rows: int = STEP_ROWS) -> None:
         """``step_rows``: chunks up to this many rows take the stepper (0: every chunk reruns its windows)."""
         self.detector = detector
         self.step_rows = step_rows
@@ -139,7 +139,7 @@ class StreamScorer:
             zf.writestr("buffer.npz", arrays.getvalue())
 
     @classmethod
-    def restore(cls, detector: MADCluster, path: str | os.PathLike) -> StreamScorer:
+    def restore(cls, detector: FittedDetector, path: str | os.PathLike) -> StreamScorer:
         """A scorer that goes on where the one saved to ``path`` stopped, for the same model."""
         meta, buffer, last_row = _read_state(path)
         steps_seen, buffer_start = meta["steps_seen"], meta["buffer_start"]
@@ -173,7 +173,7 @@ def state_model_fingerprint(path: str | os.PathLike) -> str:
     return str(_read_state(path)[0].get("model"))
 
 
-def model_fingerprint(detector: MADCluster) -> str:
+def model_fingerprint(detector: FittedDetector) -> str:
     """SHA-256 of a fitted detector's weights, scaler and threshold: a stream names its model."""
     digest = hashlib.sha256()
     for name, tensor in sorted(detector.net_.state_dict().items()):
