@@ -19,20 +19,21 @@ from madcluster.base import BaseDetector
 from madcluster.data.constant_columns import constant_columns, warn_constant_at_fit
 from madcluster.data.scaling import fit_input_scaler
 from madcluster.data.validation import check_device, check_series
-from madcluster.defaults import DEFAULT_EPOCH_WINDOWS, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
+from madcluster.defaults import defaults
 from madcluster.embedders import EMBEDDERS, make_embedder
 from madcluster.estimator.detector_scoring import DetectorScoring
 from madcluster.estimator.network_fit import train_detector_network
-from madcluster.estimator.params import check_params
+from madcluster.estimator.params import MADCLUSTER_PARAMS, check_madcluster_params
 from madcluster.estimator.persistence import load_detector, save_detector
 from madcluster.exceptions import ParameterError
 from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head
 from madcluster.presets import preset_params
-from madcluster.score.input_terms import DEFAULT_INPUT_TERMS
-from madcluster.threads import DEFAULT_N_JOBS, torch_threads
+from madcluster.threads import torch_threads
 from madcluster.training.loop import PRECISIONS, MADClusterNet
+
+_D = defaults(MADCLUSTER_PARAMS)  # the signature's defaults, written once in the table
 
 
 class MADCluster(DetectorScoring, BaseDetector):
@@ -102,48 +103,52 @@ class MADCluster(DetectorScoring, BaseDetector):
         suite and the demo series: ``benchmarks/results/tsbad/README.md``). ``"kmeans"`` is not
         causal: such a model scores whole series only (no ``stream``, no ONNX export); fit with
         ``input_terms=None`` or ``("ar",)`` to stream.
+
+    Each parameter's default and allowed values: :data:`madcluster.estimator.params.MADCLUSTER_PARAMS`.
     """
+
+    _parameters = MADCLUSTER_PARAMS
 
     def __init__(
         self,
-        embedder: str | nn.Module = "drnn",
-        embedder_params: dict | None = None,
-        window_size: int = DEFAULT_WINDOW_SIZE,
-        stride: int = 1,
-        score_stride: int | None = None,
-        epochs: int = DEFAULT_EPOCHS,
-        batch_size: int = 128,
-        lr: float = 1e-3,
-        weight_decay: float = 1e-5,
-        validation_size: float = 0.2,
-        patience: int = 3,
-        mode: str = "full",
-        rho: float = 0.01,
-        tau: float = 0.01,
-        center_init: str = "mean",
-        nu_param: str = "sigmoid",
-        distance_loss: str = "soft-boundary",
-        cluster_target: str = "threshold",
-        cluster_kl: bool = False,
-        loss_combination: str = "sum",
-        score_type: str = "point",
-        score_scaling: str = "standardized",
-        center_warmup: int = 0,
-        early_stopping: str = "loss",
-        pretrain_epochs: int = 0,
-        n_clusters: int = 1,
-        base_score_combination: str = "standardized",
-        contamination: float = 0.01,
-        random_state: int | None = None,
-        device: str = "auto",
-        verbose: bool = False,
-        scaling: str = "standard",
-        precision: str = "float32",
-        roughness_window: int | None = None,
-        epoch_windows: int | None = DEFAULT_EPOCH_WINDOWS,
-        threshold: str = "quantile",
-        n_jobs: int | None = DEFAULT_N_JOBS,
-        input_terms: tuple[str, ...] | str | None = DEFAULT_INPUT_TERMS,
+        embedder: str | nn.Module = _D["embedder"],
+        embedder_params: dict | None = _D["embedder_params"],
+        window_size: int = _D["window_size"],
+        stride: int = _D["stride"],
+        score_stride: int | None = _D["score_stride"],
+        epochs: int = _D["epochs"],
+        batch_size: int = _D["batch_size"],
+        lr: float = _D["lr"],
+        weight_decay: float = _D["weight_decay"],
+        validation_size: float = _D["validation_size"],
+        patience: int = _D["patience"],
+        mode: str = _D["mode"],
+        rho: float = _D["rho"],
+        tau: float = _D["tau"],
+        center_init: str = _D["center_init"],
+        nu_param: str = _D["nu_param"],
+        distance_loss: str = _D["distance_loss"],
+        cluster_target: str = _D["cluster_target"],
+        cluster_kl: bool = _D["cluster_kl"],
+        loss_combination: str = _D["loss_combination"],
+        score_type: str = _D["score_type"],
+        score_scaling: str = _D["score_scaling"],
+        center_warmup: int = _D["center_warmup"],
+        early_stopping: str = _D["early_stopping"],
+        pretrain_epochs: int = _D["pretrain_epochs"],
+        n_clusters: int = _D["n_clusters"],
+        base_score_combination: str = _D["base_score_combination"],
+        contamination: float = _D["contamination"],
+        random_state: int | None = _D["random_state"],
+        device: str = _D["device"],
+        verbose: bool = _D["verbose"],
+        scaling: str = _D["scaling"],
+        precision: str = _D["precision"],
+        roughness_window: int | None = _D["roughness_window"],
+        epoch_windows: int | None = _D["epoch_windows"],
+        threshold: str = _D["threshold"],
+        n_jobs: int | None = _D["n_jobs"],
+        input_terms: tuple[str, ...] | str | None = _D["input_terms"],
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -192,6 +197,11 @@ class MADCluster(DetectorScoring, BaseDetector):
         registered = EMBEDDERS.get(embedder) if isinstance(embedder, str) else None
         return cls(**preset_params(preset, params, getattr(registered, "paper_params", {})))
 
+    def _validate_params(self) -> None:
+        """The objective's options (MethodConfig), then every other parameter against the table."""
+        self.method_config()
+        check_madcluster_params(self.get_params(deep=False))
+
     def method_config(self) -> MethodConfig:
         """The objective options as a validated :class:`MethodConfig`."""
         return MethodConfig(**{name: getattr(self, name) for name in MethodConfig.field_names() if name != "eps"})
@@ -213,9 +223,7 @@ class MADCluster(DetectorScoring, BaseDetector):
         settings (``epochs`` may change), exactly as the uninterrupted fit would have. A completed
         fit removes the file. :mod:`madcluster.training.checkpoint`.
         """
-        self.method_config()
-        check_params(self.get_params())
-        self._check_threshold_params()
+        self._validate_params()
         if resume and checkpoint is None:
             raise ParameterError("resume=True needs the checkpoint path to resume from")
         with torch_threads(self.n_jobs):
