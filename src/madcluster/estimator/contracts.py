@@ -48,6 +48,11 @@ class FittedDetector(Protocol):
     decision_scores_: np.ndarray
     score_stats_: dict[str, Any]
     history_: dict[str, Any]
+    constant_columns_: np.ndarray
+    center_path_: np.ndarray | None
+    warmup_quantiles_: np.ndarray | None
+    attribution_baseline_: np.ndarray | None
+    input_terms_: list[Any]
 
     def get_params(self, deep: bool = True) -> dict[str, Any]: ...
     def stream(self) -> Any: ...

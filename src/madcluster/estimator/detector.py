@@ -233,6 +233,8 @@ class MADCluster(DetectorScoring, BaseDetector):
         self, X: Any, validation_data: Any, pool_radius: bool, checkpoint: str | os.PathLike | None, resume: bool,
     ) -> MADCluster:
         data = check_series(X, min_length=self.window_size, name="X")
+        # what this fit learns later, unset until then (a refit never reads the last fit's)
+        self.warmup_quantiles_, self.input_terms_, self.attribution_baseline_ = None, [], None
         if self.threshold == "pot":
             check_enough_scores(len(data), self.contamination)
         self.n_features_in_ = data.shape[1]

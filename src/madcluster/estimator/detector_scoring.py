@@ -73,8 +73,7 @@ class DetectorScoring:
         """Validated ``rows`` with each column constant in training replaced by its training value
         plus its step from the previous row (``previous_row`` before the first row; None: the
         training value), as :mod:`madcluster.data.constant_columns` explains."""
-        constant = getattr(self, "constant_columns_", np.empty(0, dtype=np.int64))  # absent in older files
-        return bound_constant_columns(rows, constant, self.scaler_mean_, getattr(self, "feature_names_in_", None), previous_row)
+        return bound_constant_columns(rows, self.constant_columns_, self.scaler_mean_, getattr(self, "feature_names_in_", None), previous_row)
 
     def score_with_history(self, rows: np.ndarray, first_step: int = 0, score_from: int | None = None) -> np.ndarray:
         """Scores of steps ``score_from..`` (default: all) of checked ``rows`` whose first row is
@@ -161,7 +160,7 @@ class DetectorScoring:
         (the others are 0), scoring only the spans around them."""
         inputs = self._checked_input(X)
         groups = channel_groups(self.n_features_in_, inputs.shape[1])
-        baseline = getattr(self, "attribution_baseline_", None)  # absent in older model files
+        baseline = self.attribution_baseline_
 
         def explain_span(span: np.ndarray) -> np.ndarray:
             occlusion = occlusion_contributions(self._score_model_input, span, groups)
@@ -230,8 +229,8 @@ class DetectorScoring:
         return fit_quantile_table(scores, self._warmup_reference_from())
 
     def _calibrate_warmup(self, scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """Warm-up calibrated scores (unchanged for non-causal models and older files)."""
-        table = getattr(self, "warmup_quantiles_", None)
+        """Warm-up calibrated scores (unchanged for non-causal models)."""
+        table = self.warmup_quantiles_
         return scores if table is None else calibrate(scores, positions, table, self._warmup_reference_from())
 
     def combine_terms(self, terms: dict[str, Any]) -> Any:
@@ -242,8 +241,8 @@ class DetectorScoring:
         return combine_scores(terms, self.score_stats_, self.score_scaling, self.base_score_combination)
 
     def _input_terms(self) -> list[Any]:
-        """The fitted input terms (:mod:`madcluster.score.input_terms`); none when off or in older files."""
-        return getattr(self, "input_terms_", None) or []
+        """The fitted input terms (:mod:`madcluster.score.input_terms`); none when off."""
+        return self.input_terms_
 
     def _with_input_terms(self, scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``scores`` of all of checked ``rows`` plus the input terms, all standardised (unchanged without terms)."""

@@ -55,7 +55,7 @@ def export_onnx(detector: FittedDetector, path: str | os.PathLike, check: bool =
         import onnx  # noqa: F401 - the exporter needs it
     except ImportError as exc:
         raise ImportError(f"ONNX export needs the onnx extra: pip install \"madcluster[onnx]\" ({exc})") from None
-    if getattr(detector, "input_terms_", None):
+    if detector.input_terms_:
         raise ExportError(f"{_name(detector)} has input_terms={detector.input_terms!r}, which score whole series, not "
                           "windows: it does not export to ONNX (fit with --preset streaming, i.e. input_terms=None, to export)")
     module = WindowScores(detector).eval()

@@ -20,17 +20,14 @@ zip of JSON and ``.npz`` (never a pickle), written atomically, and names the mod
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 import os
-import zipfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
-from madcluster.atomic import atomic_path
+from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
 from madcluster.exceptions import StreamError
 from madcluster.threads import torch_threads
 
@@ -39,6 +36,7 @@ if TYPE_CHECKING:
 
 STATE_FORMAT = "madcluster-stream"
 STATE_VERSION = 1
+STATE_FILE = ArchiveKind(STATE_FORMAT, STATE_VERSION, "stream.json", "buffer.npz", StreamError, "stream state file")
 # Chunks of up to this many rows go row by row through the model's stepper (one recurrent step
 # per layer and row); longer ones rerun their windows, cheaper from about 12 rows on (default model,
 # CPU ms per chunk of 8 / 12 / 16 rows, benchmarks/results/stream_latency.json: stepping 4.1 / 5.3 /
@@ -124,19 +122,9 @@ class StreamScorer:
     # ------------------------------------------------------------------ state files
     def save(self, path: str | os.PathLike) -> None:
         """Write the stream's state to ``path`` atomically (zip of JSON + npz, no pickle)."""
-        meta = {
-            "format": STATE_FORMAT,
-            "format_version": STATE_VERSION,
-            "model": model_fingerprint(self.detector),
-            "steps_seen": self.steps_seen,
-            "buffer_start": self._buffer_start,
-        }
-        arrays = io.BytesIO()
-        last = {} if self._last_row is None else {"last_row": self._last_row}
-        np.savez(arrays, buffer=self._buffer, **last)
-        with atomic_path(path) as tmp, zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr("stream.json", json.dumps(meta))
-            zf.writestr("buffer.npz", arrays.getvalue())
+        meta = {"model": model_fingerprint(self.detector), "steps_seen": self.steps_seen, "buffer_start": self._buffer_start}
+        last = {} if self._last_row is None else {"last_row": self._last_row}  # None: no row seen yet
+        write_archive(path, STATE_FILE, meta, {"buffer": self._buffer, **last})
 
     @classmethod
     def restore(cls, detector: FittedDetector, path: str | os.PathLike) -> StreamScorer:
@@ -149,23 +137,20 @@ class StreamScorer:
         if buffer.ndim != 2 or buffer.shape[1] != scorer.n_features or buffer_start + len(buffer) != steps_seen:
             raise StreamError(f"{os.fspath(path)!r} is inconsistent (buffer {buffer.shape}, {steps_seen} steps)")
         scorer._buffer, scorer._buffer_start, scorer.steps_seen = buffer.astype(np.float32), buffer_start, steps_seen
-        scorer._last_row = last_row  # absent in older state files: constant columns step from their training value
+        scorer._last_row = last_row  # None: constant columns step from their training value
         return scorer
 
 
 def _read_state(path: str | os.PathLike) -> tuple[dict[str, Any], np.ndarray, np.ndarray | None]:
+    meta, arrays = read_archive(path, STATE_FILE)
     try:
-        with zipfile.ZipFile(path) as zf:
-            meta = json.loads(zf.read("stream.json").decode("utf-8"))
-            with np.load(io.BytesIO(zf.read("buffer.npz")), allow_pickle=False) as npz:
-                buffer = npz["buffer"]
-                last_row = npz["last_row"] if "last_row" in npz.files else None
         meta["steps_seen"], meta["buffer_start"] = int(meta["steps_seen"]), int(meta["buffer_start"])
-    except (OSError, zipfile.BadZipFile, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
+        buffer = arrays["buffer"]
+    except (KeyError, TypeError, ValueError) as exc:
         raise StreamError(f"{os.fspath(path)!r} is not a readable stream state file: {exc}") from None
-    if meta.get("format") != STATE_FORMAT or meta.get("format_version", 0) > STATE_VERSION:
-        raise StreamError(f"{os.fspath(path)!r} is not a stream state file of this madcluster version")
-    return meta, buffer, last_row
+    # last_row: written once a row was seen (state files from before it was recorded lack it too,
+    # and mean the same: constant columns step from their training value)
+    return meta, buffer, arrays.get("last_row")
 
 
 def state_model_fingerprint(path: str | os.PathLike) -> str:
