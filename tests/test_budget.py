@@ -1,4 +1,4 @@
-"""Issue 20's training budget through the estimator and the CLI: windows per epoch, the thread
+"""The training budget through the estimator and the CLI: windows per epoch, the thread
 default, POT thresholds, Ctrl-C and --resume."""
 
 from __future__ import annotations

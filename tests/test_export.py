@@ -1,4 +1,4 @@
-"""Issue 20 part 4: `madcluster export` writes an ONNX graph whose scores equal torch's."""
+"""`madcluster export` writes an ONNX graph whose scores equal torch's."""
 
 from __future__ import annotations
 

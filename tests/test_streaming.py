@@ -1,4 +1,4 @@
-"""Issue 20 part 2: streaming scores equal decision_function on the whole series, chunk by chunk."""
+"""Streaming scores equal decision_function on the whole series, chunk by chunk."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 19 part 3: the first rows of a scored series raise no more alarms than the rest."""
+"""The first rows of a scored series raise no more alarms than the rest."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fleet `score` gives what single-file `score` gives (issue 21 item 2)."""
+"""Fleet `score` gives what single-file `score` gives."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Start-up cost (issue 21 item 8): torch, pandas and scikit-learn load only when needed.
+"""Start-up cost: torch, pandas and scikit-learn load only when needed.
 
 ``fit --help`` / ``demo --help`` are the exception: they show each training flag's default read
 from the estimator's signature (the single source of settings), which imports the estimator.

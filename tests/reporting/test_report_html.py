@@ -297,7 +297,7 @@ def test_report_renders_in_headless_chromium(results_dir, tmp_path):
     assert page.tables[0][0][:3] == ["model", "row", "F1"]
 
 
-# ------------------------------------------------------------- issue 21 item 9: what a reader is told
+# ------------------------------------------------------------- what a reader is told
 def _many_models_dir(tmp_path: Path, n: int) -> Path:
     folder = tmp_path / "many"
     for i in range(n):

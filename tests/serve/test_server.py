@@ -1,4 +1,4 @@
-"""Issue 20 part 3: the real server on a loopback port, talked to with a real HTTP client."""
+"""The real server on a loopback port, talked to with a real HTTP client."""
 
 from __future__ import annotations
 
