@@ -32,6 +32,7 @@ def _count_steps(monkeypatch) -> list[int]:
     return steps
 
 
+@pytest.mark.slow
 def test_epoch_windows_bounds_the_steps_per_epoch(monkeypatch):
     X = make_series(900, 3)
     steps = _count_steps(monkeypatch)
@@ -73,6 +74,7 @@ def test_one_thread_by_default_and_n_jobs_otherwise():
         MADCluster(n_jobs=0).fit(X)
 
 
+@pytest.mark.slow
 def test_pot_threshold_in_the_estimator():
     X = make_series(1500, 3)
     model = MADCluster(**SMALL, threshold="pot", contamination=0.005).fit(X)

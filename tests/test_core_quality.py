@@ -16,6 +16,8 @@ from madcluster.data.windows import window_starts, windows_to_points_with_histor
 from madcluster.method.head import MADClusterHead
 from madcluster.score.scoring import default_score_stride
 
+pytestmark = pytest.mark.slow  # long fits shared by the module (about 25 s each)
+
 # enough optimiser steps (~190) for the difference to show; about 25 s per fit on one thread
 FAST = {"window_size": 50, "epochs": 6, "stride": 1, "batch_size": 64, "random_state": 0, "input_terms": None}  # the scoring ladder of the network alone
 

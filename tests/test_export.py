@@ -19,6 +19,7 @@ def _series(n: int, seed: int) -> np.ndarray:
     return np.stack([np.sin(2 * np.pi * t / p) for p in (11.0, 23.0, 37.0)], axis=1) + 0.1 * rng.standard_normal((n, 3))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("params", [{}, {"embedder": "usad"}], ids=["default", "usad"])
 def test_cli_export_scores_equal_torch(tmp_path, params, capsys):
     model = MADCluster(input_terms=None, window_size=16, epochs=1, random_state=0, **params).fit(_series(400, 0))

@@ -34,6 +34,7 @@ def _feed(scorer: StreamScorer, x: np.ndarray, rng: np.random.Generator, max_chu
     return np.concatenate(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_chunk", [1, 7, 40])
 def test_chunks_give_the_scores_of_the_whole_series(fitted, max_chunk):
     x = _series(300, 1)
@@ -100,6 +101,7 @@ def test_non_causal_models_say_why_they_cannot_stream():
         model.stream()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("score_stride", [None, 30])
 def test_stepper_and_window_reruns_mix_and_agree(score_stride):
     """The D-RNN steps short chunks and reruns windows for long ones; switching between the two

@@ -153,6 +153,7 @@ def test_tasks_per_seed_and_entity_and_fingerprint(dataset, tmp_path):
 
 
 # ------------------------------------------------------------------------------ resume
+@pytest.mark.slow
 def test_rerun_skips_finished_tasks(dataset, tmp_path, count_fits):
     out = tmp_path / "out"
     rows = _rows(dataset, out, embedder=["drnn", "pca"], seeds=[0, 1])
@@ -255,6 +256,7 @@ def test_cli_grid_exit_status_and_summary(dataset, tmp_path, capsys):
     assert "FAILED tiny_pca_baseline/seed0" in err and "bogus" in err
 
 
+@pytest.mark.slow
 def test_no_ray_at_import():
     import subprocess
     import sys

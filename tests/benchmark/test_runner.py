@@ -128,6 +128,7 @@ def test_drnn_end_to_end_json(data_folder, tmp_path):
     assert "tiny" in (out / "results.md").read_text()
 
 
+@pytest.mark.slow
 def test_same_seed_same_result_and_one_score_per_point(data_folder):
     config = _config(data_folder, None, seeds=(3,))
     first, second = run_benchmark(config), run_benchmark(config)

@@ -36,6 +36,7 @@ def test_import_madcluster_loads_no_heavy_library():
     assert _loaded_after("import madcluster; madcluster.DataError; madcluster.__version__") == []
 
 
+@pytest.mark.slow
 def test_public_names_still_import_on_use():
     assert "torch" in _loaded_after("from madcluster import MADCluster, NotFittedError")
 

@@ -216,6 +216,7 @@ def fit_calls(monkeypatch):
     return calls
 
 
+@pytest.mark.slow
 def test_step_e_passes_the_test_set_as_validation_and_only_with_the_flag(dataset, fit_calls):
     loaded = load_dataset(str(dataset))
     for steps in ((), ("a",), ("a", "b", "c", "d")):
@@ -297,6 +298,7 @@ def test_baselines_record_the_steps_they_cannot_take(dataset):
 
 
 
+@pytest.mark.slow
 def test_a_step_d_run_also_records_the_abc_columns_range_metrics(dataset):
     """One ``a b c d`` run gives the decomposition's columns b and c: the same model and scores as
     the ``a b c`` run, so its threshold metrics and its ``metrics_on_scores`` equal that run's."""

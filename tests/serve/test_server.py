@@ -20,6 +20,8 @@ pytest.importorskip("uvicorn")
 
 from madcluster import MADCluster
 
+pytestmark = pytest.mark.slow  # a real server in a subprocess, models fitted per module
+
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 COLUMNS = ["cpu", "mem"]
 
