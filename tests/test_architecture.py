@@ -175,6 +175,25 @@ def test_package_root_is_small():
     assert len(root) <= MAX_ROOT_MODULES, root
 
 
+MAX_ESTIMATOR_METHODS = 16
+
+
+def public_methods(src: Path = SRC) -> list[str]:
+    """MADCluster's own public methods (its class and BaseDetector's, not scikit-learn's): what
+    streaming, export and model files need is the fitted model's (``model_``), not the estimator's."""
+    found: set[str] = set()
+    for file, cls in (("estimator/detector.py", "MADCluster"), ("base.py", "BaseDetector")):
+        tree = ast.parse((src / "madcluster" / file).read_text())
+        body = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls).body
+        found |= {n.name for n in body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+    return sorted(found)
+
+
+def test_estimator_surface_is_small():
+    methods = public_methods()
+    assert len(methods) <= MAX_ESTIMATOR_METHODS, methods
+
+
 def test_type_only_imports_count_towards_cycles(tmp_path):
     package = tmp_path / "madcluster"
     package.mkdir()
@@ -224,6 +243,7 @@ if __name__ == "__main__":
     print(f"room cycles: {import_cycles(room_graph(import_graph(src)))}")
     print(f"modules outside cli/ importing cli/: {cli_importers(import_graph(src))}")
     print(f"package root: {len(root_modules(src))} modules")
+    print(f"MADCluster's own public methods: {len(public_methods(src))} {public_methods(src)}")
     print(f"private names imported across modules: {len(private_imports(src))}")
     literals = window_size_literals(src)
     print(f"default window size literals: {len(literals)}")

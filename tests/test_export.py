@@ -28,7 +28,7 @@ def test_cli_export_scores_equal_torch(tmp_path, params, capsys):
     assert "max abs diff" in capsys.readouterr().out
     x = _series(200, 1)
     x[100:104, 1] += 4.0
-    windows, starts = model.model_windows(x)
+    windows, starts = model.model_.model_windows(x)
     assert windows.shape == (len(starts), 16, model.scaler_mean_.shape[0])
     session = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
     got = session.run(["scores"], {"windows": windows})[0]

@@ -1,6 +1,6 @@
 """Model files: one zip archive with ``config.json`` and ``arrays.npz``
-(:mod:`madcluster.estimator.archive`); a fitted MADCluster to and from one (:func:`save_detector`,
-:func:`load_detector`). Format 2; format 1 files are upgraded on reading (:func:`upgrade_format_1`),
+(:mod:`madcluster.estimator.archive`); a :class:`~madcluster.estimator.fitted.FittedModel` and the
+parameters that built it to and from one (:func:`save_model`, :func:`load_model`). Format 2; format 1 files are upgraded on reading (:func:`upgrade_format_1`),
 so the loader reads one layout.
 
 Nothing is ever unpickled: JSON for configuration and fitted scalars (including the training
@@ -11,11 +11,15 @@ written atomically and get the usual file mode (``0o666`` less the umask), like 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from madcluster.data.validation import check_device
 from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
+from madcluster.estimator.fitted import FittedModel, ScoreParts
+from madcluster.estimator.network_fit import build_network, resolve_roughness
 from madcluster.exceptions import ModelFileError
 from madcluster.score.input_terms import (
     OWN_SCORE,
@@ -27,9 +31,6 @@ from madcluster.score.input_terms import (
 if TYPE_CHECKING:
     from torch import nn
 
-    from madcluster.estimator.contracts import FittedDetector
-
-Detector = TypeVar("Detector")  # the estimator class that loads, and the instance it returns
 
 FORMAT = "madcluster-model"
 #: 2: every parameter and fitted key is written (format 1 files may lack the ones added after them;
@@ -37,9 +38,6 @@ FORMAT = "madcluster-model"
 FORMAT_VERSION = 2
 MODEL_FILE = ArchiveKind(FORMAT, FORMAT_VERSION, "config.json", "arrays.npz", ModelFileError, "madcluster model file")
 CUSTOM_EMBEDDER = "<custom module>"
-#: Fitted arrays a model may not have (None: not written): the center path of base-only models,
-#: the warm-up table of non-causal ones, the attribution baseline.
-OPTIONAL_ARRAYS = ("center_path", "warmup_quantiles", "attribution_baseline")
 
 
 def write_model_file(
@@ -86,29 +84,46 @@ def upgrade_format_1(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> N
     fitted.setdefault("constant_columns_", [])  # before constant columns were held: none
 
 
-def save_detector(detector: FittedDetector, path: str | os.PathLike) -> None:
-    """Write a fitted detector: its parameters and fitted scalars as JSON, its weights, scaler,
-    training scores and center path as arrays."""
-    params = detector.get_params()
+@dataclass(frozen=True)
+class ModelFile:
+    """What a model file holds: the estimator's parameters, its fitted model and the training
+    record the estimator keeps beside it (training scores, per-epoch history, the center's path)."""
+
+    params: dict[str, Any]
+    fitted: FittedModel
+    decision_scores: np.ndarray
+    history: dict[str, Any]
+    center_path: np.ndarray | None
+    device: str
+
+
+def save_model(path: str | os.PathLike, params: dict[str, Any], fitted: FittedModel, *, decision_scores: np.ndarray,
+               history: dict[str, Any], center_path: np.ndarray | None) -> None:
+    """Write a fitted model and the parameters that built it: parameters and fitted scalars as
+    JSON, the weights, scaler, training scores, warm-up table, attribution baseline, input terms
+    and center path as arrays."""
+    params = dict(params)
     if not isinstance(params["embedder"], str):
         params["embedder"] = CUSTOM_EMBEDDER
-    names = getattr(detector, "feature_names_in_", None)
+    names = fitted.feature_names
     config = {
         "params": params,
         "fitted": {
-            "n_features_in_": detector.n_features_in_,
+            "n_features_in_": fitted.n_features,
             "feature_names_in_": None if names is None else [str(n) for n in names],
-            "threshold_": detector.threshold_,
-            "score_stats_": detector.score_stats_,
-            "history_": detector.history_,
-            "n_hidden": detector.net_.embedder.out_features,
-            "constant_columns_": [int(j) for j in detector.constant_columns_],
+            "threshold_": fitted.threshold,
+            "score_stats_": fitted.parts.stats,
+            "history_": history,
+            "n_hidden": fitted.net.embedder.out_features,
+            "constant_columns_": [int(j) for j in fitted.constant_columns],
         },
     }
-    arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in detector.net_.state_dict().items()}
-    arrays.update(scaler_mean=detector.scaler_mean_, scaler_scale=detector.scaler_scale_, decision_scores=detector.decision_scores_)
-    arrays.update({name: getattr(detector, name + "_") for name in OPTIONAL_ARRAYS if getattr(detector, name + "_") is not None})
-    arrays.update(terms_to_arrays(detector.input_terms_))
+    arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in fitted.net.state_dict().items()}
+    arrays.update(scaler_mean=fitted.scaler_mean, scaler_scale=fitted.scaler_scale, decision_scores=decision_scores)
+    optional = {"center_path": center_path, "warmup_quantiles": fitted.warmup_quantiles,
+                "attribution_baseline": fitted.attribution_baseline}
+    arrays.update({name: value for name, value in optional.items() if value is not None})
+    arrays.update(terms_to_arrays(fitted.parts.input_terms))
     write_model_file(path, config, arrays)
 
 
@@ -126,14 +141,15 @@ def _upgrade_window_term(params: dict[str, Any], fitted: dict[str, Any], arrays:
     stats["input_term/kmeans"] = stats.pop("window_term")
 
 
-def load_detector(cls: type[Detector], path: str | os.PathLike, embedder: nn.Module | None, device: str) -> Detector:
-    """Rebuild the detector :func:`save_detector` wrote (``embedder``: the custom module, if any)."""
+def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str) -> ModelFile:
+    """Read what :func:`save_model` wrote (``embedder``: the custom module, if any), the network
+    rebuilt on ``device``."""
     import torch
 
     config, arrays = read_model_file(path)
     try:
         params = dict(config["params"])
-        fitted = config["fitted"]
+        record = config["fitted"]
         if params["embedder"] == CUSTOM_EMBEDDER:
             if embedder is None:
                 raise ModelFileError(f"{os.fspath(path)!r} was trained with a custom embedder module: pass the same architecture as MADCluster.load(path, embedder=MyModule(...))")
@@ -141,26 +157,23 @@ def load_detector(cls: type[Detector], path: str | os.PathLike, embedder: nn.Mod
         params["device"] = device
         if isinstance(params["input_terms"], list):  # JSON has no tuples
             params["input_terms"] = tuple(params["input_terms"])
-        model = cls(**params)
-        model.n_features_in_ = int(fitted["n_features_in_"])
-        if fitted["feature_names_in_"] is not None:  # None: trained on an array, not named columns
-            model.feature_names_in_ = np.asarray(fitted["feature_names_in_"], dtype=object)
-        model.scaler_mean_ = arrays["scaler_mean"]
-        model.scaler_scale_ = arrays["scaler_scale"]
-        # held at their training value when scoring
-        model.constant_columns_ = np.asarray(fitted["constant_columns_"], dtype=np.int64)
-        model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
-        model.history_ = fitted["history_"]
-        for name in OPTIONAL_ARRAYS:  # None where the model has none (written only when it has)
-            setattr(model, name + "_", arrays.get(name))
-        model.input_terms_ = terms_from_arrays(check_input_terms(params["input_terms"]), arrays)
-        state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
-        model.restore_network(int(fitted["n_hidden"]), state)
-        model.decision_scores_ = arrays["decision_scores"].astype(np.float64)
-        model.threshold_ = float(fitted["threshold_"])
-        model.labels_ = (model.decision_scores_ > model.threshold_).astype(np.int64)
+        scaler_mean = arrays["scaler_mean"]
+        net = build_network(params, len(scaler_mean), int(record["n_hidden"]))
+        net.load_state_dict({k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}, strict=True)
+        names = record["feature_names_in_"]  # None: trained on an array, not named columns
+        parts = ScoreParts({k: tuple(v) for k, v in record["score_stats_"].items()}, params["score_scaling"],
+                           params["base_score_combination"], terms_from_arrays(check_input_terms(params["input_terms"]), arrays))
+        on = check_device(device)
+        fitted = FittedModel.for_network(
+            net.to(on).eval(), params, scaler_mean=scaler_mean, scaler_scale=arrays["scaler_scale"],
+            roughness_window=resolve_roughness(params), n_features=int(record["n_features_in_"]),
+            feature_names=None if names is None else np.asarray(names, dtype=object),
+            constant_columns=np.asarray(record["constant_columns_"], dtype=np.int64),  # held at their training value
+            parts=parts, warmup_quantiles=arrays.get("warmup_quantiles"),  # None where the model has none
+            attribution_baseline=arrays.get("attribution_baseline"), threshold=float(record["threshold_"]),
+        )
+        return ModelFile(params, fitted, arrays["decision_scores"].astype(np.float64), record["history_"], arrays.get("center_path"), str(on))
     except ModelFileError:
         raise
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise ModelFileError(f"{os.fspath(path)!r} does not match this madcluster version or its embedder: {exc}") from None
-    return model
