@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from madcluster.reporting.format import METRIC_LABELS, TABLE1_METRICS, mean_std
+from madcluster.benchmark.format import METRIC_LABELS, TABLE1_METRICS, mean_std
 from madcluster.reporting.paper import PAPER_TABLE1
 
 MODELS = ("deepsvdd", "usad", "beatgan", "omnianomaly", "thoc", "anomaly_transformer", "dcdetector")

@@ -39,7 +39,7 @@ def measure(name: str, demo, folder: Path) -> dict:
     except ExportError as exc:
         return {**row, "exports": False, "why": str(exc)}
     row["export_s"] = round(time.perf_counter() - start, 2)
-    windows = model.model_windows(demo.test)[0]
+    windows = model.model_.model_windows(demo.test)[0]
     got, expected = run_both(model, path, windows)
     diff = np.abs(got - expected)
     row.update(
@@ -62,7 +62,7 @@ def _float64_gap(model: MADCluster, windows: np.ndarray, expected: np.ndarray) -
     double.net_ = double.net_.double()
     try:
         with torch.no_grad():
-            exact = WindowScores(double).eval()(torch.from_numpy(windows).double()).numpy()
+            exact = WindowScores(double.model_).eval()(torch.from_numpy(windows).double()).numpy()
     except RuntimeError:
         return None
     return float(np.abs(expected - exact).max())

@@ -17,8 +17,10 @@ problem). One torch thread.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 
 import numpy as np
 import torch
@@ -27,28 +29,36 @@ from sklearn.metrics import roc_auc_score
 from madcluster import MADCluster, PCADetector
 from madcluster.data.datasets import load_dataset
 from madcluster.data.features import roughness
+from madcluster.estimator import detector as detector_module
+from madcluster.estimator import fitted as fitted_module
 from madcluster.score.scoring import combine_scores
 
 
-class ClippedInput(MADCluster):
-    """MADCluster whose scaled input is soft-clipped to +-``clip`` (a diagnostic probe only)."""
+@contextlib.contextmanager
+def clipped_input(clip: float) -> Iterator[None]:
+    """Within the block, the estimator's scaled input is soft-clipped to +-``clip`` before its
+    roughness channels (scaled with the training statistics of the unclipped input's roughness):
+    a diagnostic probe only, swapped in where fit and the fitted model build their input."""
+    if not clip:
+        yield
+        return
 
-    def __init__(self, clip: float = 0.0, **params):
-        super().__init__(**params)
-        self.clip = clip
-
-    def _model_input(self, data: np.ndarray) -> np.ndarray:
-        """The scaled input soft-clipped, then its roughness channels (scaled with the training
-        statistics of the unclipped input's roughness)."""
-        if not self.clip:
-            return super()._model_input(data)
+    def clipped(data: np.ndarray, mean: np.ndarray, scale: np.ndarray, window: int) -> np.ndarray:
         d = data.shape[1]
-        z = (data - self.scaler_mean_[:d]) / self.scaler_scale_[:d]
-        z = self.clip * np.tanh(z / self.clip)
-        if self.roughness_window_:
-            rough = roughness(z, self.roughness_window_)
-            z = np.concatenate([z, (rough - self.scaler_mean_[d:]) / self.scaler_scale_[d:]], axis=1)
+        z = clip * np.tanh(((data - mean[:d]) / scale[:d]) / clip)
+        if window:
+            z = np.concatenate([z, (roughness(z, window) - mean[d:]) / scale[d:]], axis=1)
         return z.astype(np.float32)
+
+    modules = (detector_module, fitted_module)
+    saved = [m.model_input for m in modules]
+    for m in modules:
+        m.model_input = clipped
+    try:
+        yield
+    finally:
+        for m, original in zip(modules, saved):
+            m.model_input = original
 
 
 def run_variant(variant: str, train: np.ndarray, test: np.ndarray, labels: np.ndarray) -> dict:
@@ -57,8 +67,9 @@ def run_variant(variant: str, train: np.ndarray, test: np.ndarray, labels: np.nd
         return {"auc": roc_auc_score(labels, scores)}
     params = {"window_size": 100, "random_state": 0, **json.loads(variant)}
     clip = params.pop("clip", 0.0)
-    det = (ClippedInput(clip=clip, **params) if clip else MADCluster(**params)).fit(train)
-    terms = det.score_terms(test)
+    with clipped_input(clip):
+        det = MADCluster(**params).fit(train)
+        terms = det.score_terms(test)
     out = {"auc": roc_auc_score(labels, combine_scores(terms, det.score_stats_, det.score_scaling, det.base_score_combination))}
     out.update({f"auc_{name}": roc_auc_score(labels, values) for name, values in terms.items()})
     out["epochs_run"] = len(det.history_.get("epoch", []))

@@ -41,7 +41,7 @@ CHUNKS = (1, 2, 4, 8, 12, 16, 32, 64)
 def measure(name: str, model: MADCluster, step_rows: int, rows: int) -> dict:
     demo = make_demo_data(n_train=3000, n_test=rows + 200, seed=7)
     series = demo.test[: rows + 200]
-    scorer = StreamScorer(model, step_rows=step_rows)
+    scorer = StreamScorer(model.model_, step_rows=step_rows)
     first = scorer.update(series[:200]).scores  # past the warm-up, as a long-running stream
     latencies, cpu = [], []
     streamed = [first]
@@ -55,7 +55,7 @@ def measure(name: str, model: MADCluster, step_rows: int, rows: int) -> dict:
     batch = model.decision_function(series)
     batch_per_row = (time.perf_counter() - start) / len(series) * 1e3
     return {
-        "model": name, "stepper": scorer.step_rows > 0 and model.row_stepper() is not None,
+        "model": name, "stepper": scorer.step_rows > 0 and model.model_.row_stepper() is not None,
         "max_abs_diff_to_decision_function": float(np.abs(np.concatenate(streamed) - batch).max()), "window_size": model.window_size, "n_features": series.shape[1], "rows": rows,
         "p50_ms": round(float(np.percentile(ms, 50)), 3), "p99_ms": round(float(np.percentile(ms, 99)), 3),
         "mean_ms": round(float(ms.mean()), 3), "max_ms": round(float(ms.max()), 3),
@@ -73,7 +73,7 @@ def chunk_costs(model: MADCluster, n_chunks: int = 30) -> list[dict]:
     for m in CHUNKS:
         row = {"chunk_rows": m}
         for label, step_rows in (("stepper_cpu_ms", 10**9), ("rerun_windows_cpu_ms", 0)):
-            scorer = StreamScorer(model, step_rows=step_rows)
+            scorer = StreamScorer(model.model_, step_rows=step_rows)
             scorer.update(series[:200])
             start = time.thread_time()
             for i in range(n_chunks):

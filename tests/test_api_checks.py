@@ -1,4 +1,4 @@
-"""API-level checks from issue 11: scikit-learn's NotFittedError, PyOD's predict_proba /
+"""API-level checks: scikit-learn's NotFittedError, PyOD's predict_proba /
 predict_confidence, feature names recorded at fit and matched by name, one-line errors for
 values too large to scale and unavailable devices, atomic writes with normal file modes."""
 

@@ -1,5 +1,6 @@
-"""The layout goals of issue 22, enforced: small modules, no import cycle, a small ``evaluation/``,
-the default window size written once.
+"""The layout goals, enforced: small modules, no import cycle (type-only imports included) and
+no cycle between rooms (subpackages), ``cli/`` imported only by itself and the entry point, a
+package root of at most 15 modules, a small ``evaluation/``, the default window size written once.
 
 ``python tests/test_architecture.py [SRC]`` prints the measured numbers (largest modules, lines of
 ``evaluation/``, import cycles) for ``SRC`` (default: this checkout's ``src``).
@@ -15,6 +16,8 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_MODULE_LINES = 400
 MAX_EVALUATION_LINES = 1000
+MAX_ROOT_MODULES = 15
+ENTRY_POINT = "madcluster.__main__"
 
 
 def modules(src: Path = SRC) -> dict[str, Path]:
@@ -36,11 +39,14 @@ def _type_checking_only(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
-def imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """The package's modules that ``name`` imports, anywhere in it (inside functions too; blocks
-    under ``if TYPE_CHECKING`` are left out: they never run)."""
+def imports(name: str, path: Path, known: set[str], *, type_only: bool = True) -> set[str]:
+    """The package's modules that ``name`` imports, anywhere in it (inside functions too). Blocks
+    under ``if TYPE_CHECKING`` count unless ``type_only`` is false: they never run, but a cycle
+    through them still means two modules that cannot be read, or moved, one without the other."""
     tree = ast.parse(path.read_text())
-    skipped = {id(n) for node in ast.walk(tree) if _type_checking_only(node) for n in ast.walk(node)}
+    skipped = set() if type_only else {
+        id(n) for node in ast.walk(tree) if _type_checking_only(node) for n in ast.walk(node)
+    }
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(tree):
@@ -58,9 +64,35 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
     return {m for m in found if m in known and m != name}
 
 
-def import_graph(src: Path = SRC) -> dict[str, set[str]]:
+def import_graph(src: Path = SRC, *, type_only: bool = True) -> dict[str, set[str]]:
     mods = modules(src)
-    return {name: imports(name, path, set(mods)) for name, path in mods.items()}
+    return {name: imports(name, path, set(mods), type_only=type_only) for name, path in mods.items()}
+
+
+def room(module: str) -> str:
+    """The room a module lives in: its subpackage of ``madcluster`` (``madcluster.cli``), or the
+    module itself for a module of the package root."""
+    return ".".join(module.split(".")[:2])
+
+
+def room_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Which rooms import which, from the module graph (imports inside one room left out)."""
+    out: dict[str, set[str]] = {room(m): set() for m in graph}
+    for m, deps in graph.items():
+        out[room(m)] |= {room(d) for d in deps if room(d) != room(m)}
+    return out
+
+
+def cli_importers(graph: dict[str, set[str]]) -> list[str]:
+    """Modules outside ``cli/`` and the entry point that import ``cli/``: the library must work
+    without its command line."""
+    return sorted(m for m, deps in graph.items()
+                  if room(m) != "madcluster.cli" and m != ENTRY_POINT and any(room(d) == "madcluster.cli" for d in deps))
+
+
+def root_modules(src: Path = SRC) -> list[str]:
+    """The modules directly in the package root (``__init__`` and ``__main__`` included)."""
+    return sorted(p.name for p in (src / "madcluster").glob("*.py"))
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -130,6 +162,47 @@ def test_no_import_cycle():
     assert import_cycles(import_graph()) == []
 
 
+def test_no_cycle_between_rooms():
+    assert import_cycles(room_graph(import_graph())) == []
+
+
+def test_only_the_entry_point_imports_the_command_line():
+    assert cli_importers(import_graph()) == []
+
+
+def test_package_root_is_small():
+    root = root_modules()
+    assert len(root) <= MAX_ROOT_MODULES, root
+
+
+MAX_ESTIMATOR_METHODS = 16
+
+
+def public_methods(src: Path = SRC) -> list[str]:
+    """MADCluster's own public methods (its class and BaseDetector's, not scikit-learn's): what
+    streaming, export and model files need is the fitted model's (``model_``), not the estimator's."""
+    found: set[str] = set()
+    for file, cls in (("estimator/detector.py", "MADCluster"), ("base.py", "BaseDetector")):
+        tree = ast.parse((src / "madcluster" / file).read_text())
+        body = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls).body
+        found |= {n.name for n in body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+    return sorted(found)
+
+
+def test_estimator_surface_is_small():
+    methods = public_methods()
+    assert len(methods) <= MAX_ESTIMATOR_METHODS, methods
+
+
+def test_type_only_imports_count_towards_cycles(tmp_path):
+    package = tmp_path / "madcluster"
+    package.mkdir()
+    (package / "a.py").write_text("from madcluster import b\n")
+    (package / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from madcluster import a\n")
+    assert import_cycles(import_graph(tmp_path)) == [["madcluster.a", "madcluster.b"]]
+    assert import_cycles(import_graph(tmp_path, type_only=False)) == []
+
+
 def test_evaluation_is_what_a_score_means_only():
     assert evaluation_lines() < MAX_EVALUATION_LINES
 
@@ -166,7 +239,11 @@ if __name__ == "__main__":
     print(f"evaluation/: {evaluation_lines(src)} lines")
     print(f"detector.py: {line_count(src / 'madcluster' / 'estimator' / 'detector.py')} lines")
     cycles = import_cycles(import_graph(src))
-    print(f"import cycles: {len(cycles)} {cycles}")
+    print(f"import cycles (type-only imports included): {len(cycles)} {cycles}")
+    print(f"room cycles: {import_cycles(room_graph(import_graph(src)))}")
+    print(f"modules outside cli/ importing cli/: {cli_importers(import_graph(src))}")
+    print(f"package root: {len(root_modules(src))} modules")
+    print(f"MADCluster's own public methods: {len(public_methods(src))} {public_methods(src)}")
     print(f"private names imported across modules: {len(private_imports(src))}")
     literals = window_size_literals(src)
     print(f"default window size literals: {len(literals)}")

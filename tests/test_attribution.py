@@ -1,4 +1,4 @@
-"""Per-channel attribution (issue 21 item 1): occlusion contributions and MADCluster.explain."""
+"""Per-channel attribution: occlusion contributions and MADCluster.explain."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Behaviour kept across refactors: the parts of ``benchmarks/behaviour_check.py`` that need no
 training (the CLI's detector parameters, benchmark detectors and the fingerprints of every stored
-result, the resume key) and one small fit, against the reference recorded before issue 22.
+result, the resume key) and one small fit, against the reference recorded before the layout refactors.
 The whole check: ``PYTHONPATH=src python benchmarks/behaviour_check.py``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 20's training budget through the estimator and the CLI: windows per epoch, the thread
+"""The training budget through the estimator and the CLI: windows per epoch, the thread
 default, POT thresholds, Ctrl-C and --resume."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from torch import nn
 
 from madcluster import MADCluster
 from madcluster.cli import build_parser, main
-from madcluster.score.extreme_value import pot_threshold
+from madcluster.extreme_value import pot_threshold
 from madcluster.threads import resolve_threads
 
 SMALL = {"window_size": 20, "epochs": 2, "batch_size": 32, "embedder_params": {"hidden_size": 8, "n_layers": 1}, "random_state": 0}
@@ -32,6 +32,7 @@ def _count_steps(monkeypatch) -> list[int]:
     return steps
 
 
+@pytest.mark.slow
 def test_epoch_windows_bounds_the_steps_per_epoch(monkeypatch):
     X = make_series(900, 3)
     steps = _count_steps(monkeypatch)
@@ -73,6 +74,7 @@ def test_one_thread_by_default_and_n_jobs_otherwise():
         MADCluster(n_jobs=0).fit(X)
 
 
+@pytest.mark.slow
 def test_pot_threshold_in_the_estimator():
     X = make_series(1500, 3)
     model = MADCluster(**SMALL, threshold="pot", contamination=0.005).fit(X)

@@ -16,6 +16,8 @@ from madcluster.data.windows import window_starts, windows_to_points_with_histor
 from madcluster.method.head import MADClusterHead
 from madcluster.score.scoring import default_score_stride
 
+pytestmark = pytest.mark.slow  # long fits shared by the module (about 25 s each)
+
 # enough optimiser steps (~190) for the difference to show; about 25 s per fit on one thread
 FAST = {"window_size": 50, "epochs": 6, "stride": 1, "batch_size": 64, "random_state": 0, "input_terms": None}  # the scoring ladder of the network alone
 
@@ -86,10 +88,20 @@ def test_each_scoring_change_helps_on_the_same_model(suite, fitted):
     assert default > raw > paper
 
 
-def clone_fitted(model: MADCluster, **params) -> MADCluster:
+def clone_fitted(model: MADCluster, score_stride: int | None = None, score_scaling: str | None = None) -> MADCluster:
+    """The same network scored another way: the scoring options are the fitted model's, fixed at
+    fit, so the variant replaces them there."""
     import copy
+    import dataclasses
 
-    return copy.deepcopy(model).set_params(**params)
+    clone = copy.deepcopy(model)
+    fitted = clone.model_
+    if score_stride is not None:
+        fitted = dataclasses.replace(fitted, score_stride=score_stride)
+    if score_scaling is not None:
+        fitted = dataclasses.replace(fitted, parts=dataclasses.replace(fitted.parts, scaling=score_scaling))
+    clone.model_ = fitted
+    return clone
 
 
 def test_no_window_period_artefact(suite, fitted):

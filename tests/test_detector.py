@@ -47,6 +47,7 @@ def test_dataframe_input_and_injected_anomaly_scores_higher(fitted):
     assert scores[200:210].mean() > np.quantile(scores, 0.9)
 
 
+@pytest.mark.slow
 def test_same_seed_same_scores_and_other_seed_differs(small_params, series):
     a = MADCluster(**small_params).fit(series).decision_function(series)
     b = MADCluster(**small_params).fit(series).decision_function(series)

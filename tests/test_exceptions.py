@@ -1,4 +1,4 @@
-"""Parameter errors are MADClusterError (and still ValueError), as the README promises (issue 21 item 6)."""
+"""Parameter errors are MADClusterError (and still ValueError), as the README promises."""
 
 import numpy as np
 import pytest

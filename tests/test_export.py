@@ -1,4 +1,4 @@
-"""Issue 20 part 4: `madcluster export` writes an ONNX graph whose scores equal torch's."""
+"""`madcluster export` writes an ONNX graph whose scores equal torch's."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def _series(n: int, seed: int) -> np.ndarray:
     return np.stack([np.sin(2 * np.pi * t / p) for p in (11.0, 23.0, 37.0)], axis=1) + 0.1 * rng.standard_normal((n, 3))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("params", [{}, {"embedder": "usad"}], ids=["default", "usad"])
 def test_cli_export_scores_equal_torch(tmp_path, params, capsys):
     model = MADCluster(input_terms=None, window_size=16, epochs=1, random_state=0, **params).fit(_series(400, 0))
@@ -27,7 +28,7 @@ def test_cli_export_scores_equal_torch(tmp_path, params, capsys):
     assert "max abs diff" in capsys.readouterr().out
     x = _series(200, 1)
     x[100:104, 1] += 4.0
-    windows, starts = model.model_windows(x)
+    windows, starts = model.model_.model_windows(x)
     assert windows.shape == (len(starts), 16, model.scaler_mean_.shape[0])
     session = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
     got = session.run(["scores"], {"windows": windows})[0]

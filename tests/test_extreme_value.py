@@ -1,11 +1,11 @@
-"""POT thresholds against known generalized-Pareto quantiles (madcluster.score.extreme_value)."""
+"""POT thresholds against known generalized-Pareto quantiles (madcluster.extreme_value)."""
 
 import numpy as np
 import pytest
 from scipy.stats import genpareto, norm
 
 from madcluster.exceptions import MADClusterError, ThresholdError
-from madcluster.score.extreme_value import fit_tail, initial_level_for, pot_threshold
+from madcluster.extreme_value import fit_tail, initial_level_for, pot_threshold
 
 
 @pytest.mark.parametrize("shape", [-0.2, 0.0, 0.25])

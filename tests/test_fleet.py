@@ -27,6 +27,7 @@ def test_entity_names(tmp_path):
         entity_files(tmp_path / "f" / "..")
 
 
+@pytest.mark.slow
 def test_fit_and_score_a_folder(tmp_path):
     data = write_fleet(tmp_path / "fleet", 3, bad=True)
     fitted = fit_fleet(
@@ -61,6 +62,7 @@ def test_fit_and_score_a_folder(tmp_path):
     assert sorted(again.skipped) == ["srv0", "srv1"] and "srv2" in again.details
 
 
+@pytest.mark.slow
 def test_cli_fit_and_score_folders(tmp_path, capsys):
     from madcluster.cli import main
 

@@ -1,4 +1,4 @@
-"""Issue 20 part 2: streaming scores equal decision_function on the whole series, chunk by chunk."""
+"""Streaming scores equal decision_function on the whole series, chunk by chunk."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ def _feed(scorer: StreamScorer, x: np.ndarray, rng: np.random.Generator, max_chu
     return np.concatenate(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_chunk", [1, 7, 40])
 def test_chunks_give_the_scores_of_the_whole_series(fitted, max_chunk):
     x = _series(300, 1)
@@ -100,19 +101,20 @@ def test_non_causal_models_say_why_they_cannot_stream():
         model.stream()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("score_stride", [None, 30])
 def test_stepper_and_window_reruns_mix_and_agree(score_stride):
     """The D-RNN steps short chunks and reruns windows for long ones; switching between the two
     (and a restored state) rebuilds the stepper from the buffer, scores unchanged."""
     model = MADCluster(input_terms=None, window_size=30, epochs=1, random_state=0, score_stride=score_stride).fit(_series(400, 9))
-    assert model.row_stepper() is not None
+    assert model.model_.row_stepper() is not None
     x = _series(260, 10)
     x[200:205, 1] -= 2.5
     expected = model.decision_function(x)
     sizes = [1, 1, 40, 3, 1, 25, 12, 13, 1, 2, 60, 1, 1, 1, 5, 93]
     assert sum(sizes) == len(x)
     for step_rows in (STEP_ROWS, 0, 10**6):
-        scorer, out, i = StreamScorer(model, step_rows=step_rows), [], 0
+        scorer, out, i = StreamScorer(model.model_, step_rows=step_rows), [], 0
         for size in sizes:
             out.append(scorer.update(x[i : i + size]).scores)
             i += size
@@ -121,4 +123,4 @@ def test_stepper_and_window_reruns_mix_and_agree(score_stride):
 
 def test_models_without_a_stepper_rerun_windows(fitted):
     expected_stepper = isinstance(fitted.net_.embedder, DilatedRNN)
-    assert (fitted.row_stepper() is not None) == expected_stepper
+    assert (fitted.model_.row_stepper() is not None) == expected_stepper

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 from series_helpers import make_series
 
@@ -31,6 +32,7 @@ def _train(mode: str):
     return net, series, c0, spread0, history
 
 
+@pytest.mark.slow
 def test_center_moves_and_features_do_not_collapse():
     net, series, c0, spread0, history = _train("full")
     shift = float((net.head.center.detach() - c0).norm())
@@ -40,6 +42,7 @@ def test_center_moves_and_features_do_not_collapse():
     assert history["nu"][-1] > history["nu"][0], "the one-directed threshold should rise"
 
 
+@pytest.mark.slow
 def test_fixed_center_ablation_keeps_its_center():
     net, _, c0, _, history = _train("distance-only")
     assert torch.equal(net.head.center.detach(), c0)

@@ -1,4 +1,4 @@
-"""Issue 19 part 3: the first rows of a scored series raise no more alarms than the rest."""
+"""The first rows of a scored series raise no more alarms than the rest."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ def fitted() -> MADCluster:
     return MADCluster(window_size=WINDOW, epochs=2, contamination=0.05, random_state=0).fit(_normal(1500, 0))
 
 
+@pytest.mark.slow
 def test_first_window_flag_rate_is_at_most_twice_the_average(fitted):
     """Same model, same threshold: rows 0..L-1 of 30 fresh normal series against all their rows."""
     flags = np.stack([fitted.predict(_normal(200, seed)) for seed in range(1, 31)])

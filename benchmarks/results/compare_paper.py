@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from madcluster.benchmark.format import markdown_table, mean_std
 from madcluster.benchmark.report import COLUMNS, load_results
-from madcluster.reporting.format import markdown_table, mean_std
 
 HERE = Path(__file__).resolve().parent
 

@@ -9,18 +9,18 @@ protocol). Subclasses implement ``fit`` and ``decision_function``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from madcluster.data.validation import align_columns, feature_names
+from madcluster.defaults import SHARED_PARAMS, Param, check_params, check_threshold_params
 from madcluster.exceptions import NotFittedError, ParameterError
-from madcluster.score.extreme_value import pot_threshold
+from madcluster.extreme_value import pot_threshold
 
 PROBA_METHODS = ("linear", "unify")
-# how fit turns training scores into threshold_: the train-quantile or the train-pot protocol
-THRESHOLD_METHODS = ("quantile", "pot")
 
 
 class BaseDetector(BaseEstimator, ABC):
@@ -33,6 +33,9 @@ class BaseDetector(BaseEstimator, ABC):
     """
 
     contamination: float
+    #: The constructor's parameters, name -> :class:`~madcluster.defaults.Param` (default and
+    #: allowed values); the subclass's signature takes its defaults from it.
+    _parameters: ClassVar[Mapping[str, Param]] = SHARED_PARAMS
 
     @abstractmethod
     def fit(self, X: Any, y: Any = None) -> BaseDetector:
@@ -112,24 +115,19 @@ class BaseDetector(BaseEstimator, ABC):
         """Named input in the training column order, or ``DataError`` naming the columns."""
         return align_columns(X, getattr(self, "feature_names_in_", None), name="X")
 
-    def _check_threshold_params(self) -> str:
-        """``contamination`` and the threshold method (``threshold``, where the detector has one),
-        checked before any training: a bad value must not cost a fit."""
-        method = getattr(self, "threshold", "quantile")
-        if method not in THRESHOLD_METHODS:
-            raise ParameterError(f"unknown threshold {method!r}; choose one of {', '.join(THRESHOLD_METHODS)}")
-        if not 0.0 <= self.contamination < 0.5:
-            raise ParameterError(f"contamination must be in [0, 0.5), got {self.contamination}")
-        if method == "pot" and self.contamination <= 0.0:
-            raise ParameterError("threshold='pot' needs contamination > 0: it is POT's risk level q")
-        return method
+    def _validate_params(self) -> None:
+        """Every parameter checked against the class's table, once, at the start of ``fit``: a bad
+        value must not cost reading the data or a fit."""
+        params = self.get_params(deep=False)
+        check_params(params, self._parameters)
+        check_threshold_params(params)
 
     def _set_training_scores(self, scores: np.ndarray) -> None:
         """Store training scores; derive ``threshold_`` / ``labels_``: the ``1 - contamination``
         quantile of the training scores (``train-quantile``), or with ``threshold="pot"`` the score
         a generalized Pareto tail fitted to them exceeds with probability ``contamination``
-        (``train-pot``, :mod:`madcluster.score.extreme_value`)."""
-        method = self._check_threshold_params()
+        (``train-pot``, :mod:`madcluster.extreme_value`)."""
+        method = getattr(self, "threshold", "quantile")  # checked by _validate_params
         self.decision_scores_ = np.asarray(scores, dtype=np.float64)
         if method == "pot":
             self.threshold_ = pot_threshold(self.decision_scores_, self.contamination)

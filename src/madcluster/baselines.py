@@ -52,11 +52,34 @@ from sklearn.preprocessing import StandardScaler
 from madcluster.base import BaseDetector
 from madcluster.data.validation import check_series
 from madcluster.data.windows import window_starts
-from madcluster.defaults import DEFAULT_WINDOW_SIZE
+from madcluster.defaults import DEFAULT_WINDOW_SIZE, SHARED_PARAMS, Param, defaults, positive_int
 from madcluster.exceptions import DataError, ParameterError
 
 _CHUNK_VALUES = 1 << 23  # windows x values per scoring chunk (32 MB of float32)
 _MINIBATCH_ABOVE = 10_000  # KMeans -> MiniBatchKMeans above this many training windows
+
+
+def _is_n_components(nc: Any) -> bool:
+    """An int >= 1 (components kept) or a float in (0, 1) (variance fraction kept)."""
+    if isinstance(nc, bool) or not isinstance(nc, (Integral, Real)):
+        return False
+    return nc >= 1 if isinstance(nc, Integral) else 0.0 < nc < 1.0
+
+
+#: What both window detectors take: name -> default and allowed values.
+WINDOW_PARAMS: dict[str, Param] = {
+    "window_size": positive_int(DEFAULT_WINDOW_SIZE),
+    "stride": positive_int(None, or_none="window_size // 10"),
+    "contamination": SHARED_PARAMS["contamination"],
+    "max_train_windows": positive_int(10_000),
+    "random_state": SHARED_PARAMS["random_state"],
+}
+PCA_PARAMS: dict[str, Param] = {
+    **WINDOW_PARAMS,
+    "n_components": Param(0.95, _is_n_components, "an int >= 1 or a variance fraction in (0, 1)"),
+}
+KMEANS_PARAMS: dict[str, Param] = {**WINDOW_PARAMS, "n_centroids": positive_int(20)}
+_PCA, _KMEANS = defaults(PCA_PARAMS), defaults(KMEANS_PARAMS)
 
 
 class _WindowDetector(BaseDetector):
@@ -68,7 +91,7 @@ class _WindowDetector(BaseDetector):
 
     def fit(self, X: Any, y: Any = None) -> _WindowDetector:
         """Fit the scaler and the window model on (mostly normal) training data ``X`` (T, D)."""
-        self._check_params()
+        self._validate_params()
         data = check_series(X, min_length=self.window_size, name="X")
         self.n_features_in_ = data.shape[1]
         self._record_feature_names(X)
@@ -108,13 +131,8 @@ class _WindowDetector(BaseDetector):
     def _stride(self) -> int:
         return max(1, self.window_size // 10) if self.stride is None else int(self.stride)
 
-    def _check_params(self) -> None:
-        for name in ("window_size", "stride", "max_train_windows"):
-            value = getattr(self, name)
-            if name == "stride" and value is None:
-                continue
-            if not isinstance(value, Integral) or isinstance(value, bool) or value < 1:
-                raise ParameterError(f"{name} must be an integer >= 1, got {value!r}")
+    def _validate_params(self) -> None:
+        super()._validate_params()
         if self._stride() > self.window_size:
             raise ParameterError(
                 f"stride ({self.stride}) must be <= window_size ({self.window_size}) so every time point "
@@ -197,14 +215,16 @@ class PCADetector(_WindowDetector):
     ``labels_``. See the module docstring for the scoring recipe and the differences from TSB-AD.
     """
 
+    _parameters = PCA_PARAMS
+
     def __init__(
         self,
-        window_size: int = DEFAULT_WINDOW_SIZE,
-        n_components: float = 0.95,
-        stride: int | None = None,
-        contamination: float = 0.01,
-        max_train_windows: int = 10_000,
-        random_state: int | None = None,
+        window_size: int = _PCA["window_size"],
+        n_components: float = _PCA["n_components"],
+        stride: int | None = _PCA["stride"],
+        contamination: float = _PCA["contamination"],
+        max_train_windows: int = _PCA["max_train_windows"],
+        random_state: int | None = _PCA["random_state"],
     ) -> None:
         self.window_size = window_size
         self.n_components = n_components
@@ -215,13 +235,7 @@ class PCADetector(_WindowDetector):
 
     def _fit_windows(self, windows: np.ndarray) -> None:
         n, dim = windows.shape
-        nc = self.n_components
-        if isinstance(nc, bool) or not isinstance(nc, (Integral, Real)):
-            raise TypeError(f"n_components must be a float in (0, 1) or an int >= 1, got {nc!r}")
-        if isinstance(nc, Integral) and nc < 1:
-            raise ParameterError(f"n_components must be >= 1, got {nc}")
-        if not isinstance(nc, Integral) and not 0.0 < nc < 1.0:
-            raise ParameterError(f"a float n_components is a variance fraction in (0, 1), got {nc}")
+        nc = self.n_components  # checked by _validate_params (PCA_PARAMS)
         if n < 2:
             raise DataError(
                 "PCA needs at least 2 training windows: use a longer series or a smaller window_size"
@@ -298,14 +312,16 @@ class KMeansDetector(_WindowDetector):
     ``stride_``, ``n_features_in_``, ``decision_scores_``, ``threshold_``, ``labels_``.
     """
 
+    _parameters = KMEANS_PARAMS
+
     def __init__(
         self,
-        window_size: int = DEFAULT_WINDOW_SIZE,
-        n_centroids: int = 20,
-        stride: int | None = None,
-        contamination: float = 0.01,
-        max_train_windows: int = 10_000,
-        random_state: int | None = None,
+        window_size: int = _KMEANS["window_size"],
+        n_centroids: int = _KMEANS["n_centroids"],
+        stride: int | None = _KMEANS["stride"],
+        contamination: float = _KMEANS["contamination"],
+        max_train_windows: int = _KMEANS["max_train_windows"],
+        random_state: int | None = _KMEANS["random_state"],
     ) -> None:
         self.window_size = window_size
         self.n_centroids = n_centroids
@@ -315,9 +331,7 @@ class KMeansDetector(_WindowDetector):
         self.random_state = random_state
 
     def _fit_windows(self, windows: np.ndarray) -> None:
-        k = self.n_centroids
-        if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
-            raise ParameterError(f"n_centroids must be an integer >= 1, got {k!r}")
+        k = self.n_centroids  # checked by _validate_params (KMEANS_PARAMS)
         if k > len(windows):
             raise DataError(
                 f"n_centroids={k} is more than the {len(windows)} training windows: use fewer centroids, "

@@ -13,7 +13,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
-from madcluster.exceptions import MADClusterError
+from madcluster.exceptions import ParameterError
 
 DEFAULT_N_JOBS: int | None = None  # = one thread, as scikit-learn's n_jobs=None
 
@@ -30,7 +30,7 @@ def check_n_jobs(n_jobs: object) -> None:
     if n_jobs is None:
         return
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
-        raise MADClusterError(
+        raise ParameterError(
             f"n_jobs (threads) must be None (one thread), a positive integer, or -1 for every core, got {n_jobs!r}"
         )
 

@@ -46,6 +46,7 @@ def test_missing_flag_prints_runnable_commands(decomposition, tmp_path, capsys):
     assert all(line.endswith("--device cuda") for line in lines)
 
 
+@pytest.mark.slow
 def test_decomposition_columns_keep_the_invariants_of_their_steps(decomposition, tmp_path):
     """End to end on a tiny dataset (two entities): the oracle threshold (c) never lowers F1 below
     the test-ratio one on the same scores (b); d changes range / VUS only; every run is written."""

@@ -9,10 +9,10 @@ import pytest
 from grid_data import TINY, write_dataset
 
 from madcluster.benchmark import fit_score
-from madcluster.benchmark.command_line import add_benchmark_arguments, configs_from_args
 from madcluster.benchmark.config import BenchmarkConfig, parse_key_value
 from madcluster.benchmark.grid import expand_grid, load_grid_file
 from madcluster.benchmark.runner import run_grid
+from madcluster.cli.benchmark import add_benchmark_arguments, configs_from_args
 from madcluster.parallel.executors import SequentialExecutor, guarded_call
 
 
@@ -153,6 +153,7 @@ def test_tasks_per_seed_and_entity_and_fingerprint(dataset, tmp_path):
 
 
 # ------------------------------------------------------------------------------ resume
+@pytest.mark.slow
 def test_rerun_skips_finished_tasks(dataset, tmp_path, count_fits):
     out = tmp_path / "out"
     rows = _rows(dataset, out, embedder=["drnn", "pca"], seeds=[0, 1])
@@ -255,6 +256,7 @@ def test_cli_grid_exit_status_and_summary(dataset, tmp_path, capsys):
     assert "FAILED tiny_pca_baseline/seed0" in err and "bogus" in err
 
 
+@pytest.mark.slow
 def test_no_ray_at_import():
     import subprocess
     import sys

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from grid_data import write_dataset
 
-from madcluster.benchmark.command_line import add_benchmark_arguments, run_benchmark_command
 from madcluster.benchmark.config import BenchmarkConfig
 from madcluster.benchmark.fit_score import detector_params
 from madcluster.benchmark.report import markdown_from_folder
 from madcluster.benchmark.runner import run_benchmark
+from madcluster.cli.benchmark import add_benchmark_arguments, run_benchmark_command
 from madcluster.evaluation import PROTOCOLS
 from madcluster.evaluation.protocols import CONTINUOUS_METRICS, METRICS
 from madcluster.factory import make_detector
@@ -128,6 +128,7 @@ def test_drnn_end_to_end_json(data_folder, tmp_path):
     assert "tiny" in (out / "results.md").read_text()
 
 
+@pytest.mark.slow
 def test_same_seed_same_result_and_one_score_per_point(data_folder):
     config = _config(data_folder, None, seeds=(3,))
     first, second = run_benchmark(config), run_benchmark(config)

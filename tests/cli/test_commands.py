@@ -25,6 +25,7 @@ def csv_files(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_fit_then_score_writes_model_scores_and_plot(csv_files, capsys):
     model = csv_files / "model.mcz"
     assert main(["fit", str(csv_files / "train.csv"), "-o", str(model), "--history-plot", str(csv_files / "curves.png"), *FAST]) == 0
@@ -105,6 +106,7 @@ def test_fit_defaults_are_the_detectors():
     assert MADCluster.from_preset("default", **CLI_SETTINGS).get_params() == MADCluster(random_state=0).get_params()
 
 
+@pytest.mark.slow
 def test_fit_input_terms_flag_chooses_the_terms_and_none_turns_them_off(csv_files):
     from madcluster import MADCluster
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from madcluster.cli import main
 from madcluster.data.synthetic import ANOMALY_KINDS, make_demo_data
@@ -18,6 +19,7 @@ def test_demo_data_is_deterministic_and_has_every_kind():
     assert np.isfinite(a.train).all() and a.train.shape[1] == a.test.shape[1] == 8
 
 
+@pytest.mark.slow
 def test_demo_reaches_roc_auc_0_9(tmp_path, capsys):
     assert main(["demo", "--output-dir", str(tmp_path), "--quiet"]) == 0
     printed = capsys.readouterr().out

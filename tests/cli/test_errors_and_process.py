@@ -71,6 +71,7 @@ def _score(files: Path, data: Path, *extra: str) -> int:
 
 
 # ------------------------------------------------------------------ crashes -> one line, status 2
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a torch without usable CUDA")
 def test_device_cuda_without_cuda_is_one_line_status_2(files):
     for args in (
@@ -123,6 +124,7 @@ def test_read_only_folder_for_real(files, capsys):  # pragma: no cover - CI runs
         ro.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_broken_pipe_on_stdout_is_quiet_and_the_work_finishes(files):
     """`madcluster score ... | head -2`: no traceback, scores and plot still written."""
     proc = subprocess.Popen(
@@ -140,6 +142,7 @@ def test_broken_pipe_on_stdout_is_quiet_and_the_work_finishes(files):
     assert (files / "piped.csv").exists() and (files / "piped.png").exists()
 
 
+@pytest.mark.slow
 def test_redirected_run_has_epoch_lines_no_bars_and_normal_file_modes(files):
     proc = run_cli(
         "fit", "train.csv", "-o", "sub/model.mcz", "--history-plot", "sub/curves.png", *FAST,

@@ -1,4 +1,4 @@
-"""Fleet `score` gives what single-file `score` gives (issue 21 item 2)."""
+"""Fleet `score` gives what single-file `score` gives."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ def test_fleet_fit_writes_plain_epoch_lines_not_bar_redraws(fleet, tmp_path, cap
     assert "\r" not in err and "entities:" not in err
 
 
+@pytest.mark.slow
 def test_fleet_score_matches_single_file_score(fleet, tmp_path, capsys):
     models = tmp_path / "models"
     assert main(["fit", str(fleet), "-o", str(models), "--label-column", "label", *FAST, "--quiet"]) == 0

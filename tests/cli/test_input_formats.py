@@ -1,4 +1,4 @@
-"""The command line reads European CSVs and time-order options (issue 21 items 3 and 4)."""
+"""The command line reads European CSVs and time-order options."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One-line messages that name what the user typed (issue 21 item 6)."""
+"""One-line messages that name what the user typed."""
 
 from __future__ import annotations
 

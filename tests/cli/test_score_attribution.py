@@ -1,4 +1,4 @@
-"""`madcluster score` says which channels drive each row's score (issue 21 item 1)."""
+"""`madcluster score` says which channels drive each row's score."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Start-up cost (issue 21 item 8): torch, pandas and scikit-learn load only when needed.
+"""Start-up cost: torch, pandas and scikit-learn load only when needed.
 
 ``fit --help`` / ``demo --help`` are the exception: they show each training flag's default read
 from the estimator's signature (the single source of settings), which imports the estimator.
@@ -36,6 +36,7 @@ def test_import_madcluster_loads_no_heavy_library():
     assert _loaded_after("import madcluster; madcluster.DataError; madcluster.__version__") == []
 
 
+@pytest.mark.slow
 def test_public_names_still_import_on_use():
     assert "torch" in _loaded_after("from madcluster import MADCluster, NotFittedError")
 

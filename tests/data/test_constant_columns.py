@@ -1,4 +1,4 @@
-"""A constant training column: warned at fit, seen as its steps at score time (issue 21 item 5)."""
+"""A constant training column: warned at fit, seen as its steps at score time."""
 
 from __future__ import annotations
 

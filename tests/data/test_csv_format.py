@@ -1,4 +1,4 @@
-"""CSV files as European / Excel / Windows tools write them (issue 21 item 4) and duplicated names."""
+"""CSV files as European, Excel and Windows tools write them, and duplicated names."""
 
 import logging
 

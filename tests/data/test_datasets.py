@@ -12,6 +12,7 @@ from madcluster.exceptions import DataError, DatasetNotFoundError
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, n_train, n_test, dims, n_anomalous, n_entities",
     [
@@ -41,6 +42,7 @@ def test_real_anomaly_ratios(real_data_dir):
     assert ratios["SMAP"] == pytest.approx(0.12791, abs=5e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 def test_real_smd_machines(real_data_dir):
     ds = load_dataset("SMD", data_dir=real_data_dir)

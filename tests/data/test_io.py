@@ -164,7 +164,7 @@ def test_as_labels():
         as_labels(np.array(["a", "b"]))
 
 
-# ------------------------------------------------------------------ issue 11: header, dropped
+# ------------------------------------------------------------------ header, dropped
 def test_csv_without_header_keeps_every_row_and_says_so(tmp_path, caplog):
     values = np.random.default_rng(1).normal(size=(30, 3))
     path = tmp_path / "noheader.csv"

@@ -1,4 +1,4 @@
-"""A detected timestamp column is checked for time order (issue 21 item 3)."""
+"""A detected timestamp column is checked for time order."""
 
 import logging
 

@@ -114,6 +114,7 @@ def test_published_table_has_the_59_source_rows() -> None:
     assert {"PCA", "KMeansAD", "CNN"} <= set(rows[0].vus_pr)
 
 
+@pytest.mark.slow
 def test_real_rebuild_gives_46_series(real_data_dir: Path) -> None:
     rebuilt, _ = rebuild_series(read_published_table(PUBLISHED), real_data_dir)
     counts = {d: sum(r.published.name.dataset == d for r in rebuilt) for d in ("MSL", "SMAP", "SMD")}

@@ -1,4 +1,4 @@
-"""NaN / inf / huge values are reported by column name when the input has names (issue 21 item 6)."""
+"""NaN / inf / huge values are reported by column name when the input has names."""
 
 import numpy as np
 import pandas as pd

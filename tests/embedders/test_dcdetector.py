@@ -210,6 +210,7 @@ def test_rank_auc_by_hand():
     assert rank_auc(score, torch.tensor([1, 0])) == pytest.approx((1 + 1 / 3) / 2)
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
     reason="known limitation, measured: after brief training on a sine, DCdetector's per-step "

@@ -91,6 +91,7 @@ def test_soft_boundary_radius_follows_the_batch_after_warmup():
     )
 
 
+@pytest.mark.slow
 def test_score_is_larger_on_an_injected_spike():
     x = make_series(800, 3)
     model = MADCluster(

@@ -113,6 +113,7 @@ def test_rd4ad_teacher_is_frozen_and_stays_in_eval():
     assert all(torch.equal(before[k], after[k]) for k in before)
 
 
+@pytest.mark.slow
 def test_rd4ad_loads_torchvision_keyed_weights(tmp_path):
     source = ResNetEncoder("resnet18")
     state = {k: torch.randn_like(v) if v.is_floating_point() else v for k, v in source.state_dict().items()}

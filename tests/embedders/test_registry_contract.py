@@ -116,6 +116,7 @@ def test_gradients_reach_the_head_center_and_the_step_moves_it(name):
     assert not torch.equal(before, head.center.detach()), "head params in the objective's optimiser"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_one_epoch_through_the_estimator(name, tmp_path):
     x = make_series(400, D)
@@ -144,11 +145,12 @@ def test_base_only_mode_uses_the_models_own_score(name):
     terms = model.score_terms(x)
     assert set(terms) == {"base"}
     # causal models calibrate their warm-up rows (madcluster.estimator.warmup); the rest is the base score
-    steady = model.window_size - model._score_stride() if model.net_.embedder.causal else 0
+    steady = model.window_size - model.model_.score_stride if model.net_.embedder.causal else 0
     np.testing.assert_array_equal(model.decision_function(x)[steady:], terms["base"][steady:])
     assert np.isfinite(model.history_["train_loss"]).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("kind", ["all-one-value", "constant-channel"])
 def test_no_nan_on_adversarial_series(name, kind):
@@ -163,6 +165,7 @@ def test_no_nan_on_adversarial_series(name, kind):
         assert np.isfinite(model.history_["train_loss"]).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_bfloat16_mixed_precision_trains_and_scores_like_float32(name):
     """``precision="bfloat16"``: every embedder fits and scores under autocast, the scores are

@@ -22,6 +22,7 @@ def detector(name: str, **kw) -> ImageMADCluster:
     return ImageMADCluster(name, SMALL[name], image_size=32, epochs=1, batch_size=4, random_state=0, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SMALL))
 @pytest.mark.parametrize("config", [{"mode": "base-only"}, {"layout": "channels"}, {"layout": "pixels"}, {"detach_h": True}])
 def test_trains_and_scores_every_configuration(name, config, tiny_root):
@@ -43,6 +44,7 @@ def test_no_training_batch_of_one_image(n, batch, expected):
     assert size == expected and n % size != 1 and -(-n // size) == -(-n // batch)  # same number of batches
 
 
+@pytest.mark.slow
 def test_rd4ad_trains_when_the_last_batch_would_hold_one_image(tiny_root):
     train, _ = read_mvtec_class(tiny_root / "disc")
     images = train.images[:5]  # batch 4: 4 + 1, and batch norm cannot train on one 1 x 1 image
@@ -58,6 +60,7 @@ def test_detach_h_trains_the_base_model_exactly_as_alone(tiny_root):
     assert not np.allclose(detached.decision_function(test.images), alone.decision_function(test.images))
 
 
+@pytest.mark.slow
 def test_save_load_round_trip_and_same_seed_same_scores(tiny_root, tmp_path):
     train, test = read_mvtec_class(tiny_root / "weave")  # grayscale
     model = detector("rd4ad", layout="pixels").fit(train.images)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from madcluster.images.report import write_figures, write_tables
 from madcluster.images.table import Run, run_table
 
 
+@pytest.mark.slow
 def test_table_runs_resume_and_write_tables_and_figures(tiny_root, tmp_path):
     settings = {"image_size": 32, "epochs": 1, "batch_size": 4}
     params = {"pyramidflow": {"blocks": 1, "hidden": 8}}

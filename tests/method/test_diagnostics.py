@@ -1,4 +1,4 @@
-"""The training figure calls a run collapsed only when it is (issue 21 item 7)."""
+"""The training figure calls a run collapsed only when it is."""
 
 from madcluster.method.diagnostics import collapse_diagnosis
 from madcluster.viz import plot_history

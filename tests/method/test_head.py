@@ -9,6 +9,7 @@ from madcluster.embedders import DilatedRNN
 from madcluster.method import MADClusterHead, MethodConfig
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nu_param", ["sigmoid", "raw"])
 def test_nu_stays_inside_unit_interval_for_thousands_of_steps(nu_param):
     torch.manual_seed(0)

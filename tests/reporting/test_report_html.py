@@ -231,6 +231,7 @@ def _check_page(text: str, *, n_tables: int) -> _Page:
     return page
 
 
+@pytest.mark.slow
 def test_html_report_is_self_contained_with_decodable_figures(results_dir, tmp_path):
     out = tmp_path / "report.html"
     write_report(results_dir, out)
@@ -242,6 +243,7 @@ def test_html_report_is_self_contained_with_decodable_figures(results_dir, tmp_p
     assert "madcluster benchmark --dataset MSL --embedder usad --mode full --seeds 0 1" in text
 
 
+@pytest.mark.slow
 def test_markdown_report_writes_its_figures_beside_it(results_dir, tmp_path):
     out = tmp_path / "report.md"
     write_report(results_dir, out)
@@ -254,6 +256,7 @@ def test_markdown_report_writes_its_figures_beside_it(results_dir, tmp_path):
         Image.open(tmp_path / figure).load()
 
 
+@pytest.mark.slow
 def test_cli_report_writes_html_and_md(results_dir, tmp_path, capsys):
     assert main(["report", str(results_dir), "-o", str(tmp_path / "r.html")]) == 0
     assert "html report of 4 result files" in capsys.readouterr().out
@@ -297,7 +300,7 @@ def test_report_renders_in_headless_chromium(results_dir, tmp_path):
     assert page.tables[0][0][:3] == ["model", "row", "F1"]
 
 
-# ------------------------------------------------------------- issue 21 item 9: what a reader is told
+# ------------------------------------------------------------- what a reader is told
 def _many_models_dir(tmp_path: Path, n: int) -> Path:
     folder = tmp_path / "many"
     for i in range(n):
@@ -307,6 +310,7 @@ def _many_models_dir(tmp_path: Path, n: int) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_report_says_how_many_files_it_read_and_that_recursive_reads_more(results_dir, capsys, tmp_path):
     below = results_dir / "older"
     below.mkdir()
@@ -320,6 +324,7 @@ def test_report_says_how_many_files_it_read_and_that_recursive_reads_more(result
     assert "5 result files read" in out and "more in the folders below" not in out
 
 
+@pytest.mark.slow
 def test_caption_mentions_paper_ticks_only_when_drawn(results_dir, tmp_path):
     from madcluster.reporting.figures import paper_ticks_drawn
 
@@ -337,6 +342,7 @@ def test_caption_mentions_paper_ticks_only_when_drawn(results_dir, tmp_path):
     assert "black ticks" not in text.read_text() and "no paper ticks" in text.read_text()
 
 
+@pytest.mark.slow
 def test_many_models_become_horizontal_bars_with_one_row_each(tmp_path):
     from madcluster.reporting.figures import MAX_VERTICAL_GROUPS, dataset_figure
 

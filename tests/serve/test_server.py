@@ -1,4 +1,4 @@
-"""Issue 20 part 3: the real server on a loopback port, talked to with a real HTTP client."""
+"""The real server on a loopback port, talked to with a real HTTP client."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 from madcluster import MADCluster
+
+pytestmark = pytest.mark.slow  # a real server in a subprocess, models fitted per module
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 COLUMNS = ["cpu", "mem"]

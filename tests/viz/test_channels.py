@@ -1,4 +1,4 @@
-"""The score plot's channels come from the attribution when it is given (issue 21 item 1)."""
+"""The score plot's channels come from the attribution when it is given."""
 
 import numpy as np
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import matplotlib.image as mpimg
 import pandas as pd
+import pytest
 
 from madcluster.cli import main
 
 
+@pytest.mark.slow
 def test_score_writes_the_embedding_and_sigma_band_figures(full_model, data, tmp_path, capsys):
     _, test, labels = data
     frame = pd.DataFrame(test, columns=["a", "b", "c"])

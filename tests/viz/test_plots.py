@@ -58,6 +58,7 @@ def test_top_deviating_channels_ranks_the_shifted_channel_first(data):
     assert len(top_deviating_channels(test.astype(np.float64), labels == 1, 10)) == 3
 
 
+@pytest.mark.slow
 def test_plot_scores_uses_timestamps_for_the_x_axis(data, tmp_path):
     _, test, labels = data
     stamps = pd.date_range("2024-01-01", periods=len(test), freq="min").astype(str).to_numpy()
@@ -74,6 +75,7 @@ def test_plot_scores_uses_timestamps_for_the_x_axis(data, tmp_path):
         plot_scores(np.zeros(10), 0.0, timestamps=stamps)
 
 
+@pytest.mark.slow
 def test_plot_history_draws_the_training_panels(full_model, tmp_path):
     fig = plot_history(full_model.history_, path=tmp_path / "h.png")
     assert isinstance(fig, Figure) and len(fig.axes) == 8

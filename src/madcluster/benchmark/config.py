@@ -15,6 +15,7 @@ import numpy as np
 from madcluster.benchmark.schema import BASELINE_MODE, BASELINES, DETECTORS
 from madcluster.data.validation import check_positive_int
 from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
+from madcluster.estimator.params import MADCLUSTER_PARAMS
 from madcluster.evaluation.released_protocol import check_steps, steps_suffix
 from madcluster.method.config import MODES
 
@@ -86,18 +87,19 @@ class BenchmarkConfig:
     epochs: int = DEFAULT_EPOCHS  # the detector's, so a default row measures the default
     stride: int | None = None
     window_size: int = DEFAULT_WINDOW_SIZE
-    batch_size: int = 128
-    lr: float = 1e-3
-    weight_decay: float = 1e-5
+    batch_size: int = MADCLUSTER_PARAMS["batch_size"].default
+    lr: float = MADCLUSTER_PARAMS["lr"].default
+    weight_decay: float = MADCLUSTER_PARAMS["weight_decay"].default
     hidden_size: int = 64
     layers: int = 3
-    validation_size: float = 0.2
-    patience: int = 3
+    validation_size: float = MADCLUSTER_PARAMS["validation_size"].default
+    patience: int = MADCLUSTER_PARAMS["patience"].default
+    # the baselines' defaults (their tables import scikit-learn; a test checks these equal them)
     n_components: float = 0.95
     n_centroids: int = 20  # the KMeans baseline's k
     embedder_params: dict[str, Any] | None = None
     detector_params: dict[str, Any] | None = None
-    contamination: float = 0.01
+    contamination: float = MADCLUSTER_PARAMS["contamination"].default
     anomaly_ratio: float | None = None
     metric_window: int = 100
     data_dir: str | None = None
@@ -153,10 +155,7 @@ class BenchmarkConfig:
                 if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
                     raise ValueError(f"{name} must be a mapping with string keys, got {value!r}")
                 setattr(self, name, dict(value))
-        if not 0.0 <= self.contamination < 0.5:
-            raise ValueError(
-                f"contamination must be a fraction in [0, 0.5), got {self.contamination}"
-            )
+        MADCLUSTER_PARAMS["contamination"].check("contamination", self.contamination)
         if self.anomaly_ratio is not None and not 0.0 < self.anomaly_ratio < 0.5:
             raise ValueError(
                 f"anomaly_ratio must be a fraction in (0, 0.5), got {self.anomaly_ratio} "

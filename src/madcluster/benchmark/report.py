@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from madcluster.atomic import atomic_write_text
+from madcluster.benchmark.format import TABLE1_METRICS, markdown_table, mean_std, metric_columns, si
 from madcluster.benchmark.schema import BASELINE_MODE, MODE_ROW_NAMES, RESULT_SCHEMA
 from madcluster.benchmark.store import json_safe
-from madcluster.reporting.format import TABLE1_METRICS, markdown_table, mean_std, metric_columns, si
 
 COLUMNS = metric_columns(("f1", "precision", "recall", *TABLE1_METRICS[1:]))
 EXTRA_COLUMNS = metric_columns(("auc_roc", "auc_pr"))

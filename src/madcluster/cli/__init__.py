@@ -202,7 +202,7 @@ def _add_benchmark_parser(sub) -> None:
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     # imported here, not at the top: the benchmark machinery costs seconds that `madcluster --help`
     # and every other command must not pay (tests/cli/test_startup.py)
-    from madcluster.benchmark.command_line import add_benchmark_arguments
+    from madcluster.cli.benchmark import add_benchmark_arguments
 
     add_benchmark_arguments(bench)
     bench.set_defaults(func=cmd_benchmark)

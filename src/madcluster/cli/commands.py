@@ -11,10 +11,15 @@ from pathlib import Path
 import numpy as np
 
 from madcluster.atomic import atomic_path, atomic_write_text, check_output_path
-from madcluster.cli.console import name_list, print_metrics, print_note, say
-from madcluster.cli.inputs import check_columns, feature_values, label_hint, read_input
-from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
-from madcluster.cli.outputs import scores_frame
+from madcluster.cli.console import print_metrics, print_note, say
+from madcluster.cli.options import (
+    apply_runtime,
+    detector_from_args,
+    detector_params_from_args,
+    read_input,
+)
+from madcluster.data.columns import check_columns, feature_values, label_hint, name_list
+from madcluster.data.scores_table import scores_frame
 from madcluster.estimator.attribution import top_channels
 from madcluster.exceptions import OutputPathError
 from madcluster.method.diagnostics import collapse_diagnosis
@@ -259,7 +264,7 @@ def _auc_by_kind(scores: np.ndarray, data) -> dict[str, float]:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from madcluster.benchmark.command_line import run_benchmark_command
+    from madcluster.cli.benchmark import run_benchmark_command
 
     return run_benchmark_command(args)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
 from typing import NoReturn
 
 import numpy as np
@@ -34,13 +33,6 @@ def print_note(args: argparse.Namespace, message: str) -> None:
     """Tell the user something on stderr, unless ``--quiet``."""
     if not getattr(args, "quiet", False):
         print(f"note: {message}", file=sys.stderr)
-
-
-def name_list(names: Sequence[str], limit: int = 12, *, quote: bool = False) -> str:
-    """``a, b, c, ... (N more)``: column lists short enough for one line."""
-    names = [repr(str(n)) if quote else str(n) for n in names]
-    more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more
 
 
 def epoch_lines(history: dict) -> list[str]:

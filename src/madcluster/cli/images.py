@@ -17,14 +17,19 @@ from madcluster.cli.console import say
 
 
 def add_image_arguments(parser: argparse.ArgumentParser) -> None:
+    """The image detector's own flags; their defaults and allowed values are its parameter table's
+    (``IMAGE_PARAMS``: shown in help, checked when the model is built)."""
     group = parser.add_argument_group("images (with --embedder rd4ad or pyramidflow)")
-    group.add_argument("--image-size", type=int, default=None, help="images are resized to this side (default: 256)")
-    group.add_argument("--layout", choices=("channels", "pixels"), default=None,
-                       help="how MADCluster reads the feature map: channels (the paper) or pixels "
-                       "(one h per position, adds a pixel map) (default: pixels)")
-    group.add_argument("--head-weight", type=float, default=None,
-                       help="weight of MADCluster's standardised score and map beside the base model's "
-                       "(default: 0.5; the paper's literal reading: --layout channels --head-weight 1)")
+    for flag, kwargs, text in (
+        ("--image-size", {"type": int}, "images are resized to this side"),
+        ("--layout", {}, ("how MADCluster reads the feature map: channels (the paper) or pixels "
+                          "(one h per position, adds a pixel map)")),
+        ("--head-weight", {"type": float}, ("weight of MADCluster's standardised score and map beside "
+                                            "the base model's (the paper's literal reading: --layout "
+                                            "channels --head-weight 1)")),
+    ):
+        action = group.add_argument(flag, default=None, help=text, **kwargs)
+        action.estimator_param = "image." + action.dest
 
 
 def is_image_embedder(name: str | None) -> bool:

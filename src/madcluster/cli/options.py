@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from madcluster.defaults import THRESHOLD_METHODS
+from madcluster.estimator.params import MADCLUSTER_PARAMS, PRECISION_NAMES
+from madcluster.exceptions import ParameterError
 from madcluster.method.config import DISTANCE_LOSSES, MODES
 from madcluster.presets import PRESETS
 from madcluster.score.input_terms import INPUT_TERMS
@@ -57,20 +61,19 @@ def _epoch_windows(text: str) -> int | str:
     return _positive_int(text)
 
 
-def _contamination(text: str) -> float:
-    """argparse type: the expected anomaly fraction, in [0, 0.5), checked before training."""
-    value = finite_float(text)
-    if not 0.0 <= value < 0.5:
-        raise argparse.ArgumentTypeError(f"must be in [0, 0.5), got {text!r}")
-    return value
+def _checked(param: str) -> Callable[[str], float]:
+    """argparse type: a finite number that the estimator's table allows for ``param`` (checked
+    while parsing, before anything is read or trained)."""
+    def parse(text: str) -> float:
+        value = finite_float(text)
+        try:
+            MADCLUSTER_PARAMS[param].check(param, value)
+        except ParameterError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return value
 
-
-def _fraction(text: str) -> float:
-    """argparse type: a number in [0, 1)."""
-    value = finite_float(text)
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text!r}")
-    return value
+    parse.__name__ = param  # argparse names the type in its messages
+    return parse
 
 
 _FROM_SIGNATURE = object()
@@ -86,7 +89,7 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--epoch-windows", "epoch_windows", {"type": _epoch_windows, "metavar": "N|all"},
      ("training windows drawn anew each epoch, so an epoch costs the same on any series length; "
       "'all' trains on every window each epoch, as before (slow on long series)")),
-    ("--validation-size", "validation_size", {"type": _fraction},
+    ("--validation-size", "validation_size", {"type": _checked("validation_size")},
      ("fraction at the END of the training series held out for early stopping; 0 trains on everything "
      "for --epochs epochs, best for concatenated series")),
     ("--batch-size", "batch_size", {"type": _positive_int}, "windows per batch"),
@@ -101,14 +104,14 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--mode", "mode", {"choices": MODES},
      ("full MADCluster, the paper's two ablations, or base-only (a base model alone; needs an embedder "
      "with its own loss)")),
-    ("--contamination", "contamination", {"type": _contamination},
+    ("--contamination", "contamination", {"type": _checked("contamination")},
      "expected anomaly fraction in training data; threshold = (1 - c) quantile of training scores"),
-    ("--threshold-method", "threshold", {"choices": ("quantile", "pot")},
+    ("--threshold-method", "threshold", {"choices": THRESHOLD_METHODS},
      ("how training scores become the model's threshold: quantile = their (1 - contamination) "
       "quantile; pot = peaks over threshold (OmniAnomaly's): a generalized Pareto tail fitted to the "
       "top 2 %% of training scores, threshold exceeded with probability contamination")),
     ("--seed", "random_state", {"type": int}, "random seed; same seed, same scores"),
-    ("--precision", "precision", {"choices": ("float32", "bfloat16")},
+    ("--precision", "precision", {"choices": PRECISION_NAMES},
      ("bfloat16: mixed precision for the embedder's matrix products (CPUs with AVX-512 BF16 or AMX, "
      "GPUs); faster there, same scores up to rounding")),
     ("--roughness-window", "roughness_window", {"type": int, "metavar": "W"},
@@ -124,8 +127,8 @@ CLI_SETTINGS = {"random_state": 0}
 
 
 class SettingsHelpFormatter(argparse.HelpFormatter):
-    """Shows each training flag's default: the command's own, else the estimator's signature's
-    (read only when help is printed, so building the parser never imports torch)."""
+    """Shows each training flag's default: the command's own, else the estimator's parameter
+    table's (read only when help is printed: an embedder's defaults import its module)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         param = getattr(action, "estimator_param", None)
@@ -138,17 +141,24 @@ class SettingsHelpFormatter(argparse.HelpFormatter):
 
 
 def signature_default(param: str) -> Any:
-    """The default of an estimator parameter, or ``embedder.argument`` of a registered embedder."""
+    """The default of an estimator parameter (its table's), ``image.parameter`` of the image
+    detector, or ``embedder.argument`` of a registered embedder (its signature's)."""
     import inspect
 
-    from madcluster.embedders import EMBEDDERS
-    from madcluster.estimator.detector import MADCluster
     from madcluster.presets import PRESETS
 
     if param == "preset":
         return next(iter(PRESETS))
     owner, _, name = param.rpartition(".")
-    return inspect.signature(EMBEDDERS[owner] if owner else MADCluster).parameters[name].default
+    if not owner:
+        return MADCLUSTER_PARAMS[name].default
+    if owner == "image":
+        from madcluster.images.detector import IMAGE_PARAMS
+
+        return IMAGE_PARAMS[name].default
+    from madcluster.embedders import EMBEDDERS
+
+    return inspect.signature(EMBEDDERS[owner]).parameters[name].default
 
 
 def add_training_options(parser: argparse.ArgumentParser, settings: dict[str, Any]) -> None:
@@ -314,3 +324,10 @@ READ_OPTION_NAMES = (
 def read_options(args: argparse.Namespace) -> dict:
     """The input options given on the command line, as ``read_table`` keyword arguments."""
     return {k: getattr(args, k) for k in READ_OPTION_NAMES if getattr(args, k, None) is not None}
+
+
+def read_input(path: str, args: argparse.Namespace):
+    """The data file ``path``, read with the input options given on the command line."""
+    from madcluster.data.io import read_table
+
+    return read_table(path, **read_options(args))

@@ -69,14 +69,14 @@ def build_image_embedder(name: str, n_channels: int, image_size: int, **params: 
     """Build the registered image embedder ``name`` for ``n_channels``-channel square images."""
     key = name.lower()
     if key not in IMAGE_EMBEDDERS:
-        raise ValueError(f"unknown image embedder {name!r}; available: {', '.join(sorted(IMAGE_EMBEDDERS))}")
+        raise ParameterError(f"unknown image embedder {name!r}; available: {', '.join(sorted(IMAGE_EMBEDDERS))}")
     given = params.setdefault("image_size", image_size)
     if given != image_size:
-        raise ValueError(f"embedder_params image_size={given} != image_size={image_size}")
+        raise ParameterError(f"embedder_params image_size={given} != image_size={image_size}")
     try:
         return IMAGE_EMBEDDERS[key](n_channels, **params)
     except TypeError as exc:
-        raise ValueError(f"bad embedder_params for {name!r}: {exc}") from None
+        raise ParameterError(f"bad embedder_params for {name!r}: {exc}") from None
 
 
 def make_embedder(

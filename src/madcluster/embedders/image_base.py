@@ -30,13 +30,14 @@ import torch
 from torch import nn
 
 from madcluster.embedders.base import BaseEmbedder
+from madcluster.exceptions import ParameterError
 
 LAYOUTS = ("channels", "pixels")
 
 
 def check_layout(layout: str) -> str:
     if layout not in LAYOUTS:
-        raise ValueError(f"unknown layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
+        raise ParameterError(f"unknown layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
     return layout
 
 

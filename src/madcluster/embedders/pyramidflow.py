@@ -30,6 +30,7 @@ from torch.nn import functional as F
 
 from madcluster.embedders.base import EmbedderOutput
 from madcluster.embedders.image_base import ImageEmbedder
+from madcluster.exceptions import ParameterError
 
 
 def _resize(z: torch.Tensor, size: torch.Size) -> torch.Tensor:
@@ -128,9 +129,9 @@ class PyramidFlow(ImageEmbedder):
     ) -> None:
         super().__init__()
         if levels < 2:
-            raise ValueError(f"PyramidFlow needs at least 2 pyramid levels, got {levels}")
+            raise ParameterError(f"PyramidFlow needs at least 2 pyramid levels, got {levels}")
         if image_size % (2**levels):
-            raise ValueError(f"image_size must be divisible by 2^levels = {2**levels}, got {image_size}")
+            raise ParameterError(f"image_size must be divisible by 2^levels = {2**levels}, got {image_size}")
         self.levels = levels
         self.momentum = momentum
         channels = 4 * n_channels

@@ -31,6 +31,7 @@ from torch.nn import functional as F
 from madcluster.embedders.base import EmbedderOutput
 from madcluster.embedders.image_base import ImageEmbedder, calibrate_batch_norm, gaussian_blur
 from madcluster.embedders.resnet import ResNetEncoder, load_torchvision_weights, make_stage
+from madcluster.exceptions import DataError, ParameterError
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -72,9 +73,9 @@ class RD4AD(ImageEmbedder):
     ) -> None:
         super().__init__()
         if n_channels not in (1, 3):
-            raise ValueError(f"RD4AD takes grayscale or RGB images (1 or 3 channels), got {n_channels}")
+            raise DataError(f"RD4AD takes grayscale or RGB images (1 or 3 channels), got {n_channels}")
         if image_size % 32 or image_size < 32:
-            raise ValueError(f"RD4AD needs an image_size that is a multiple of 32, got {image_size}")
+            raise ParameterError(f"RD4AD needs an image_size that is a multiple of 32, got {image_size}")
         self.n_channels = n_channels
         self.weights = os.fspath(weights) if weights is not None else None
         self.sigma = 4.0 * image_size / 256 if sigma is None else float(sigma)

@@ -13,7 +13,7 @@ import os
 import torch
 from torch import nn
 
-from madcluster.exceptions import ModelFileError
+from madcluster.exceptions import ModelFileError, ParameterError
 
 # name -> (block, blocks per stage, width per group)
 ARCHITECTURES: dict[str, tuple[str, tuple[int, int, int, int], int]] = {
@@ -92,7 +92,7 @@ class ResNetEncoder(nn.Module):
     def __init__(self, architecture: str = "wide_resnet50_2") -> None:
         super().__init__()
         if architecture not in ARCHITECTURES:
-            raise ValueError(f"unknown backbone {architecture!r}; choose one of {', '.join(ARCHITECTURES)}")
+            raise ParameterError(f"unknown backbone {architecture!r}; choose one of {', '.join(ARCHITECTURES)}")
         kind, counts, width = ARCHITECTURES[architecture]
         block = BLOCKS[kind]
         self.block = block

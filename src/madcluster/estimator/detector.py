@@ -9,33 +9,56 @@ The steps live in their own modules: input scaling (:mod:`madcluster.data.scalin
 from __future__ import annotations
 
 import os
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-import torch
+import numpy as np
 from torch import nn
 
 from madcluster.base import BaseDetector
 from madcluster.data.constant_columns import constant_columns, warn_constant_at_fit
-from madcluster.data.scaling import fit_input_scaler
-from madcluster.data.validation import check_device, check_series
-from madcluster.defaults import DEFAULT_EPOCH_WINDOWS, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
-from madcluster.embedders import EMBEDDERS, make_embedder
-from madcluster.estimator.detector_scoring import DetectorScoring
-from madcluster.estimator.network_fit import train_detector_network
-from madcluster.estimator.params import check_params
-from madcluster.estimator.persistence import load_detector, save_detector
-from madcluster.exceptions import ParameterError
+from madcluster.data.scaling import fit_input_scaler, model_input
+from madcluster.data.validation import check_series
+from madcluster.defaults import defaults
+from madcluster.embedders import EMBEDDERS
+from madcluster.estimator.fitted import FittedModel, ScoreParts
+from madcluster.estimator.network_fit import (
+    build_network,
+    method_config,
+    resolve_roughness,
+    train_detector_network,
+)
+from madcluster.estimator.params import MADCLUSTER_PARAMS, check_madcluster_params
+from madcluster.estimator.persistence import load_model, save_model
+from madcluster.estimator.streaming import StreamScorer
+from madcluster.exceptions import ParameterError, StreamError
+from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
-from madcluster.method.heads import build_head
 from madcluster.presets import preset_params
-from madcluster.score.extreme_value import check_enough_scores
-from madcluster.score.input_terms import DEFAULT_INPUT_TERMS
-from madcluster.threads import DEFAULT_N_JOBS, torch_threads
-from madcluster.training.loop import PRECISIONS, MADClusterNet
+from madcluster.score.input_terms import check_input_terms
+from madcluster.threads import torch_threads
 
 
-class MADCluster(DetectorScoring, BaseDetector):
+class _FromModel:
+    """A fitted attribute that lives in the fitted model (``model_``), readable (and, for
+    experiments, writable) on the estimator as scikit-learn style ``name_`` attributes."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __get__(self, obj: Any, owner: type) -> Any:
+        return self if obj is None else attrgetter(self.path)(obj.model_)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        owner, _, name = self.path.rpartition(".")
+        setattr(attrgetter(owner)(obj.model_) if owner else obj.model_, name, value)
+
+
+_D = defaults(MADCLUSTER_PARAMS)  # the signature's defaults, written once in the table
+
+
+class MADCluster(BaseDetector):
     """MADCluster (Lee et al.): a Base Embedder trained with Cluster Distance Mapping and
     Sequence-wise Clustering; anomaly score per time step (paper Eq. 7).
 
@@ -91,7 +114,7 @@ class MADCluster(DetectorScoring, BaseDetector):
     threshold : how ``fit`` sets ``threshold_`` from the training scores: ``quantile`` (their
         ``1 - contamination`` quantile) or ``pot`` (peaks over threshold, Siffer et al. 2017 as in
         OmniAnomaly: a generalized Pareto tail fitted to the top 2 % of training scores, and the
-        score it exceeds with probability ``contamination``; :mod:`madcluster.score.extreme_value`).
+        score it exceeds with probability ``contamination``; :mod:`madcluster.extreme_value`).
     n_jobs : torch CPU threads for fit and scoring, scikit-learn style: None = 1 (the default,
         right on shared machines), -1 = every core, k = k threads (:mod:`madcluster.threads`).
     input_terms : input-space terms added to the score, fitted on the training rows: ``("kmeans",
@@ -102,48 +125,62 @@ class MADCluster(DetectorScoring, BaseDetector):
         suite and the demo series: ``benchmarks/results/tsbad/README.md``). ``"kmeans"`` is not
         causal: such a model scores whole series only (no ``stream``, no ONNX export); fit with
         ``input_terms=None`` or ``("ar",)`` to stream.
+
+    Each parameter's default and allowed values: :data:`madcluster.estimator.params.MADCLUSTER_PARAMS`.
     """
+
+    _parameters = MADCLUSTER_PARAMS
+    # what scoring needs lives in the fitted model (``model_``, :class:`FittedModel`); these read it
+    net_ = _FromModel("net")
+    score_stats_ = _FromModel("parts.stats")
+    input_terms_ = _FromModel("parts.input_terms")
+    scaler_mean_ = _FromModel("scaler_mean")
+    scaler_scale_ = _FromModel("scaler_scale")
+    roughness_window_ = _FromModel("roughness_window")
+    constant_columns_ = _FromModel("constant_columns")
+    warmup_quantiles_ = _FromModel("warmup_quantiles")
+    attribution_baseline_ = _FromModel("attribution_baseline")
 
     def __init__(
         self,
-        embedder: str | nn.Module = "drnn",
-        embedder_params: dict | None = None,
-        window_size: int = DEFAULT_WINDOW_SIZE,
-        stride: int = 1,
-        score_stride: int | None = None,
-        epochs: int = DEFAULT_EPOCHS,
-        batch_size: int = 128,
-        lr: float = 1e-3,
-        weight_decay: float = 1e-5,
-        validation_size: float = 0.2,
-        patience: int = 3,
-        mode: str = "full",
-        rho: float = 0.01,
-        tau: float = 0.01,
-        center_init: str = "mean",
-        nu_param: str = "sigmoid",
-        distance_loss: str = "soft-boundary",
-        cluster_target: str = "threshold",
-        cluster_kl: bool = False,
-        loss_combination: str = "sum",
-        score_type: str = "point",
-        score_scaling: str = "standardized",
-        center_warmup: int = 0,
-        early_stopping: str = "loss",
-        pretrain_epochs: int = 0,
-        n_clusters: int = 1,
-        base_score_combination: str = "standardized",
-        contamination: float = 0.01,
-        random_state: int | None = None,
-        device: str = "auto",
-        verbose: bool = False,
-        scaling: str = "standard",
-        precision: str = "float32",
-        roughness_window: int | None = None,
-        epoch_windows: int | None = DEFAULT_EPOCH_WINDOWS,
-        threshold: str = "quantile",
-        n_jobs: int | None = DEFAULT_N_JOBS,
-        input_terms: tuple[str, ...] | str | None = DEFAULT_INPUT_TERMS,
+        embedder: str | nn.Module = _D["embedder"],
+        embedder_params: dict | None = _D["embedder_params"],
+        window_size: int = _D["window_size"],
+        stride: int = _D["stride"],
+        score_stride: int | None = _D["score_stride"],
+        epochs: int = _D["epochs"],
+        batch_size: int = _D["batch_size"],
+        lr: float = _D["lr"],
+        weight_decay: float = _D["weight_decay"],
+        validation_size: float = _D["validation_size"],
+        patience: int = _D["patience"],
+        mode: str = _D["mode"],
+        rho: float = _D["rho"],
+        tau: float = _D["tau"],
+        center_init: str = _D["center_init"],
+        nu_param: str = _D["nu_param"],
+        distance_loss: str = _D["distance_loss"],
+        cluster_target: str = _D["cluster_target"],
+        cluster_kl: bool = _D["cluster_kl"],
+        loss_combination: str = _D["loss_combination"],
+        score_type: str = _D["score_type"],
+        score_scaling: str = _D["score_scaling"],
+        center_warmup: int = _D["center_warmup"],
+        early_stopping: str = _D["early_stopping"],
+        pretrain_epochs: int = _D["pretrain_epochs"],
+        n_clusters: int = _D["n_clusters"],
+        base_score_combination: str = _D["base_score_combination"],
+        contamination: float = _D["contamination"],
+        random_state: int | None = _D["random_state"],
+        device: str = _D["device"],
+        verbose: bool = _D["verbose"],
+        scaling: str = _D["scaling"],
+        precision: str = _D["precision"],
+        roughness_window: int | None = _D["roughness_window"],
+        epoch_windows: int | None = _D["epoch_windows"],
+        threshold: str = _D["threshold"],
+        n_jobs: int | None = _D["n_jobs"],
+        input_terms: tuple[str, ...] | str | None = _D["input_terms"],
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -192,9 +229,14 @@ class MADCluster(DetectorScoring, BaseDetector):
         registered = EMBEDDERS.get(embedder) if isinstance(embedder, str) else None
         return cls(**preset_params(preset, params, getattr(registered, "paper_params", {})))
 
+    def _validate_params(self) -> None:
+        """The objective's options (MethodConfig), then every other parameter against the table."""
+        self.method_config()
+        check_madcluster_params(self.get_params(deep=False))
+
     def method_config(self) -> MethodConfig:
         """The objective options as a validated :class:`MethodConfig`."""
-        return MethodConfig(**{name: getattr(self, name) for name in MethodConfig.field_names() if name != "eps"})
+        return method_config(self.get_params(deep=False))
 
     def fit(
         self, X: Any, y: Any = None, *, validation_data: Any = None, pool_radius: bool = False,
@@ -212,10 +254,13 @@ class MADCluster(DetectorScoring, BaseDetector):
         ``KeyboardInterrupt``) names it; ``resume=True`` goes on from it, on the same data and
         settings (``epochs`` may change), exactly as the uninterrupted fit would have. A completed
         fit removes the file. :mod:`madcluster.training.checkpoint`.
+
+        What the fit produced is one value, ``model_`` (:class:`~madcluster.estimator.fitted.FittedModel`);
+        beside it the estimator keeps the scikit-learn / PyOD attributes (``threshold_``,
+        ``decision_scores_``, ``labels_``, ``n_features_in_``, ``feature_names_in_``) and the
+        training record (``history_``, ``center_path_``, ``device_``).
         """
-        self.method_config()
-        check_params(self.get_params())
-        self._check_threshold_params()
+        self._validate_params()
         if resume and checkpoint is None:
             raise ParameterError("resume=True needs the checkpoint path to resume from")
         with torch_threads(self.n_jobs):
@@ -231,21 +276,35 @@ class MADCluster(DetectorScoring, BaseDetector):
         self._record_feature_names(X)
         if pool_radius and validation_data is None:
             raise ParameterError("pool_radius=True needs validation_data")
-        self.roughness_window_ = self._resolve_roughness()
-        self.scaler_mean_, self.scaler_scale_ = fit_input_scaler(data, self.scaling, self.roughness_window_)
-        self.constant_columns_ = constant_columns(data)
-        warn_constant_at_fit(self.constant_columns_, self.scaler_mean_, getattr(self, "feature_names_in_", None))
-        scaled = self._model_input(data)
+        params = self.get_params(deep=False)
+        roughness = resolve_roughness(params)
+        mean, scale = fit_input_scaler(data, self.scaling, roughness)
+        constant = constant_columns(data)
+        names = getattr(self, "feature_names_in_", None)
+        warn_constant_at_fit(constant, mean, names)
+        scaled = model_input(data, mean, scale, roughness)
         extra_val = None
         if validation_data is not None:
-            extra_val = self._model_input(check_series(
+            extra_val = model_input(check_series(
                 self._align_feature_names(validation_data), min_length=self.window_size,
                 n_features=self.n_features_in_, name="validation_data",
-            ))
+            ), mean, scale, roughness)
 
         identity = self._training_identity() if checkpoint is not None else {}
-        train_detector_network(self, self._build_network, identity, scaled, extra_val, pool_radius, checkpoint, resume)
-        self._fit_training_scores(data, scaled)
+        trained = train_detector_network(params, lambda: build_network(params, len(mean)), identity, scaled, extra_val,
+                                         pool_radius, checkpoint, resume)
+        self.device_, self.history_, self.center_path_ = trained.device, trained.history, trained.center_path
+        model = FittedModel.for_network(
+            trained.net, params, scaler_mean=mean, scaler_scale=scale, roughness_window=roughness,
+            n_features=self.n_features_in_, feature_names=names, constant_columns=constant,
+            parts=ScoreParts({}, self.score_scaling, self.base_score_combination),
+        )
+        # base-only is the base model alone (Table 1's "alone" rows): no terms beside its score
+        terms = () if self.mode == "base-only" else check_input_terms(self.input_terms)
+        self._set_training_scores(model.fit_scores(data, scaled, terms, self.random_state))
+        model.threshold = self.threshold_
+        model.fit_attribution_baseline(scaled)
+        self.model_ = model
         if checkpoint is not None:
             Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
         return self
@@ -256,28 +315,57 @@ class MADCluster(DetectorScoring, BaseDetector):
         free = ("epochs", "verbose", "n_jobs", "device", "threshold", "contamination")
         return {k: repr(v) for k, v in self.get_params(deep=False).items() if k not in free}
 
-    def _resolve_roughness(self) -> int:
-        """``roughness_window``, with None resolved to the embedder class's default (0 for a module)."""
-        if self.roughness_window is not None:
-            return int(self.roughness_window)
-        registered = EMBEDDERS.get(self.embedder) if isinstance(self.embedder, str) else None
-        return int(getattr(registered, "default_roughness_window", 0))
+    # ------------------------------------------------------------------ scoring (the fitted model's)
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
+        self._check_fitted()
+        with torch_threads(self.n_jobs):
+            return self.model_.decision_function(X)
 
-    def _build_network(self, n_hidden: int | None = None) -> MADClusterNet:
-        """Embedder and head for this detector's input width (D, or 2D with roughness channels)."""
-        embedder = make_embedder(self.embedder, len(self.scaler_mean_), self.window_size, self.embedder_params)
-        head = build_head(n_hidden or embedder.out_features, self.method_config())
-        return MADClusterNet(embedder, head, PRECISIONS[self.precision])
+    def score_terms(self, X: Any) -> dict[str, np.ndarray]:
+        """The named per-step terms (T,) :meth:`decision_function` combines: the head's, and
+        ``base`` when the embedder has its own score."""
+        self._check_fitted()
+        with torch_threads(self.n_jobs):
+            return self.model_.score_terms(X)
 
-    def restore_network(self, n_hidden: int, state: dict[str, torch.Tensor]) -> None:
-        """Rebuild the network of a loaded model (scaler already set) and load its weights."""
-        self.roughness_window_ = self._resolve_roughness()
-        net = self._build_network(n_hidden)
-        net.load_state_dict(state, strict=True)
-        device = check_device(self.device)
-        self.net_ = net.to(device).eval()
-        self.device_ = str(device)
+    def embed(self, X: Any) -> np.ndarray:
+        """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
 
+        Windows and the window-to-point mapping are exactly those of :meth:`decision_function`, so
+        ``embed(X)[t]`` is the h behind the score of step t (the paper's figures plot these).
+        """
+        self._check_fitted()
+        with torch_threads(self.n_jobs):
+            return self.model_.embed(X)
+
+    def explain(self, X: Any, rows: Any = None) -> np.ndarray:
+        """Per-channel contributions to the score, ``(T, D)``: how much more than on normal data
+        channel j is behind ``decision_function(X)[t]``, the z-score of the score drop when it is
+        held at its training mean (occlusion) plus that of its input deviation (why and what it
+        costs: :mod:`madcluster.estimator.attribution`). Large positive values name the channels behind an
+        alert. ``rows`` (a boolean mask, e.g. ``scores > threshold_``) explains only those steps
+        (the others are 0), scoring only the spans around them."""
+        self._check_fitted()
+        with torch_threads(self.n_jobs):
+            return self.model_.explain(X, rows)
+
+    def stream(self) -> StreamScorer:
+        """A :class:`~madcluster.estimator.streaming.StreamScorer` (rows in chunks of any size, each new row's
+        score and flag out); needs a causal model (D-RNN, DeepSVDD, OmniAnomaly, THOC)."""
+        self._check_fitted()
+        model = self.model_
+        if model.parts.input_terms:
+            raise StreamError(f"streaming needs step t's score to read steps <= t only; input_terms={self.input_terms!r} "
+                              "adds terms of whole series (kmeans averages windows that start after t): score whole "
+                              "series with decision_function, or fit a causal model to stream: MADCluster.from_preset(\"streaming\") "
+                              "(--preset streaming), i.e. input_terms=None")
+        if not model.causal:
+            why = "window-level scores (score_type='window')" if model.net.embedder.causal else f"a non-causal embedder ({model.name})"
+            raise StreamError(f"streaming needs step t's score to read steps <= t only; this model has {why}: score whole series with decision_function")
+        return StreamScorer(model, n_jobs=self.n_jobs)
+
+    # ------------------------------------------------------------------ files and cost
     def cost(self, window_size: int | None = None) -> dict[str, Any]:
         """Parameters and MACs of scoring one window (batch 1), as the paper's compute table."""
         from madcluster.compute import torch_model_cost
@@ -288,11 +376,21 @@ class MADCluster(DetectorScoring, BaseDetector):
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted detector to ``path`` (zip of JSON config + npz weights), atomically."""
         self._check_fitted()
-        save_detector(self, path)
+        save_model(path, self.get_params(), self.model_, decision_scores=self.decision_scores_,
+                   history=self.history_, center_path=self.center_path_)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, embedder: nn.Module | None = None, device: str = "cpu") -> MADCluster:
         """Load a detector written by :meth:`save`. Models with a custom embedder need that module
         (freshly constructed, same architecture) passed as ``embedder``."""
-        return load_detector(cls, path, embedder, device)
-
+        file = load_model(path, embedder, device)
+        detector = cls(**file.params)
+        detector.model_ = file.fitted
+        detector.n_features_in_ = file.fitted.n_features
+        if file.fitted.feature_names is not None:
+            detector.feature_names_in_ = file.fitted.feature_names
+        detector.history_, detector.center_path_, detector.device_ = file.history, file.center_path, file.device
+        detector.decision_scores_ = file.decision_scores
+        detector.threshold_ = file.fitted.threshold
+        detector.labels_ = (detector.decision_scores_ > detector.threshold_).astype(np.int64)
+        return detector

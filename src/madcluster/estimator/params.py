@@ -1,47 +1,87 @@
-"""Checks of the estimator's parameters beyond the objective's (:class:`MethodConfig` checks those),
-run at ``fit`` so that a bad value fails before any data is read or model built.
+"""MADCluster's parameters: each one's default and allowed values, written once.
+
+The estimator's signature takes its defaults from :data:`MADCLUSTER_PARAMS`, ``fit`` checks the
+values against it once (before any data is read or model built), the command line shows and
+checks its flags with it, and :class:`~madcluster.images.detector.ImageMADCluster` takes the
+parameters it shares from it. The objective's options (``mode``, ``rho``, ...) take their
+defaults from :class:`~madcluster.method.config.MethodConfig`, which checks them.
+Nothing here imports torch: the command line reads this table to print its help.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
 
-import numpy as np
-
 from madcluster.data.scaling import SCALINGS
-from madcluster.data.validation import check_positive_int
+from madcluster.defaults import (
+    DEFAULT_EPOCH_WINDOWS,
+    DEFAULT_EPOCHS,
+    DEFAULT_WINDOW_SIZE,
+    SHARED_PARAMS,
+    Param,
+    check_params,
+    check_threshold_params,
+    fraction,
+    is_int,
+    is_number,
+    positive_int,
+)
 from madcluster.exceptions import ParameterError
-from madcluster.score.input_terms import check_input_terms
-from madcluster.threads import check_n_jobs
-from madcluster.training.loop import PRECISIONS
+from madcluster.method.config import MethodConfig
+from madcluster.score.input_terms import DEFAULT_INPUT_TERMS, check_input_terms
+from madcluster.threads import DEFAULT_N_JOBS, check_n_jobs
 
 SCORE_COMBINATIONS = ("standardized", "raw")
+PRECISION_NAMES = ("float32", "bfloat16")  # the training loop maps each to its torch dtype
+
+_METHOD = {f.name: f.default for f in fields(MethodConfig)}
 
 
-def check_params(params: Mapping[str, Any]) -> None:
-    """Raise ``ValueError`` naming the first parameter of ``MADCluster`` out of its range."""
-    for name in ("window_size", "stride", "epochs", "batch_size", "patience"):
-        check_positive_int(name, params[name])
-    score_stride, pretrain = params["score_stride"], params["pretrain_epochs"]
-    if score_stride is not None and (not isinstance(score_stride, (int, np.integer)) or score_stride < 1):
-        raise ParameterError(f"score_stride must be a positive integer or None, got {score_stride!r}")
-    if not isinstance(pretrain, (int, np.integer)) or not 0 <= pretrain < params["epochs"]:
-        raise ParameterError(f"pretrain_epochs must be an integer in [0, epochs), got {pretrain!r}")
-    if not 0.0 <= params["validation_size"] < 1.0:
-        raise ParameterError(f"validation_size must be in [0, 1), got {params['validation_size']}")
-    if params["lr"] <= 0 or params["weight_decay"] < 0:
-        raise ParameterError("lr must be > 0 and weight_decay >= 0")
-    for name, allowed in (("base_score_combination", SCORE_COMBINATIONS), ("scaling", SCALINGS), ("precision", PRECISIONS)):
-        if params[name] not in allowed:
-            raise ParameterError(f"unknown {name} {params[name]!r}; choose one of {', '.join(allowed)}")
-    if not 0.0 <= params["contamination"] < 0.5:
-        raise ParameterError(f"contamination must be in [0, 0.5), got {params['contamination']!r}")
-    windows = params["epoch_windows"]
-    if windows is not None and (isinstance(windows, bool) or not isinstance(windows, (int, np.integer)) or windows < 1):
-        raise ParameterError(f"epoch_windows must be a positive integer or None (every window), got {windows!r}")
-    check_n_jobs(params["n_jobs"])
-    check_input_terms(params.get("input_terms"))
-    window = params["roughness_window"]
-    if window is not None and (not isinstance(window, (int, np.integer)) or window < 0):
-        raise ParameterError(f"roughness_window must be an integer >= 0 (0: off) or None, got {window!r}")
+def _method(name: str) -> Param:
+    """An objective option: MethodConfig's default, checked by MethodConfig."""
+    return Param(_METHOD[name])
+
+
+#: name -> Param, in the estimator's signature order.
+MADCLUSTER_PARAMS: dict[str, Param] = {
+    "embedder": Param("drnn"),  # a registered name or an nn.Module; the registry names the known ones
+    "embedder_params": Param(None),
+    "window_size": positive_int(DEFAULT_WINDOW_SIZE),
+    "stride": positive_int(1),
+    "score_stride": positive_int(None, or_none="the embedder's default"),
+    "epochs": positive_int(DEFAULT_EPOCHS),
+    "batch_size": positive_int(128),
+    "lr": Param(1e-3, lambda v: is_number(v) and v > 0, "> 0"),
+    "weight_decay": Param(1e-5, lambda v: is_number(v) and v >= 0, ">= 0"),
+    "validation_size": fraction(0.2),
+    "patience": positive_int(3),
+    **{name: _method(name) for name in (
+        "mode", "rho", "tau", "center_init", "nu_param", "distance_loss", "cluster_target", "cluster_kl",
+        "loss_combination", "score_type", "score_scaling", "center_warmup",
+    )},
+    "early_stopping": Param("loss"),  # checked by the training loop, which defines the criteria
+    "pretrain_epochs": Param(0, lambda v: is_int(v) and v >= 0, "an integer in [0, epochs)"),
+    "n_clusters": _method("n_clusters"),
+    "base_score_combination": Param("standardized", SCORE_COMBINATIONS),
+    "contamination": SHARED_PARAMS["contamination"],
+    "random_state": SHARED_PARAMS["random_state"],
+    "device": Param("auto"),  # checked when fit opens it (check_device names what this torch has)
+    "verbose": Param(False),
+    "scaling": Param("standard", SCALINGS),
+    "precision": Param("float32", PRECISION_NAMES),
+    "roughness_window": Param(None, lambda v: v is None or (is_int(v) and v >= 0), "an integer >= 0 (0: off) or None"),
+    "epoch_windows": positive_int(DEFAULT_EPOCH_WINDOWS, or_none="every window"),
+    "threshold": SHARED_PARAMS["threshold"],
+    "n_jobs": Param(DEFAULT_N_JOBS, validate=check_n_jobs),
+    "input_terms": Param(DEFAULT_INPUT_TERMS, validate=check_input_terms),
+}
+
+
+def check_madcluster_params(params: Mapping[str, Any]) -> None:
+    """Check MADCluster's parameters against the table, then the rules between them."""
+    check_params(params, MADCLUSTER_PARAMS)
+    if params["pretrain_epochs"] >= params["epochs"]:
+        raise ParameterError(f"pretrain_epochs must be an integer in [0, epochs), got {params['pretrain_epochs']!r}")
+    check_threshold_params(params)

@@ -1,5 +1,7 @@
-"""Model files: one zip archive with ``config.json`` and ``arrays.npz``; a fitted MADCluster to and
-from one (:func:`save_detector`, :func:`load_detector`).
+"""Model files: one zip archive with ``config.json`` and ``arrays.npz``
+(:mod:`madcluster.estimator.archive`); a :class:`~madcluster.estimator.fitted.FittedModel` and the
+parameters that built it to and from one (:func:`save_model`, :func:`load_model`). Format 2; format 1 files are upgraded on reading (:func:`upgrade_format_1`),
+so the loader reads one layout.
 
 Nothing is ever unpickled: JSON for configuration and fitted scalars (including the training
 column names, ``feature_names_in_``), ``np.load(allow_pickle=False)`` for tensors. Files are
@@ -8,15 +10,16 @@ written atomically and get the usual file mode (``0o666`` less the umask), like 
 
 from __future__ import annotations
 
-import io
-import json
 import os
-import zipfile
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from madcluster.atomic import atomic_path
+from madcluster.data.validation import check_device
+from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
+from madcluster.estimator.fitted import FittedModel, ScoreParts
+from madcluster.estimator.network_fit import build_network, resolve_roughness
 from madcluster.exceptions import ModelFileError
 from madcluster.score.input_terms import (
     OWN_SCORE,
@@ -28,10 +31,12 @@ from madcluster.score.input_terms import (
 if TYPE_CHECKING:
     from torch import nn
 
-    from madcluster.estimator.detector import MADCluster
 
 FORMAT = "madcluster-model"
-FORMAT_VERSION = 1
+#: 2: every parameter and fitted key is written (format 1 files may lack the ones added after them;
+#: :func:`upgrade_format_1` fills those in with what they meant).
+FORMAT_VERSION = 2
+MODEL_FILE = ArchiveKind(FORMAT, FORMAT_VERSION, "config.json", "arrays.npz", ModelFileError, "madcluster model file")
 CUSTOM_EMBEDDER = "<custom module>"
 
 
@@ -39,19 +44,12 @@ def write_model_file(
     path: str | os.PathLike, config: dict[str, Any], arrays: dict[str, np.ndarray]
 ) -> None:
     """Write ``config`` (JSON-serialisable) and named ``arrays`` to ``path`` atomically."""
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    payload = {"format": FORMAT, "format_version": FORMAT_VERSION, **config}
-    with (
-        atomic_path(path) as tmp,
-        zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf,
-    ):
-        zf.writestr("config.json", json.dumps(payload, indent=2))
-        zf.writestr("arrays.npz", buffer.getvalue())
+    write_archive(path, MODEL_FILE, config, arrays)
 
 
 def read_model_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Read a model file, raising ``ModelFileError`` with a clear message for any problem."""
+    """Read a model file (format 1 upgraded to 2), raising ``ModelFileError`` with a clear
+    message for any problem."""
     if not os.path.exists(path):
         raise ModelFileError(
             f"model file {os.fspath(path)!r} does not exist: train one with `madcluster fit` "
@@ -62,70 +60,76 @@ def read_model_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, 
             f"model file {os.fspath(path)!r} is a directory: give the .mcz file written by "
             "`madcluster fit` or MADCluster.save"
         )
-    try:
-        with zipfile.ZipFile(path) as zf:
-            config = json.loads(zf.read("config.json").decode("utf-8"))
-            with np.load(io.BytesIO(zf.read("arrays.npz")), allow_pickle=False) as npz:
-                arrays = {k: npz[k] for k in npz.files}
-    except (
-        zipfile.BadZipFile,
-        KeyError,
-        json.JSONDecodeError,
-        UnicodeDecodeError,
-        ValueError,
-        OSError,
-        EOFError,
-    ) as exc:
-        raise ModelFileError(
-            f"{os.fspath(path)!r} is not a valid madcluster model file "
-            f"(corrupt or truncated?): {exc}"
-        ) from None
-    if config.get("format") != FORMAT:
-        raise ModelFileError(f"{os.fspath(path)!r} is not a madcluster model file")
-    if config.get("format_version", 0) > FORMAT_VERSION:
-        raise ModelFileError(
-            f"{os.fspath(path)!r} was written by a newer madcluster "
-            f"(format {config['format_version']}); upgrade madcluster"
-        )
+    config, arrays = read_archive(path, MODEL_FILE)
+    if config.get("format_version", 0) < 2:
+        try:
+            upgrade_format_1(config, arrays)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ModelFileError(f"{os.fspath(path)!r}: a format 1 model file without {exc}") from None
     return config, arrays
 
 
-def save_detector(detector: MADCluster, path: str | os.PathLike) -> None:
-    """Write a fitted detector: its parameters and fitted scalars as JSON, its weights, scaler,
-    training scores and center path as arrays."""
-    params = detector.get_params()
+def upgrade_format_1(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """A format 1 file as format 2, in place: the keys added while format 1 was current take the
+    value that their absence meant. Image model files (``kind: image``) had every key already."""
+    config["format_version"] = 2
+    if config.get("kind") == "image":
+        return
+    params, fitted = config["params"], config["fitted"]
+    params.setdefault("roughness_window", 0)  # before the option: the scaled input alone
+    if "window_term" in params:  # before input terms: window_term None or "kmeans"
+        _upgrade_window_term(params, fitted, arrays)
+    params.setdefault("input_terms", None)  # before input terms: MADCluster's score alone
+    fitted.setdefault("feature_names_in_", None)  # before column names were recorded
+    fitted.setdefault("constant_columns_", [])  # before constant columns were held: none
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """What a model file holds: the estimator's parameters, its fitted model and the training
+    record the estimator keeps beside it (training scores, per-epoch history, the center's path)."""
+
+    params: dict[str, Any]
+    fitted: FittedModel
+    decision_scores: np.ndarray
+    history: dict[str, Any]
+    center_path: np.ndarray | None
+    device: str
+
+
+def save_model(path: str | os.PathLike, params: dict[str, Any], fitted: FittedModel, *, decision_scores: np.ndarray,
+               history: dict[str, Any], center_path: np.ndarray | None) -> None:
+    """Write a fitted model and the parameters that built it: parameters and fitted scalars as
+    JSON, the weights, scaler, training scores, warm-up table, attribution baseline, input terms
+    and center path as arrays."""
+    params = dict(params)
     if not isinstance(params["embedder"], str):
         params["embedder"] = CUSTOM_EMBEDDER
-    names = getattr(detector, "feature_names_in_", None)
+    names = fitted.feature_names
     config = {
         "params": params,
         "fitted": {
-            "n_features_in_": detector.n_features_in_,
+            "n_features_in_": fitted.n_features,
             "feature_names_in_": None if names is None else [str(n) for n in names],
-            "threshold_": detector.threshold_,
-            "score_stats_": detector.score_stats_,
-            "history_": detector.history_,
-            "n_hidden": detector.net_.embedder.out_features,
-            "constant_columns_": [int(j) for j in getattr(detector, "constant_columns_", [])],
+            "threshold_": fitted.threshold,
+            "score_stats_": fitted.parts.stats,
+            "history_": history,
+            "n_hidden": fitted.net.embedder.out_features,
+            "constant_columns_": [int(j) for j in fitted.constant_columns],
         },
     }
-    arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in detector.net_.state_dict().items()}
-    arrays.update(scaler_mean=detector.scaler_mean_, scaler_scale=detector.scaler_scale_, decision_scores=detector.decision_scores_)
-    if getattr(detector, "center_path_", None) is not None:
-        arrays["center_path"] = detector.center_path_
-    if getattr(detector, "warmup_quantiles_", None) is not None:
-        arrays["warmup_quantiles"] = detector.warmup_quantiles_
-    if getattr(detector, "attribution_baseline_", None) is not None:
-        arrays["attribution_baseline"] = detector.attribution_baseline_
-    arrays.update(terms_to_arrays(getattr(detector, "input_terms_", None) or []))
+    arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in fitted.net.state_dict().items()}
+    arrays.update(scaler_mean=fitted.scaler_mean, scaler_scale=fitted.scaler_scale, decision_scores=decision_scores)
+    optional = {"center_path": center_path, "warmup_quantiles": fitted.warmup_quantiles,
+                "attribution_baseline": fitted.attribution_baseline}
+    arrays.update({name: value for name, value in optional.items() if value is not None})
+    arrays.update(terms_to_arrays(fitted.parts.input_terms))
     write_model_file(path, config, arrays)
 
 
 def _upgrade_window_term(params: dict[str, Any], fitted: dict[str, Any], arrays: dict[str, Any]) -> None:
     """Files from before input terms had ``window_term`` (None or "kmeans"): the same model as
     ``input_terms=("kmeans",)`` under the new names."""
-    if "window_term" not in params:
-        return
     if params.pop("window_term") is None:
         params["input_terms"] = None
         return
@@ -137,47 +141,39 @@ def _upgrade_window_term(params: dict[str, Any], fitted: dict[str, Any], arrays:
     stats["input_term/kmeans"] = stats.pop("window_term")
 
 
-def load_detector(cls: type[MADCluster], path: str | os.PathLike, embedder: nn.Module | None, device: str) -> MADCluster:
-    """Rebuild the detector :func:`save_detector` wrote (``embedder``: the custom module, if any)."""
+def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str) -> ModelFile:
+    """Read what :func:`save_model` wrote (``embedder``: the custom module, if any), the network
+    rebuilt on ``device``."""
     import torch
 
     config, arrays = read_model_file(path)
     try:
         params = dict(config["params"])
-        fitted = config["fitted"]
+        record = config["fitted"]
         if params["embedder"] == CUSTOM_EMBEDDER:
             if embedder is None:
                 raise ModelFileError(f"{os.fspath(path)!r} was trained with a custom embedder module: pass the same architecture as MADCluster.load(path, embedder=MyModule(...))")
             params["embedder"] = embedder
         params["device"] = device
-        params.setdefault("roughness_window", 0)  # files written before the option existed
-        _upgrade_window_term(params, fitted, arrays)
-        params.setdefault("input_terms", None)  # files written before input terms: MADCluster's score alone
         if isinstance(params["input_terms"], list):  # JSON has no tuples
             params["input_terms"] = tuple(params["input_terms"])
-        model = cls(**params)
-        model.n_features_in_ = int(fitted["n_features_in_"])
-        if fitted.get("feature_names_in_") is not None:  # absent in older model files
-            model.feature_names_in_ = np.asarray(fitted["feature_names_in_"], dtype=object)
-        model.scaler_mean_ = arrays["scaler_mean"]
-        model.scaler_scale_ = arrays["scaler_scale"]
-        # held at their training value when scoring; files written before this was recorded: none
-        model.constant_columns_ = np.asarray(fitted.get("constant_columns_", []), dtype=np.int64)
-        model.score_stats_ = {k: tuple(v) for k, v in fitted["score_stats_"].items()}
-        model.history_ = fitted["history_"]
-        model.center_path_ = arrays.get("center_path")  # absent in older model files
-        # absent in files written before the warm-up calibration: those score uncalibrated
-        model.warmup_quantiles_ = arrays.get("warmup_quantiles")
-        # absent in files written before it: those explain with the raw occlusion drop
-        model.attribution_baseline_ = arrays.get("attribution_baseline")
-        model.input_terms_ = terms_from_arrays(check_input_terms(params["input_terms"]), arrays)
-        state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
-        model.restore_network(int(fitted["n_hidden"]), state)
-        model.decision_scores_ = arrays["decision_scores"].astype(np.float64)
-        model.threshold_ = float(fitted["threshold_"])
-        model.labels_ = (model.decision_scores_ > model.threshold_).astype(np.int64)
+        scaler_mean = arrays["scaler_mean"]
+        net = build_network(params, len(scaler_mean), int(record["n_hidden"]))
+        net.load_state_dict({k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}, strict=True)
+        names = record["feature_names_in_"]  # None: trained on an array, not named columns
+        parts = ScoreParts({k: tuple(v) for k, v in record["score_stats_"].items()}, params["score_scaling"],
+                           params["base_score_combination"], terms_from_arrays(check_input_terms(params["input_terms"]), arrays))
+        on = check_device(device)
+        fitted = FittedModel.for_network(
+            net.to(on).eval(), params, scaler_mean=scaler_mean, scaler_scale=arrays["scaler_scale"],
+            roughness_window=resolve_roughness(params), n_features=int(record["n_features_in_"]),
+            feature_names=None if names is None else np.asarray(names, dtype=object),
+            constant_columns=np.asarray(record["constant_columns_"], dtype=np.int64),  # held at their training value
+            parts=parts, warmup_quantiles=arrays.get("warmup_quantiles"),  # None where the model has none
+            attribution_baseline=arrays.get("attribution_baseline"), threshold=float(record["threshold_"]),
+        )
+        return ModelFile(params, fitted, arrays["decision_scores"].astype(np.float64), record["history_"], arrays.get("center_path"), str(on))
     except ModelFileError:
         raise
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise ModelFileError(f"{os.fspath(path)!r} does not match this madcluster version or its embedder: {exc}") from None
-    return model

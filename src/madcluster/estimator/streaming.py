@@ -20,25 +20,21 @@ zip of JSON and ``.npz`` (never a pickle), written atomically, and names the mod
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 import os
-import zipfile
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
-from madcluster.atomic import atomic_path
+from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
+from madcluster.estimator.fitted import FittedModel, fitted_model
 from madcluster.exceptions import StreamError
-from madcluster.threads import torch_threads
-
-if TYPE_CHECKING:
-    from madcluster.estimator.detector import MADCluster
+from madcluster.threads import DEFAULT_N_JOBS, torch_threads
 
 STATE_FORMAT = "madcluster-stream"
 STATE_VERSION = 1
+STATE_FILE = ArchiveKind(STATE_FORMAT, STATE_VERSION, "stream.json", "buffer.npz", StreamError, "stream state file")
 # Chunks of up to this many rows go row by row through the model's stepper (one recurrent step
 # per layer and row); longer ones rerun their windows, cheaper from about 12 rows on (default model,
 # CPU ms per chunk of 8 / 12 / 16 rows, benchmarks/results/stream_latency.json: stepping 4.1 / 5.3 /
@@ -49,7 +45,7 @@ STEP_ROWS = 12
 @dataclass(frozen=True)
 class StreamResult:
     """Scores of the rows just added: ``steps`` (their index in the stream), ``scores``, and
-    ``flags`` (score > the detector's ``threshold_``)."""
+    ``flags`` (score > the model's threshold)."""
 
     steps: np.ndarray
     scores: np.ndarray
@@ -60,15 +56,18 @@ class StreamScorer:
     """Scores a growing series chunk by chunk; see the module docstring. Build with
     :meth:`MADCluster.stream <madcluster.estimator.detector.MADCluster.stream>`."""
 
-    def __init__(self, detector: MADCluster, step_rows: int = STEP_ROWS) -> None:
-        """``step_rows``: chunks up to this many rows take the stepper (0: every chunk reruns its windows)."""
-        self.detector = detector
+    def __init__(self, model: FittedModel, step_rows: int = STEP_ROWS, n_jobs: int | None = DEFAULT_N_JOBS) -> None:
+        """``model``: a fitted model that streams (:attr:`FittedModel.streams`); ``step_rows``:
+        chunks up to this many rows take the stepper (0: every chunk reruns its windows);
+        ``n_jobs``: torch threads while scoring, as the estimator's."""
+        self.model = model
         self.step_rows = step_rows
-        self.n_features = int(detector.n_features_in_)
+        self.n_jobs = n_jobs
+        self.n_features = int(model.n_features)
         self._buffer = np.empty((0, self.n_features), dtype=np.float32)
         self._buffer_start = 0  # stream step of the buffer's first row
         self.steps_seen = 0
-        self._stepper = detector.row_stepper()
+        self._stepper = model.row_stepper()
         self._stepper_next: int | None = None  # the step the stepper expects next; None: out of sync
         self._last_row: np.ndarray | None = None  # the last row as given (constant columns' steps)
 
@@ -77,25 +76,26 @@ class StreamScorer:
         rows = np.asarray(rows) if isinstance(rows, (list, tuple)) else rows
         if getattr(rows, "ndim", 2) == 1:
             rows = np.asarray(rows)[None, :]
-        raw = self.detector.validate_rows(rows, min_length=1, name="rows")
+        raw = self.model.validate_rows(rows, min_length=1, name="rows")
         # a constant training column enters as its steps: the first row's from the last row seen
-        chunk = self.detector.bound_constant_columns(raw, self._last_row)
+        chunk = self.model.bound_constant_columns(raw, self._last_row)
         self._last_row = raw[-1]
         buffer = np.concatenate([self._buffer, chunk])
         first_new = self.steps_seen
-        if self._stepper is not None and len(chunk) <= self.step_rows:
-            scores = self._score_by_steps(buffer, first_new)
-        else:
-            scores = self.detector.score_with_history(buffer, self._buffer_start, first_new)
-            self._stepper_next = None
+        with torch_threads(self.n_jobs):  # as the estimator's own scoring runs
+            if self._stepper is not None and len(chunk) <= self.step_rows:
+                scores = self._score_by_steps(buffer, first_new)
+            else:
+                scores = self.model.score_with_history(buffer, self._buffer_start, first_new)
+                self._stepper_next = None
         self.steps_seen += len(chunk)
-        keep_from = self.detector.history_start(self.steps_seen)
+        keep_from = self.model.history_start(self.steps_seen)
         self._buffer = buffer[keep_from - self._buffer_start :]
         self._buffer_start = keep_from
         return StreamResult(
             steps=np.arange(first_new, self.steps_seen),
             scores=scores,
-            flags=scores > self.detector.threshold_,
+            flags=scores > self.model.threshold,
         )
 
     def _score_by_steps(self, buffer: np.ndarray, first_new: int) -> np.ndarray:
@@ -103,18 +103,17 @@ class StreamScorer:
         of sync (a new stream, a long chunk, a restored state) first replays the open windows'
         rows, which the buffer holds (it reaches back to the window of ``first_new``)."""
         assert self._stepper is not None
-        stepper, reach = self._stepper, self.detector.roughness_window_
+        stepper, reach = self._stepper, self.model.roughness_window
         in_sync = self._stepper_next == first_new
         replay_from = first_new if in_sync else stepper.window_of(first_new)
         rows_from = max(self._buffer_start, replay_from - reach)  # with the roughness channels' history
-        inputs = torch.from_numpy(self.detector.model_input(buffer[rows_from - self._buffer_start :])).to(stepper.device)
+        inputs = torch.from_numpy(self.model.model_input(buffer[rows_from - self._buffer_start :])).to(stepper.device)
         steps = np.arange(first_new, self._buffer_start + len(buffer))
-        with torch_threads(self.detector.n_jobs):  # as the detector's own scoring runs
-            if not in_sync:
-                stepper.replay(inputs[replay_from - rows_from : first_new - rows_from], replay_from)
-            features = torch.stack([stepper.advance(inputs[step - rows_from], step) for step in steps.tolist()])
+        if not in_sync:
+            stepper.replay(inputs[replay_from - rows_from : first_new - rows_from], replay_from)
+        features = torch.stack([stepper.advance(inputs[step - rows_from], step) for step in steps.tolist()])
         self._stepper_next = int(steps[-1]) + 1
-        return self.detector.score_features(features, steps)
+        return self.model.score_features(features, steps)
 
     @property
     def buffered_rows(self) -> int:
@@ -124,48 +123,37 @@ class StreamScorer:
     # ------------------------------------------------------------------ state files
     def save(self, path: str | os.PathLike) -> None:
         """Write the stream's state to ``path`` atomically (zip of JSON + npz, no pickle)."""
-        meta = {
-            "format": STATE_FORMAT,
-            "format_version": STATE_VERSION,
-            "model": model_fingerprint(self.detector),
-            "steps_seen": self.steps_seen,
-            "buffer_start": self._buffer_start,
-        }
-        arrays = io.BytesIO()
-        last = {} if self._last_row is None else {"last_row": self._last_row}
-        np.savez(arrays, buffer=self._buffer, **last)
-        with atomic_path(path) as tmp, zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr("stream.json", json.dumps(meta))
-            zf.writestr("buffer.npz", arrays.getvalue())
+        meta = {"model": model_fingerprint(self.model), "steps_seen": self.steps_seen, "buffer_start": self._buffer_start}
+        last = {} if self._last_row is None else {"last_row": self._last_row}  # None: no row seen yet
+        write_archive(path, STATE_FILE, meta, {"buffer": self._buffer, **last})
 
     @classmethod
-    def restore(cls, detector: MADCluster, path: str | os.PathLike) -> StreamScorer:
-        """A scorer that goes on where the one saved to ``path`` stopped, for the same model."""
+    def restore(cls, model: Any, path: str | os.PathLike, n_jobs: int | None = None) -> StreamScorer:
+        """A scorer that goes on where the one saved to ``path`` stopped, for the same model
+        (a fitted MADCluster, whose ``n_jobs`` it takes, or its :class:`FittedModel`)."""
         meta, buffer, last_row = _read_state(path)
         steps_seen, buffer_start = meta["steps_seen"], meta["buffer_start"]
-        if meta.get("model") != model_fingerprint(detector):
+        fitted = fitted_model(model)
+        if meta.get("model") != model_fingerprint(fitted):
             raise StreamError(f"{os.fspath(path)!r} holds the stream of another model; open a new stream")
-        scorer = detector.stream()
+        scorer = cls(fitted, n_jobs=n_jobs if n_jobs is not None else getattr(model, "n_jobs", DEFAULT_N_JOBS))
         if buffer.ndim != 2 or buffer.shape[1] != scorer.n_features or buffer_start + len(buffer) != steps_seen:
             raise StreamError(f"{os.fspath(path)!r} is inconsistent (buffer {buffer.shape}, {steps_seen} steps)")
         scorer._buffer, scorer._buffer_start, scorer.steps_seen = buffer.astype(np.float32), buffer_start, steps_seen
-        scorer._last_row = last_row  # absent in older state files: constant columns step from their training value
+        scorer._last_row = last_row  # None: constant columns step from their training value
         return scorer
 
 
 def _read_state(path: str | os.PathLike) -> tuple[dict[str, Any], np.ndarray, np.ndarray | None]:
+    meta, arrays = read_archive(path, STATE_FILE)
     try:
-        with zipfile.ZipFile(path) as zf:
-            meta = json.loads(zf.read("stream.json").decode("utf-8"))
-            with np.load(io.BytesIO(zf.read("buffer.npz")), allow_pickle=False) as npz:
-                buffer = npz["buffer"]
-                last_row = npz["last_row"] if "last_row" in npz.files else None
         meta["steps_seen"], meta["buffer_start"] = int(meta["steps_seen"]), int(meta["buffer_start"])
-    except (OSError, zipfile.BadZipFile, KeyError, ValueError, TypeError, UnicodeDecodeError) as exc:
+        buffer = arrays["buffer"]
+    except (KeyError, TypeError, ValueError) as exc:
         raise StreamError(f"{os.fspath(path)!r} is not a readable stream state file: {exc}") from None
-    if meta.get("format") != STATE_FORMAT or meta.get("format_version", 0) > STATE_VERSION:
-        raise StreamError(f"{os.fspath(path)!r} is not a stream state file of this madcluster version")
-    return meta, buffer, last_row
+    # last_row: written once a row was seen (state files from before it was recorded lack it too,
+    # and mean the same: constant columns step from their training value)
+    return meta, buffer, arrays.get("last_row")
 
 
 def state_model_fingerprint(path: str | os.PathLike) -> str:
@@ -173,13 +161,15 @@ def state_model_fingerprint(path: str | os.PathLike) -> str:
     return str(_read_state(path)[0].get("model"))
 
 
-def model_fingerprint(detector: MADCluster) -> str:
-    """SHA-256 of a fitted detector's weights, scaler and threshold: a stream names its model."""
+def model_fingerprint(model: Any) -> str:
+    """SHA-256 of a fitted model's weights, scaler and threshold (a fitted MADCluster's or a
+    :class:`FittedModel`'s): a stream names its model."""
+    fitted = fitted_model(model)
     digest = hashlib.sha256()
-    for name, tensor in sorted(detector.net_.state_dict().items()):
+    for name, tensor in sorted(fitted.net.state_dict().items()):
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().numpy().tobytes())
-    for array in (detector.scaler_mean_, detector.scaler_scale_, np.asarray([detector.threshold_])):
+    for array in (fitted.scaler_mean, fitted.scaler_scale, np.asarray([fitted.threshold])):
         digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
     return digest.hexdigest()
 

@@ -204,9 +204,9 @@ def window_scores(detector: Any, X: Any, window: int) -> tuple[np.ndarray, str]:
     affine, so this is the mean per-step score computed inside that window). Any other detector's
     point scores are averaged over each window instead.
     """
-    net = getattr(detector, "net_", None)
-    if net is not None and hasattr(detector, "_combine") and window == detector.window_size:
-        return _network_window_scores(detector, X), (
+    model = getattr(detector, "model_", None)  # a fitted MADCluster's network (baselines have none)
+    if model is not None and window == model.window_size:
+        return _network_window_scores(model, X), (
             "network: mean of the per-step scores computed inside each stride-1 window"
         )
     return window_mean(detector.decision_function(X), window), (
@@ -214,30 +214,25 @@ def window_scores(detector: Any, X: Any, window: int) -> tuple[np.ndarray, str]:
     )
 
 
-def _network_window_scores(detector: Any, X: Any) -> np.ndarray:
+def _network_window_scores(model: Any, X: Any) -> np.ndarray:
+    """Per-step scores inside each stride-1 window of ``X``, averaged per window and combined as
+    the score combines them (``model``: a :class:`~madcluster.estimator.fitted.FittedModel`)."""
     import torch
 
-    from madcluster.data.validation import check_series
     from madcluster.data.windows import gather_windows
 
-    data = check_series(
-        detector._align_feature_names(X),
-        min_length=detector.window_size,
-        n_features=detector.n_features_in_,
-        name="X",
-    )
-    net = detector.net_.eval()
+    data = model.validate_rows(X)
+    net = model.net.eval()
     device = next(net.parameters()).device
-    series = torch.from_numpy(detector._model_input(data)).to(device)
-    starts = np.arange(len(series) - detector.window_size + 1)
-    chunk = 4 * detector.batch_size
+    series = torch.from_numpy(model.model_input(data)).to(device)
+    starts = np.arange(len(series) - model.window_size + 1)
     parts: dict[str, list[np.ndarray]] = {}
     with torch.no_grad():
-        for i in range(0, len(starts), chunk):
-            x = gather_windows(series, starts[i : i + chunk], detector.window_size)
+        for i in range(0, len(starts), model.scoring_batch):
+            x = gather_windows(series, starts[i : i + model.scoring_batch], model.window_size)
             for name, values in net.score(x).items():
                 parts.setdefault(name, []).append(values.double().mean(dim=1).cpu().numpy())
-    return detector._combine({name: np.concatenate(chunks) for name, chunks in parts.items()})
+    return model.parts.combine({name: np.concatenate(chunks) for name, chunks in parts.items()})
 
 
 def window_label_ratio(labels: Any, test_slices: Iterable[tuple[int, int]], window: int) -> float:

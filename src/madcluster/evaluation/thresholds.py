@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from madcluster.exceptions import ThresholdError
-from madcluster.score.extreme_value import pot_threshold
+from madcluster.extreme_value import pot_threshold
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def train_quantile_threshold(train_scores: Any, contamination: float) -> float:
 
 def train_pot_threshold(train_scores: Any, contamination: float) -> float:
     """Peaks over threshold on the training scores at risk level ``contamination``
-    (:mod:`madcluster.score.extreme_value`, Siffer et al. 2017 as in OmniAnomaly): the same target as
+    (:mod:`madcluster.extreme_value`, Siffer et al. 2017 as in OmniAnomaly): the same target as
     ``train-quantile``, read from a generalized Pareto tail fitted to the top scores."""
     scores = _scores(train_scores, "train_scores")
     _check_ratio(contamination, "contamination")

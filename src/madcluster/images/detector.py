@@ -24,9 +24,11 @@ import torch
 from torch.nn import functional as F
 
 from madcluster.base import BaseDetector
-from madcluster.data.validation import check_device, check_positive_int
+from madcluster.data.validation import check_device
+from madcluster.defaults import Param, defaults, fraction, is_number, positive_int
 from madcluster.embedders import build_image_embedder
-from madcluster.embedders.image_base import check_layout
+from madcluster.embedders.image_base import LAYOUTS
+from madcluster.estimator.params import MADCLUSTER_PARAMS
 from madcluster.estimator.persistence import read_model_file, write_model_file
 from madcluster.exceptions import DataError, ModelFileError
 from madcluster.images.io import read_images_or_folder
@@ -36,9 +38,33 @@ from madcluster.score.scoring import combine_scores, score_statistics
 from madcluster.training.loop import MADClusterNet, TrainSettings, train_network
 
 KIND = "image"
-COMBINATIONS = ("standardized", "raw")
 METHOD_OPTIONS = ("mode", "rho", "tau", "center_init", "nu_param", "distance_loss", "cluster_target",
                   "score_scaling", "center_warmup", "n_clusters")
+_SERIES = MADCLUSTER_PARAMS
+#: ImageMADCluster's parameters: its own defaults where images need others (a teacher-student
+#: base model, 256 px, 10 epochs), the series detector's table for the rest.
+IMAGE_PARAMS: dict[str, Param] = {
+    "embedder": Param("rd4ad"),  # the image registry names the known ones
+    "embedder_params": _SERIES["embedder_params"],
+    "image_size": positive_int(256),
+    "layout": Param("pixels", LAYOUTS),
+    "detach_h": Param(False),
+    "epochs": positive_int(10),
+    "batch_size": positive_int(16),
+    "lr": _SERIES["lr"],
+    "weight_decay": _SERIES["weight_decay"],
+    "validation_size": fraction(0.0),
+    "patience": _SERIES["patience"],
+    **{name: _SERIES[name] for name in METHOD_OPTIONS[:-1]},
+    "n_clusters": _SERIES["n_clusters"],
+    "base_score_combination": _SERIES["base_score_combination"],
+    "head_weight": Param(0.5, lambda v: is_number(v) and v > 0, "a finite number > 0"),
+    "contamination": _SERIES["contamination"],
+    "random_state": _SERIES["random_state"],
+    "device": _SERIES["device"],
+    "verbose": _SERIES["verbose"],
+}
+_D = defaults(IMAGE_PARAMS)
 
 
 class ImageBatches:
@@ -121,38 +147,40 @@ class ImageMADCluster(BaseDetector):
     The defaults (``pixels``, joint training, ``head_weight=0.5``) are the + MADCluster option that
     scored best on CutPaste defects pasted into held-out training images
     (``benchmarks/results/image/selection-pooled.md``); ``layout="channels", head_weight=1`` is the
-    paper's literal reading.
+    paper's literal reading. Each parameter's default and allowed values: :data:`IMAGE_PARAMS`.
     """
+
+    _parameters = IMAGE_PARAMS
 
     def __init__(
         self,
-        embedder: str = "rd4ad",
-        embedder_params: dict | None = None,
-        image_size: int = 256,
-        layout: str = "pixels",
-        detach_h: bool = False,
-        epochs: int = 10,
-        batch_size: int = 16,
-        lr: float = 1e-3,
-        weight_decay: float = 1e-5,
-        validation_size: float = 0.0,
-        patience: int = 3,
-        mode: str = "full",
-        rho: float = 0.01,
-        tau: float = 0.01,
-        center_init: str = "mean",
-        nu_param: str = "sigmoid",
-        distance_loss: str = "soft-boundary",
-        cluster_target: str = "threshold",
-        score_scaling: str = "standardized",
-        center_warmup: int = 0,
-        n_clusters: int = 1,
-        base_score_combination: str = "standardized",
-        head_weight: float = 0.5,
-        contamination: float = 0.01,
-        random_state: int | None = None,
-        device: str = "auto",
-        verbose: bool = False,
+        embedder: str = _D["embedder"],
+        embedder_params: dict | None = _D["embedder_params"],
+        image_size: int = _D["image_size"],
+        layout: str = _D["layout"],
+        detach_h: bool = _D["detach_h"],
+        epochs: int = _D["epochs"],
+        batch_size: int = _D["batch_size"],
+        lr: float = _D["lr"],
+        weight_decay: float = _D["weight_decay"],
+        validation_size: float = _D["validation_size"],
+        patience: int = _D["patience"],
+        mode: str = _D["mode"],
+        rho: float = _D["rho"],
+        tau: float = _D["tau"],
+        center_init: str = _D["center_init"],
+        nu_param: str = _D["nu_param"],
+        distance_loss: str = _D["distance_loss"],
+        cluster_target: str = _D["cluster_target"],
+        score_scaling: str = _D["score_scaling"],
+        center_warmup: int = _D["center_warmup"],
+        n_clusters: int = _D["n_clusters"],
+        base_score_combination: str = _D["base_score_combination"],
+        head_weight: float = _D["head_weight"],
+        contamination: float = _D["contamination"],
+        random_state: int | None = _D["random_state"],
+        device: str = _D["device"],
+        verbose: bool = _D["verbose"],
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -186,18 +214,9 @@ class ImageMADCluster(BaseDetector):
         return MethodConfig(**{name: getattr(self, name) for name in METHOD_OPTIONS})
 
     def _validate_params(self) -> None:
+        """The objective's options (MethodConfig), then the rest against :data:`IMAGE_PARAMS`."""
         self.method_config()
-        check_layout(self.layout)
-        for name in ("image_size", "epochs", "batch_size", "patience"):
-            check_positive_int(name, getattr(self, name))
-        if not 0.0 <= self.validation_size < 1.0:
-            raise ValueError(f"validation_size must be in [0, 1), got {self.validation_size}")
-        if self.lr <= 0 or self.weight_decay < 0:
-            raise ValueError("lr must be > 0 and weight_decay >= 0")
-        if not (isinstance(self.head_weight, (int, float)) and np.isfinite(self.head_weight) and self.head_weight > 0):
-            raise ValueError(f"head_weight must be a finite number > 0, got {self.head_weight!r}")
-        if self.base_score_combination not in COMBINATIONS:
-            raise ValueError(f"unknown base_score_combination {self.base_score_combination!r}; choose one of {', '.join(COMBINATIONS)}")
+        super()._validate_params()
 
     def _build_net(self, n_channels: int) -> MADClusterNet:
         params = {**(self.embedder_params or {}), "layout": self.layout, "detach_h": bool(self.detach_h)}

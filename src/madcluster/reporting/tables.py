@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from madcluster.benchmark.format import TABLE1_METRICS, mean_std, metric_columns, si
 from madcluster.benchmark.schema import MODE_ROW_NAMES
 from madcluster.reporting.decomposition import DECOMPOSITION_STEPS, read_decomposition
-from madcluster.reporting.format import TABLE1_METRICS, mean_std, metric_columns, si
 from madcluster.reporting.loading import load_folder_results, results_below
 from madcluster.reporting.paper import PAPER_TABLE1, paper_value
 

@@ -1,2 +1,2 @@
 """Score arithmetic shared by the estimator and the image detector: from network outputs to one
-score per step, the input terms added to it, and thresholds from the score's tail (POT)."""
+score per step, the input terms added to it."""

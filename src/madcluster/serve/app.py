@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from madcluster.exceptions import MADClusterError, StreamError
+from madcluster.exceptions import MADClusterError
 from madcluster.serve.metrics import ServerMetrics
 from madcluster.serve.registry import Conflict, NotFound, StreamStore, rows_array
 
@@ -89,11 +89,7 @@ def create_app(store: StreamStore, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES)
 
 def _describe(model: Any) -> dict[str, Any]:
     names = getattr(model, "feature_names_in_", None)
-    try:
-        model.stream()
-        streams = True
-    except StreamError:
-        streams = False
+    streams = model.model_.streams  # a causal score without whole-series input terms
     return {
         "n_features": int(model.n_features_in_),
         "columns": None if names is None else [str(n) for n in names],

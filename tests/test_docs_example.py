@@ -1,4 +1,5 @@
-"""The README's "one file plus one registry line" example really trains, alone and + MADCluster."""
+"""The documented "one file plus one registry line" example (docs/embedders.md) really trains,
+alone and + MADCluster."""
 
 from __future__ import annotations
 
@@ -11,16 +12,16 @@ import pytest
 from madcluster import MADCluster
 from madcluster.embedders import EMBEDDERS
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "embedders.md"
 
 
 @pytest.fixture
 def toy_registered():
-    text = README.read_text()
+    text = EXAMPLE.read_text()
     match = re.search(r"# src/madcluster/embedders/toy_ae.py\n(.*?)\n# src/madcluster/embedders/__init__.py", text, re.DOTALL)
-    assert match, "the README example moved: update this test"
+    assert match, "the example in docs/embedders.md moved: update this test"
     namespace: dict = {}
-    exec(match.group(1), namespace)  # noqa: S102 - our own README
+    exec(match.group(1), namespace)  # noqa: S102 - our own documentation
     EMBEDDERS["toy-ae"] = namespace["ToyAutoencoder"]
     yield
     EMBEDDERS.pop("toy-ae")

@@ -27,6 +27,7 @@ def _rows(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 def test_image_table_runs_resumes_and_guards_its_settings(root, tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["benchmark", "--images", str(root), "--image-models", "pyramidflow", "rd4ad", "--configs", "alone", "paper",
@@ -63,6 +64,7 @@ def test_image_table_runs_resumes_and_guards_its_settings(root, tmp_path, capsys
     assert json.loads((out / "settings.json").read_text())["epochs"] == 2
 
 
+@pytest.mark.slow
 def test_generated_set_is_made_once_and_the_script_wraps_the_command(tmp_path, capsys):
     spec = importlib.util.spec_from_file_location("image_table_script", SCRIPT)
     script = importlib.util.module_from_spec(spec)

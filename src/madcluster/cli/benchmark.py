@@ -15,14 +15,14 @@ from typing import Any
 
 from madcluster.benchmark.config import BenchmarkConfig, parse_key_values
 from madcluster.benchmark.grid import expand_grid, load_grid_file
-from madcluster.benchmark.image_command import (
+from madcluster.benchmark.report import format_summary
+from madcluster.benchmark.runner import run_grid
+from madcluster.benchmark.schema import DETECTORS
+from madcluster.cli.image_benchmark import (
     IMAGE_SHARED_OPTIONS,
     add_image_benchmark_arguments,
     run_image_benchmark_command,
 )
-from madcluster.benchmark.report import format_summary
-from madcluster.benchmark.runner import run_grid
-from madcluster.benchmark.schema import DETECTORS
 from madcluster.defaults import DEFAULT_EPOCHS
 from madcluster.evaluation.released_protocol import STEP_ORDER, STEPS
 from madcluster.evaluation.thresholds import PROTOCOLS

@@ -1,4 +1,4 @@
-"""Reading a data file for fit / score and checking its columns against the model's.
+"""Checking a data file's columns against the model's, and what the detector sees of the file.
 
 Shared by single-file commands and fleets (:mod:`madcluster.fleet`), so both give the same
 hints, naming the command-line flags that fix the problem.
@@ -6,18 +6,18 @@ hints, naming the command-line flags that fix the problem.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from madcluster.cli.console import name_list
-from madcluster.cli.options import read_options
-from madcluster.data.io import file_format, label_like_columns, read_table
+from madcluster.data.io import file_format, label_like_columns
 from madcluster.exceptions import DataError
 
 
-def read_input(path: str, args: argparse.Namespace):
-    return read_table(path, **read_options(args))
+def name_list(names: Sequence[str], limit: int = 12, *, quote: bool = False) -> str:
+    """``a, b, c, ... (N more)``: column lists short enough for one line."""
+    names = [repr(str(n)) if quote else str(n) for n in names]
+    more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
 
 
 def _named(table, path: str) -> bool:

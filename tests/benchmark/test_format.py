@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from madcluster.benchmark.format import TABLE1_METRICS, markdown_table, mean_std, metric_columns, si
 from madcluster.reporting.decomposition import (
     DECOMPOSITION_STEPS,
     decomposition_row,
     read_decomposition,
     write_decomposition,
 )
-from madcluster.reporting.format import TABLE1_METRICS, markdown_table, mean_std, metric_columns, si
 
 
 def test_numbers_and_tables():

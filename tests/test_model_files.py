@@ -1,0 +1,84 @@
+"""Model files: format 2, format 1 files (written before it, kept in ``tests/fixtures/format1``)
+upgraded on reading by one function and scoring as they did, and the one archive layout model
+files and stream state files share."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from madcluster import MADCluster, ModelFileError
+from madcluster.estimator.persistence import FORMAT_VERSION, read_model_file, upgrade_format_1
+from madcluster.exceptions import StreamError
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "format1"
+EXPECTED = dict(np.load(FIXTURES / "expected.npz"))
+
+
+@pytest.mark.parametrize("name", ["default", "streaming"])
+def test_format_1_files_load_and_score_as_they_did(name, tmp_path):
+    assert read_model_file(FIXTURES / f"{name}.mcz")[0]["format_version"] == 2  # upgraded on reading
+    with zipfile.ZipFile(FIXTURES / f"{name}.mcz") as zf:
+        assert json.loads(zf.read("config.json"))["format_version"] == 1
+    model = MADCluster.load(FIXTURES / f"{name}.mcz")
+    scores = model.decision_function(EXPECTED["test"])
+    np.testing.assert_allclose(scores, EXPECTED[f"{name}_scores"], rtol=1e-4, atol=1e-4)
+    assert model.threshold_ == pytest.approx(float(EXPECTED[f"{name}_threshold"]), rel=1e-12)
+    model.save(tmp_path / "again.mcz")  # written again: format 2, same scores
+    config, _ = read_model_file(tmp_path / "again.mcz")
+    assert config["format_version"] == FORMAT_VERSION == 2
+    assert np.array_equal(MADCluster.load(tmp_path / "again.mcz").decision_function(EXPECTED["test"]), scores)
+
+
+def test_a_streaming_format_1_file_still_streams():
+    model = MADCluster.load(FIXTURES / "streaming.mcz")
+    scorer = model.stream()
+    streamed = np.concatenate([scorer.update(c).scores for c in np.array_split(EXPECTED["test"], 4)])
+    np.testing.assert_allclose(streamed, EXPECTED["streaming_scores"], rtol=1e-4, atol=1e-4)
+
+
+def test_upgrade_fills_in_what_absence_meant():
+    config = {"format": "madcluster-model", "format_version": 1,
+              "params": {"embedder": "drnn"}, "fitted": {"score_stats_": {}}}
+    upgrade_format_1(config, {})
+    assert config["format_version"] == 2
+    assert config["params"] == {"embedder": "drnn", "roughness_window": 0, "input_terms": None}
+    assert config["fitted"]["feature_names_in_"] is None and config["fitted"]["constant_columns_"] == []
+
+
+def _rewrite(path: Path, out: Path, **changes) -> None:
+    with zipfile.ZipFile(path) as zf:
+        header, arrays = json.loads(zf.read("config.json")), zf.read("arrays.npz")
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("config.json", json.dumps({**header, **changes}))
+        zf.writestr("arrays.npz", arrays)
+
+
+def test_newer_and_foreign_files_are_refused(tmp_path):
+    _rewrite(FIXTURES / "default.mcz", tmp_path / "newer.mcz", format_version=FORMAT_VERSION + 1)
+    with pytest.raises(ModelFileError, match="written by a newer madcluster"):
+        MADCluster.load(tmp_path / "newer.mcz")
+    (tmp_path / "junk.mcz").write_bytes(b"not a zip")
+    with pytest.raises(ModelFileError, match="not a readable madcluster model file"):
+        MADCluster.load(tmp_path / "junk.mcz")
+
+
+def test_model_files_and_stream_state_share_one_archive_layout(tmp_path):
+    model = MADCluster.load(FIXTURES / "streaming.mcz")
+    scorer = model.stream()
+    scorer.update(EXPECTED["test"][:50])
+    scorer.save(tmp_path / "s.mcs")
+    with zipfile.ZipFile(tmp_path / "s.mcs") as zf:
+        header = json.loads(zf.read("stream.json"))
+        arrays = np.load(io.BytesIO(zf.read("buffer.npz")))
+        assert header["format"] == "madcluster-stream" and "buffer" in arrays.files
+    restored = type(scorer).restore(model, tmp_path / "s.mcs")
+    assert restored.steps_seen == 50
+    (tmp_path / "bad.mcs").write_bytes(b"junk")
+    with pytest.raises(StreamError, match="not a readable stream state file"):
+        type(scorer).restore(model, tmp_path / "bad.mcs")
