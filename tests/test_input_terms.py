@@ -8,7 +8,13 @@ import pytest
 from madcluster import MADCluster
 from madcluster.baselines import KMeansDetector
 from madcluster.exceptions import ParameterError, StreamError
-from madcluster.score.input_terms import OWN_SCORE, AutoRegressive, WindowKMeans, fit_autoregressive
+from madcluster.score.input_terms import (
+    DEFAULT_PART_WEIGHTS,
+    OWN_SCORE,
+    AutoRegressive,
+    WindowKMeans,
+    fit_autoregressive,
+)
 from madcluster.score.scoring import standardize
 
 TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
@@ -39,20 +45,37 @@ def test_default_has_both_terms_and_none_turns_them_off(train_test, with_terms):
     assert MADCluster.from_preset("paper").input_terms is None  # the paper's score alone
 
 
-def test_score_is_the_z_sum_of_madcluster_and_each_term(train_test, with_terms):
+def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term(train_test, with_terms):
     train, test = train_test
     plain = MADCluster(input_terms=None, **TINY).fit(train)  # same seed: the same network
     kmeans, ar = with_terms.input_terms_
     baseline = KMeansDetector(window_size=TINY["window_size"], random_state=0).fit(train)
     assert np.allclose(kmeans.scores(test), baseline.decision_function(test), rtol=1e-4, atol=1e-4)
-    stats = with_terms.score_stats_
-    expected = (standardize(plain.decision_function(test), stats[OWN_SCORE])
-                + standardize(kmeans.scores(test), stats["input_term/kmeans"])
-                + standardize(ar.scores(test), stats["input_term/ar"]))
+    stats, w = with_terms.score_stats_, with_terms.part_weights_
+    assert w == DEFAULT_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0}
+    expected = (w["own"] * standardize(plain.decision_function(test), stats[OWN_SCORE])
+                + w["kmeans"] * standardize(kmeans.scores(test), stats["input_term/kmeans"])
+                + w["ar"] * standardize(ar.scores(test), stats["input_term/ar"]))
     scores = with_terms.decision_function(test)
     assert np.allclose(scores, expected)
     assert scores[200:215].mean() > np.percentile(scores[:150], 99)
-    assert abs(with_terms.decision_scores_.mean()) < 1e-6  # a sum of training z-scores
+    assert abs(with_terms.decision_scores_.mean()) < 1e-6  # a weighted sum of training z-scores
+
+
+def test_part_weights_weigh_each_standardised_part(train_test, with_terms):
+    """Equal weights give the plain z-sum; a part at 0 drops out; bad tables are refused."""
+    train, test = train_test
+    equal = MADCluster(part_weights={"own": 1, "kmeans": 1, "ar": 1}, **TINY).fit(train)
+    no_ar = MADCluster(part_weights={"ar": 0}, **TINY).fit(train)
+    stats = with_terms.score_stats_
+    own = standardize(MADCluster(input_terms=None, **TINY).fit(train).decision_function(test), stats[OWN_SCORE])
+    kmeans, ar = (standardize(t.scores(test), stats[f"input_term/{t.name}"]) for t in with_terms.input_terms_)
+    assert np.allclose(equal.decision_function(test), own + kmeans + ar)
+    assert np.allclose(no_ar.decision_function(test), 0.5 * own + 1.5 * kmeans)
+    assert no_ar.part_weights_ == {"own": 0.5, "kmeans": 1.5, "ar": 0.0}
+    for bad in ({"own": -1}, {"window": 1}, [1.0], {"ar": float("inf")}, {"own": 0, "kmeans": 0, "ar": 0}):
+        with pytest.raises(ParameterError):
+            MADCluster(part_weights=bad, **TINY).fit(train)
     assert with_terms.threshold_ == pytest.approx(np.quantile(with_terms.decision_scores_, 1 - with_terms.contamination))
 
 

@@ -47,8 +47,10 @@ def test_upgrade_fills_in_what_absence_meant():
               "params": {"embedder": "drnn"}, "fitted": {"score_stats_": {}}}
     upgrade_format_1(config, {})
     assert config["format_version"] == 2
-    assert config["params"] == {"embedder": "drnn", "roughness_window": 0, "input_terms": None}
+    assert config["params"] == {"embedder": "drnn", "roughness_window": 0, "input_terms": None,
+                                "part_weights": {"own": 1.0, "kmeans": 1.0, "ar": 1.0}}  # before weights: equal
     assert config["fitted"]["feature_names_in_"] is None and config["fitted"]["constant_columns_"] == []
+    assert config["fitted"]["part_weights_"] == {}
 
 
 def _rewrite(path: Path, out: Path, **changes) -> None:

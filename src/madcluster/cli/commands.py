@@ -23,6 +23,7 @@ from madcluster.data.scores_table import scores_frame
 from madcluster.estimator.attribution import top_channels
 from madcluster.exceptions import OutputPathError
 from madcluster.method.diagnostics import collapse_diagnosis
+from madcluster.score.input_terms import describe_parts
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -83,6 +84,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         f"threshold (train-{detector.threshold}, contamination={detector.contamination}) "
         f"= {detector.threshold_:.6g}"
     )
+    if not detector.verbose:  # a verbose fit has printed it
+        say(f"score = {describe_parts(detector.part_weights_, detector.input_terms_)}")
     say(f"model written to {args.output}")
     if args.history_plot:
         plot_history(h, path=args.history_plot)

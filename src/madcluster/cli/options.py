@@ -121,6 +121,9 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
      ("input-space terms added to MADCluster's standardised score: kmeans (window KMeans) and/or ar "
       "(ridge next-step error), or none (default: kmeans ar; --preset paper: none). A model with kmeans "
       "scores whole series only: fit with --input-terms none (or ar) to stream, serve or export ONNX")),
+    ("--part-weight", "part_weights", {"action": "append", "metavar": "PART=W"},
+     ("how much a standardised part counts in the score, repeatable: own (MADCluster's own score), "
+      "kmeans, ar; parts not given keep their default (own=0.5 kmeans=1.5 ar=1), e.g. --part-weight own=1")),
 )
 # what every command that trains uses where the estimator has no default of its own to offer
 CLI_SETTINGS = {"random_state": 0}
@@ -203,6 +206,8 @@ def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
         if "none" in terms and len(terms) > 1:
             raise SystemExit("--input-terms: 'none' stands alone (no input terms)")
         params["input_terms"] = None if terms == ("none",) else terms
+    if "part_weights" in params:  # --part-weight own=1 --part-weight ar=0
+        params["part_weights"] = _part_weights(params["part_weights"])
     embedder = EMBEDDERS.get(params.get("embedder", signature_default("embedder")))
     embedder_params = {k: v for k, v in sizes.items() if k in getattr(embedder, "size_options", {})}
     embedder_params.update(parse_key_values(getattr(args, "embedder_param", None)) or {})
@@ -214,6 +219,20 @@ def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
         params["n_jobs"] = args.threads
     params["verbose"] = show_progress(args)
     return params
+
+
+def _part_weights(items: list[str]) -> dict[str, float]:
+    """``["own=1", "ar=0"]`` as ``{"own": 1.0, "ar": 0.0}``, or a one-line exit."""
+    out: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise SystemExit(f"--part-weight {item!r}: give PART=WEIGHT, e.g. own=0.5")
+    return out
 
 
 def detector_from_args(args: argparse.Namespace) -> Any:

@@ -36,7 +36,7 @@ from madcluster.exceptions import ParameterError, StreamError
 from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.presets import preset_params
-from madcluster.score.input_terms import check_input_terms
+from madcluster.score.input_terms import check_input_terms, check_part_weights, describe_parts
 from madcluster.threads import torch_threads
 
 
@@ -119,12 +119,12 @@ class MADCluster(BaseDetector):
         right on shared machines), -1 = every core, k = k threads (:mod:`madcluster.threads`).
     input_terms : input-space terms added to the score, fitted on the training rows: ``("kmeans",
         "ar")`` (the default: window KMeans and a ridge next-step predictor), one of them, or None
-        (off: MADCluster's score alone, as the ``paper`` preset). The score is then
-        ``z(MADCluster's score) + sum of z(term)``, each standardised on the training scores
-        (:mod:`madcluster.score.input_terms`; chosen on TSB-AD's 46 MSL / SMAP / SMD series, the synthetic
-        suite and the demo series: ``benchmarks/results/tsbad/README.md``). ``"kmeans"`` is not
-        causal: such a model scores whole series only (no ``stream``, no ONNX export); fit with
-        ``input_terms=None`` or ``("ar",)`` to stream.
+        (off: MADCluster's score alone, as ``paper``). The score is then the weighted sum of each
+        part standardised on its training scores (:mod:`madcluster.score.input_terms`). ``"kmeans"``
+        is not causal: such a model scores whole series only (no ``stream``, no ONNX export); fit
+        with ``input_terms=None`` or ``("ar",)`` to stream.
+    part_weights : weight by part (``own``: MADCluster's score; terms by name; the rest default); None =
+        ``{"own": 0.5, "kmeans": 1.5, "ar": 1.0}`` (``benchmarks/results/parts/README.md``).
 
     Each parameter's default and allowed values: :data:`madcluster.estimator.params.MADCLUSTER_PARAMS`.
     """
@@ -134,6 +134,7 @@ class MADCluster(BaseDetector):
     net_ = _FromModel("net")
     score_stats_ = _FromModel("parts.stats")
     input_terms_ = _FromModel("parts.input_terms")
+    part_weights_ = _FromModel("parts.weights")  # {} without input terms: the own score alone
     scaler_mean_ = _FromModel("scaler_mean")
     scaler_scale_ = _FromModel("scaler_scale")
     roughness_window_ = _FromModel("roughness_window")
@@ -181,6 +182,7 @@ class MADCluster(BaseDetector):
         threshold: str = _D["threshold"],
         n_jobs: int | None = _D["n_jobs"],
         input_terms: tuple[str, ...] | str | None = _D["input_terms"],
+        part_weights: dict[str, float] | None = _D["part_weights"],
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -220,6 +222,7 @@ class MADCluster(BaseDetector):
         self.threshold = threshold
         self.n_jobs = n_jobs
         self.input_terms = input_terms
+        self.part_weights = part_weights
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:
@@ -301,7 +304,9 @@ class MADCluster(BaseDetector):
         )
         # base-only is the base model alone (Table 1's "alone" rows): no terms beside its score
         terms = () if self.mode == "base-only" else check_input_terms(self.input_terms)
-        self._set_training_scores(model.fit_scores(data, scaled, terms, self.random_state))
+        self._set_training_scores(model.fit_scores(data, scaled, terms, self.random_state, check_part_weights(self.part_weights)))
+        if self.verbose:  # the fit's one line on how its score is made
+            print(f"score = {describe_parts(model.parts.weights, model.parts.input_terms)}", flush=True)
         model.threshold = self.threshold_
         model.fit_attribution_baseline(scaled)
         self.model_ = model

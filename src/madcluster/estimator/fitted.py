@@ -35,7 +35,7 @@ from madcluster.estimator.attribution import (
 )
 from madcluster.estimator.warmup import WARMUP_WINDOWS, calibrate, fit_quantile_table, sample_starts
 from madcluster.exceptions import ParameterError
-from madcluster.score.input_terms import add_input_terms, fit_input_terms, input_term_stats
+from madcluster.score.input_terms import OWN, add_input_terms, fit_input_terms, input_term_stats
 from madcluster.score.scoring import (
     MIN_SCORING_BATCH,
     causal_point_outputs,
@@ -54,12 +54,15 @@ class ScoreParts:
     score, ``base``), each standardised with its training statistics when ``scaling`` is
     ``standardized`` and summed as ``base_combination`` says; then the input terms, each
     standardised and added to that score (key ``OWN_SCORE`` and ``input_term/<name>`` in
-    ``stats``). ``input_terms`` read whole series, so a model with any scores whole series only."""
+    ``stats``), each standardised part weighted by ``weights`` (by part name, ``own`` for the
+    score before the terms; empty: all 1). ``input_terms`` read whole series, so a model with any
+    scores whole series only."""
 
     stats: dict[str, tuple[float, float]]
     scaling: str
     base_combination: str
     input_terms: list[Any] = field(default_factory=list)
+    weights: dict[str, float] = field(default_factory=dict)
 
     def combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
         """The score (before the input terms) from the head's named terms, numpy arrays."""
@@ -71,7 +74,7 @@ class ScoreParts:
 
     def with_input_terms(self, scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``scores`` of all of checked ``rows`` plus the input terms (unchanged without terms)."""
-        return add_input_terms(scores, rows, self.input_terms, self.stats) if self.input_terms else scores
+        return add_input_terms(scores, rows, self.input_terms, self.stats, self.weights) if self.input_terms else scores
 
 
 @dataclass(eq=False)
@@ -254,9 +257,11 @@ class FittedModel:
         return scores if table is None else calibrate(scores, positions, table, self.warmup_reference_from())
 
     # ------------------------------------------------------------------ after training
-    def fit_scores(self, data: np.ndarray, scaled: np.ndarray, input_terms: tuple[str, ...], random_state: int | None) -> np.ndarray:
+    def fit_scores(self, data: np.ndarray, scaled: np.ndarray, input_terms: tuple[str, ...], random_state: int | None,
+                   weights: dict[str, float] | None = None) -> np.ndarray:
         """Fit what comes after the network, in order: the terms' statistics (steady rows only),
-        the warm-up table, the input terms; returns the training scores behind the threshold."""
+        the warm-up table, the input terms (weighted by ``weights``, the parts' full table);
+        returns the training scores behind the threshold."""
         terms = self.point_outputs(scaled, self.net.score)
         positions = self.warmup_positions(np.arange(len(scaled)))
         steady = positions >= self.warmup_reference_from()  # warm-up rows are calibrated, not counted
@@ -265,6 +270,8 @@ class FittedModel:
         scores = self.calibrate_warmup(self.parts.combine(terms), positions)
         self.parts.input_terms = fit_input_terms(input_terms, data, self.window_size, random_state)
         if self.parts.input_terms:
+            names = (OWN, *(t.name for t in self.parts.input_terms))
+            self.parts.weights = {n: float((weights or {}).get(n, 1.0)) for n in names}
             self.parts.stats.update(input_term_stats(scores, data, self.parts.input_terms))
             scores = self.parts.with_input_terms(scores, data)
         return scores

@@ -30,7 +30,7 @@ from madcluster.defaults import (
 )
 from madcluster.exceptions import ParameterError
 from madcluster.method.config import MethodConfig
-from madcluster.score.input_terms import DEFAULT_INPUT_TERMS, check_input_terms
+from madcluster.score.input_terms import DEFAULT_INPUT_TERMS, check_input_terms, check_part_weights
 from madcluster.threads import DEFAULT_N_JOBS, check_n_jobs
 
 SCORE_COMBINATIONS = ("standardized", "raw")
@@ -76,6 +76,7 @@ MADCLUSTER_PARAMS: dict[str, Param] = {
     "threshold": SHARED_PARAMS["threshold"],
     "n_jobs": Param(DEFAULT_N_JOBS, validate=check_n_jobs),
     "input_terms": Param(DEFAULT_INPUT_TERMS, validate=check_input_terms),
+    "part_weights": Param(None, validate=check_part_weights),  # None: DEFAULT_PART_WEIGHTS
 }
 
 

@@ -80,8 +80,10 @@ def upgrade_format_1(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> N
     if "window_term" in params:  # before input terms: window_term None or "kmeans"
         _upgrade_window_term(params, fitted, arrays)
     params.setdefault("input_terms", None)  # before input terms: MADCluster's score alone
+    params.setdefault("part_weights", {"own": 1.0, "kmeans": 1.0, "ar": 1.0})  # before part weights: equal
     fitted.setdefault("feature_names_in_", None)  # before column names were recorded
     fitted.setdefault("constant_columns_", [])  # before constant columns were held: none
+    fitted.setdefault("part_weights_", {})  # before part weights: every part 1
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ def save_model(path: str | os.PathLike, params: dict[str, Any], fitted: FittedMo
             "feature_names_in_": None if names is None else [str(n) for n in names],
             "threshold_": fitted.threshold,
             "score_stats_": fitted.parts.stats,
+            "part_weights_": fitted.parts.weights,
             "history_": history,
             "n_hidden": fitted.net.embedder.out_features,
             "constant_columns_": [int(j) for j in fitted.constant_columns],
@@ -162,7 +165,8 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
         net.load_state_dict({k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}, strict=True)
         names = record["feature_names_in_"]  # None: trained on an array, not named columns
         parts = ScoreParts({k: tuple(v) for k, v in record["score_stats_"].items()}, params["score_scaling"],
-                           params["base_score_combination"], terms_from_arrays(check_input_terms(params["input_terms"]), arrays))
+                           params["base_score_combination"], terms_from_arrays(check_input_terms(params["input_terms"]), arrays),
+                           {k: float(v) for k, v in record["part_weights_"].items()})
         on = check_device(device)
         fitted = FittedModel.for_network(
             net.to(on).eval(), params, scaler_mean=scaler_mean, scaler_scale=arrays["scaler_scale"],

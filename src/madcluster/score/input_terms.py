@@ -18,8 +18,10 @@ Two cheap terms fitted on the training rows close most of that gap without touch
   more than ``FEW_LEVELS`` distinct training values are predicted: the next step of a binary
   command channel (most of MSL's and SMAP's columns) is a coin flip, whose errors were noise there.
 
-The score is ``z(MADCluster's own score) + sum of z(term)``, each standardised with its training
-mean and standard deviation, the rule of ``base_score_combination="standardized"``. Fitted terms are
+The score is ``w_own z(MADCluster's own score) + sum of w_term z(term)``, each standardised with
+its training mean and standard deviation (the rule of ``base_score_combination="standardized"``)
+and weighted by ``part_weights`` (default :data:`DEFAULT_PART_WEIGHTS`: own 0.5, kmeans 1.5,
+ar 1; chosen on the development set, ``benchmarks/results/parts/README.md``). Fitted terms are
 plain arrays (model files hold no pickle). The ``kmeans`` term averages windows that start after a
 step, so a model with it is not causal: it does not stream, export to ONNX or enter
 :meth:`~madcluster.MADCluster.explain`'s occlusion (``input_terms=None`` gives a causal model).
@@ -48,6 +50,39 @@ AR_LAGS, AR_RIDGE = 5, 1.0  # chosen on the development set (benchmarks/results/
 FEW_LEVELS = 3  # columns with 2..FEW_LEVELS distinct training values: left out of both terms (ar: also constant ones)
 AR_MAX_REGRESSORS = 1024  # wide data: fewer lags (at least 1), so the ridge solve stays about a second
 _CHUNK_VALUES = 1 << 23  # windows x values scored at a time (32 MB of float32)
+OWN = "own"  # the part_weights key of MADCluster's own score
+# Chosen on the development set (benchmarks/results/parts/README.md): the 46 TSB-AD series .509 ->
+# .564 mean VUS-PR, the synthetic suite .950 -> .943 ROC-AUC, the demo series .982 -> .985.
+DEFAULT_PART_WEIGHTS: dict[str, float] = {OWN: 0.5, "kmeans": 1.5, "ar": 1.0}
+
+
+def check_part_weights(value: object) -> dict[str, float]:
+    """``value`` (None: :data:`DEFAULT_PART_WEIGHTS`; a mapping of some of ``own`` and the input
+    terms' names to weights >= 0, the others keeping their default) as a full weight table, or a
+    ``ParameterError``."""
+    if value is None:
+        return dict(DEFAULT_PART_WEIGHTS)
+    known = (OWN, *INPUT_TERMS)
+    if not isinstance(value, dict):
+        raise ParameterError(f"part_weights must be None or a dict of weights by part ({', '.join(known)}), got {value!r}")
+    unknown = [k for k in value if k not in known]
+    if unknown:
+        raise ParameterError(f"part_weights: unknown part(s) {unknown}; the parts are {', '.join(known)}")
+    bad = {k: v for k, v in value.items() if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0}
+    if bad:
+        raise ParameterError(f"part_weights must be finite numbers >= 0, got {bad}")
+    weights = {**DEFAULT_PART_WEIGHTS, **{k: float(v) for k, v in value.items()}}
+    if not any(weights.values()):
+        raise ParameterError("part_weights: every weight is 0, the score would be 0 everywhere")
+    return weights
+
+
+def describe_parts(weights: dict[str, float], terms: list[InputTerm]) -> str:
+    """``0.5 z(own) + 1.5 z(kmeans) + 1 z(ar)``: the score's formula, for fit-time messages."""
+    if not terms:
+        return "MADCluster's own score alone (no input terms)"
+    names = [OWN, *(t.name for t in terms)]
+    return " + ".join(f"{weights.get(n, 1.0):g} z({n})" for n in names)
 
 
 def check_input_terms(value: object) -> tuple[str, ...]:
@@ -220,13 +255,16 @@ def input_term_stats(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm]) 
     return {OWN_SCORE: mean_std(own), **{term_key(t): mean_std(t.scores(rows)) for t in terms}}
 
 
-def add_input_terms(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], stats: dict[str, Stats]) -> np.ndarray:
-    """``z(own) + sum of z(term)`` with the training statistics in ``stats``."""
+def add_input_terms(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], stats: dict[str, Stats],
+                    weights: dict[str, float] | None = None) -> np.ndarray:
+    """``w_own z(own) + sum of w_term z(term)`` with the training statistics in ``stats`` (a part
+    missing from ``weights``, e.g. in files from before weights: 1)."""
     from madcluster.score.scoring import standardize
 
-    total = standardize(own, stats[OWN_SCORE])
+    weights = weights or {}
+    total = weights.get(OWN, 1.0) * standardize(own, stats[OWN_SCORE])
     for term in terms:
-        total = total + standardize(term.scores(rows), stats[term_key(term)])
+        total = total + weights.get(term.name, 1.0) * standardize(term.scores(rows), stats[term_key(term)])
     return total
 
 
