@@ -71,8 +71,8 @@ def own_scores(detector, rows: np.ndarray) -> np.ndarray:
     from madcluster.score.input_terms import OWN_SCORE
     from madcluster.score.scoring import standardize
 
-    checked = detector.check_rows(rows)
-    return standardize(detector.score_with_history(checked), detector.score_stats_[OWN_SCORE])
+    checked = detector.model_.check_rows(rows)
+    return standardize(detector.model_.score_with_history(checked), detector.score_stats_[OWN_SCORE])
 
 
 def dump_one(name: str, series, seed: int, variants: int, out: Path, params: dict | None = None,
