@@ -141,7 +141,7 @@ def test_base_only_mode_uses_the_models_own_score(name):
             detector(name, mode="base-only").fit(make_series(400, D))
         return
     x = make_series(400, D)
-    model = detector(name, mode="base-only").fit(x)
+    model = detector(name, mode="base-only", input_terms=None).fit(x)  # the base model alone
     terms = model.score_terms(x)
     assert set(terms) == {"base"}
     # causal models calibrate their warm-up rows (madcluster.estimator.warmup); the rest is the base score
@@ -149,6 +149,15 @@ def test_base_only_mode_uses_the_models_own_score(name):
     np.testing.assert_array_equal(model.decision_function(x)[steady:], terms["base"][steady:])
     assert np.isfinite(model.history_["train_loss"]).all()
 
+
+def test_base_only_and_full_add_the_same_input_terms():
+    """Table 1's two sides differ by MADCluster alone: both fit the same input terms on the rows."""
+    x = make_series(400, D)
+    alone, full = (detector("usad", mode=mode).fit(x) for mode in ("base-only", "full"))
+    assert [t.name for t in alone.input_terms_] == [t.name for t in full.input_terms_] == ["kmeans", "ar"]
+    for a, b in zip(alone.input_terms_, full.input_terms_):
+        np.testing.assert_allclose(a.scores(x), b.scores(x))
+    assert alone.part_weights_ == full.part_weights_
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)

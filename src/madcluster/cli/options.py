@@ -102,8 +102,9 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
      "exactly (raw Eq. 7 sum, non-overlapping scoring windows); streaming = the default without input "
      "terms, a causal model that streams, serves streams and exports to ONNX; see the README's method table")),
     ("--mode", "mode", {"choices": MODES},
-     ("full MADCluster, the paper's two ablations, or base-only (a base model alone; needs an embedder "
-     "with its own loss)")),
+     ("full MADCluster, the paper's two ablations, or base-only (the base model without MADCluster; "
+      "needs an embedder with its own loss). Every mode adds the same --input-terms, so full and "
+      "base-only differ by MADCluster alone; --input-terms none (or --preset paper): the base model alone")),
     ("--contamination", "contamination", {"type": _checked("contamination")},
      "expected anomaly fraction in training data; threshold = (1 - c) quantile of training scores"),
     ("--threshold-method", "threshold", {"choices": THRESHOLD_METHODS},

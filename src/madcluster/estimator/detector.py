@@ -302,7 +302,7 @@ class MADCluster(BaseDetector):
             n_features=self.n_features_in_, feature_names=names, constant_columns=constant,
             parts=ScoreParts({}, self.score_scaling, self.base_score_combination),
         )
-        terms = () if self.mode == "base-only" else check_input_terms(self.input_terms)  # base-only: its score alone
+        terms = check_input_terms(self.input_terms)  # every mode: Table 1's two sides differ by MADCluster only
         self._set_training_scores(model.fit_scores(data, scaled, terms, self.random_state, check_part_weights(self.part_weights)))
         if self.verbose:  # the fit's one line on how its score is made
             print(f"score = {describe_parts(model.parts.weights, model.parts.input_terms)}", flush=True)
