@@ -50,7 +50,8 @@ def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term(train_test, wit
     plain = MADCluster(input_terms=None, **TINY).fit(train)  # same seed: the same network
     kmeans, ar = with_terms.input_terms_
     baseline = KMeansDetector(window_size=TINY["window_size"], random_state=0).fit(train)
-    assert np.allclose(kmeans.scores(test), baseline.decision_function(test), rtol=1e-4, atol=1e-4)
+    middle = slice(TINY["window_size"] - 1, len(test) - TINY["window_size"] + 1)  # the ends: balanced_window_means
+    assert np.allclose(kmeans.scores(test)[middle], baseline.decision_function(test)[middle], rtol=1e-4, atol=1e-4)
     stats, w = with_terms.score_stats_, with_terms.part_weights_
     assert w == DEFAULT_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0}
     expected = (w["own"] * standardize(plain.decision_function(test), stats[OWN_SCORE])
@@ -77,6 +78,32 @@ def test_part_weights_weigh_each_standardised_part(train_test, with_terms):
         with pytest.raises(ParameterError):
             MADCluster(part_weights=bad, **TINY).fit(train)
     assert with_terms.threshold_ == pytest.approx(np.quantile(with_terms.decision_scores_, 1 - with_terms.contamination))
+
+
+def test_kmeans_ends_average_as_many_windows_as_the_middle():
+    """Each step of a balanced term averages the same number of window distances (the covering
+    windows in the middle, the nearest block at the ends); terms from older files keep the
+    covering mean, so their scores do not move."""
+    from dataclasses import replace
+
+    from madcluster.baselines import window_scores_to_points
+    from madcluster.data.windows import window_starts
+    from madcluster.score.input_terms import balanced_window_means
+
+    starts = window_starts(200, 20, 2)
+    ones = balanced_window_means(np.ones(len(starts)), starts, 20, 200)
+    np.testing.assert_allclose(ones, 1.0)
+    index = balanced_window_means(np.arange(len(starts), dtype=float), starts, 20, 200)
+    covering = window_scores_to_points(np.arange(len(starts), dtype=float), starts, 20, 200)
+    np.testing.assert_allclose(index[19:181], covering[19:181])
+    assert index[0] == index[19] and index[-1] == index[-20]  # the first / last full block
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(300, 2))
+    term = WindowKMeans(np.zeros(2), np.ones(2), rng.normal(size=(3, 40)).astype(np.float32), 20, 2, None, True)
+    old = replace(term, balanced_edges=False)
+    assert not np.allclose(term.scores(rows)[:5], old.scores(rows)[:5])
+    assert WindowKMeans.from_arrays(old.arrays()).balanced_edges is False
+    assert WindowKMeans.from_arrays(term.arrays()).balanced_edges is True
 
 
 def test_ar_term_is_a_ridge_next_step_error():

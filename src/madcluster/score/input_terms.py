@@ -110,28 +110,37 @@ class WindowKMeans:
     window_size: int
     stride: int
     columns: np.ndarray | None = None  # None: every column (files from before the column choice)
+    balanced_edges: bool = False  # False: files from before edges averaged as many windows as the middle
 
     name = "kmeans"
 
     def arrays(self) -> dict[str, np.ndarray]:
         shape = np.asarray([self.window_size, self.stride], dtype=np.int64)
         out = {"scaler_mean": self.scaler_mean, "scaler_scale": self.scaler_scale, "centroids": self.centroids, "shape": shape}
+        if self.balanced_edges:
+            out["balanced_edges"] = np.asarray(1, dtype=np.int64)
         return out if self.columns is None else {**out, "columns": np.asarray(self.columns, dtype=np.int64)}
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> WindowKMeans:
         window_size, stride = (int(v) for v in arrays["shape"])
-        return cls(arrays["scaler_mean"], arrays["scaler_scale"], arrays["centroids"], window_size, stride, arrays.get("columns"))
+        return cls(arrays["scaler_mean"], arrays["scaler_scale"], arrays["centroids"], window_size, stride, arrays.get("columns"),
+                   bool(arrays.get("balanced_edges", 0)))
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
         """Per-step term ``(T,)``: window distances averaged over the windows covering each step
-        (windows every ``stride`` steps, the last one at the series end)."""
+        (windows every ``stride`` steps, the last one at the series end); with ``balanced_edges``
+        the first and last L - 1 steps average as many windows as the middle
+        (:func:`balanced_window_means`)."""
         from madcluster.baselines import window_scores_to_points
         from madcluster.data.windows import window_starts
 
         read = rows if self.columns is None else np.asarray(rows)[:, self.columns]
         starts = window_starts(len(read), self.window_size, self.stride)
-        return window_scores_to_points(window_distances(self, read, starts), starts, self.window_size, len(read))
+        distances = window_distances(self, read, starts)
+        if self.balanced_edges:
+            return balanced_window_means(distances, starts, self.window_size, len(read))
+        return window_scores_to_points(distances, starts, self.window_size, len(read))
 
 
 @dataclass(frozen=True)
@@ -166,6 +175,25 @@ class AutoRegressive:
 
 InputTerm = WindowKMeans | AutoRegressive
 _KINDS: dict[str, type] = {"kmeans": WindowKMeans, "ar": AutoRegressive}
+
+
+def balanced_window_means(window_scores: np.ndarray, starts: np.ndarray, window: int, n_steps: int) -> np.ndarray:
+    """Per step, the mean score of the windows starting in ``[a_t, a_t + window - 1]`` with
+    ``a_t = clip(t - window + 1, 0, n_steps - 2 window + 1)``: the windows covering t in the middle
+    of the series; near either end, the block of as many windows nearest to it.
+
+    Why: a step near an end is covered by fewer windows (one, at step 0), and a mean of fewer
+    distances swings more, so the start and end of every scored file were flagged two to three
+    times as often as the middle on normal data. Averaging as many windows everywhere gives every
+    step the same spread; an anomaly in the first or last window still lifts those steps.
+    """
+    scores = np.asarray(window_scores, dtype=np.float64)
+    steps = np.arange(n_steps)
+    first = np.clip(steps - window + 1, 0, max(0, n_steps - 2 * window + 1))
+    lo = np.searchsorted(starts, first, side="left")
+    hi = np.searchsorted(starts, first + window - 1, side="right")
+    totals = np.concatenate([[0.0], np.cumsum(scores)])
+    return (totals[hi] - totals[lo]) / np.maximum(hi - lo, 1)
 
 
 def lagged(z: np.ndarray, lags: int) -> np.ndarray:
@@ -217,6 +245,7 @@ def fit_window_kmeans(rows: np.ndarray, window_size: int, random_state: int | No
         window_size=window_size,
         stride=int(baseline.stride_),
         columns=columns,
+        balanced_edges=True,
     )
 
 
