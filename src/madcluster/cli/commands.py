@@ -102,6 +102,8 @@ def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
 def cmd_score(args: argparse.Namespace) -> int:
     from madcluster.cli.images import is_image_model, score_images_command
 
+    if str(args.model).lower().endswith(".onnx") and not Path(args.data).is_dir():
+        return score_onnx_command(args)
     if is_image_model(args.model):
         return score_images_command(args)
     if Path(args.data).is_dir():  # a folder: one scores file per entity (madcluster.fleet)
@@ -155,6 +157,50 @@ def cmd_score(args: argparse.Namespace) -> int:
         say(f"plot written to {plot}")
     if figures:
         _model_figures(detector, feature_values(table, args.data), table, figures)
+    return 0
+
+
+def score_onnx_command(args: argparse.Namespace) -> int:
+    """``madcluster score model.onnx DATA``: scores with onnxruntime and numpy alone (no torch:
+    :class:`madcluster.export.OnnxScorer`), the same CSV and plot as a ``.mcz`` model gives, without
+    the per-channel attribution (it needs the torch model)."""
+    from madcluster.export import OnnxScorer
+    from madcluster.viz import plot_scores
+
+    output, plot = _score_outputs(args)
+    if args.figures:
+        raise OutputPathError("--figures needs the .mcz model (the figures read the torch network's features)")
+    if args.device not in (None, "cpu"):
+        print_note(args, f"--device {args.device} ignored: ONNX files score with onnxruntime on the CPU")
+    scorer = OnnxScorer(args.model)
+    table = read_input(args.data, args)
+    check_columns(
+        table, args.data, scorer, label_column=args.label_column,
+        note=lambda message: print_note(args, message),
+    )
+    scores = scorer.decision_function(feature_values(table, args.data))
+    threshold = scorer.threshold_ if args.threshold is None else args.threshold
+    predicted = (scores > threshold).astype(np.int64)
+    frame = scores_frame(
+        scores, predicted, labels=table.labels, timestamp_column=table.timestamp_column,
+        timestamps=table.timestamps,
+    )
+    with atomic_path(output) as tmp:
+        frame.to_csv(tmp, index_label="row")
+    say(
+        f"scored {len(scores)} rows with onnxruntime: {int(predicted.sum())} above threshold "
+        f"{threshold:.6g} ({predicted.mean():.2%})"
+    )
+    say(f"scores written to {output}")
+    if table.labels is not None:
+        print_metrics(scores, table.labels, threshold)
+    if plot is not None:
+        plot_scores(
+            scores, threshold, table.labels, X=feature_values(table, args.data),
+            timestamps=table.timestamps, title=f"MADCluster scores (ONNX): {Path(args.data).name}",
+            path=plot,
+        )
+        say(f"plot written to {plot}")
     return 0
 
 
