@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -56,6 +60,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     detector = detector_from_args(args)
     checkpoint = partial_path(args.output)
     t0 = time.perf_counter()
+    finishing = _finish_despite_ctrl_c(detector)
     try:
         detector.fit(feature_values(table, args.data), checkpoint=checkpoint, resume=args.resume)
     except TrainingInterrupted as stop:
@@ -64,8 +69,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
             print("run the same command with --resume to go on from there", file=sys.stderr)
         return 130  # the shell's status for Ctrl-C
     elapsed = time.perf_counter() - t0
+    detector.__dict__.pop("_fit_training_scores", None)  # the wrapper: not part of the model
     h = detector.history_
     detector.save(args.output)
+    if finishing.interrupted:
+        print(f"Ctrl-C came after the last epoch: the model was finished and written to {args.output}",
+              file=sys.stderr)
     say(
         f"trained on {table.values.shape[0]} rows x {table.values.shape[1]} features "
         f"in {elapsed:.1f} s ({len(h['epoch'])} epochs)"
@@ -83,6 +92,47 @@ def cmd_fit(args: argparse.Namespace) -> int:
         plot_history(h, path=args.history_plot)
         say(f"training curves written to {args.history_plot}")
     return 0
+
+
+class _DeferredInterrupt:
+    """While the model is finished after its last epoch (input terms, warm-up table, training
+    scores, attribution baseline: seconds), a first Ctrl-C is noted, not obeyed: training is done,
+    and stopping there would lose it all (no ``.partial`` is written after the last epoch). A
+    second Ctrl-C stops at once."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+
+    def __call__(self, finish: Callable[..., Any]) -> Callable[..., Any]:
+        def finishing(*args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is not threading.main_thread():
+                return finish(*args, **kwargs)
+            previous = signal.getsignal(signal.SIGINT)
+
+            def note(signum: int, frame: Any) -> None:
+                if self.interrupted:  # the second Ctrl-C
+                    raise KeyboardInterrupt
+                self.interrupted = True
+                print("training is done; finishing the model (a few seconds), Ctrl-C again to stop "
+                      "without it", file=sys.stderr)
+
+            signal.signal(signal.SIGINT, note)
+            try:
+                return finish(*args, **kwargs)
+            finally:
+                signal.signal(signal.SIGINT, previous)
+
+        return finishing
+
+
+def _finish_despite_ctrl_c(detector: Any) -> _DeferredInterrupt:
+    """Wrap the detector's after-training step (``_fit_training_scores``, where the last epoch
+    ends) in a :class:`_DeferredInterrupt`; the returned object says whether Ctrl-C came."""
+    deferred = _DeferredInterrupt()
+    finish = getattr(detector, "_fit_training_scores", None)
+    if finish is not None:
+        detector._fit_training_scores = deferred(finish)
+    return deferred
 
 
 def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
