@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from madcluster.cli.options import float_in_range, int_in_range, threads_option
+
 SERVE_DESCRIPTION = """\
 Serve a model file (.mcz) or a fleet folder of them over HTTP (FastAPI + uvicorn; install with
 pip install "madcluster[serve]").
@@ -25,8 +27,11 @@ Endpoints (JSON in and out; rows oldest first, one number per column):
   GET  /docs                     the OpenAPI page
 
 Flags are score > the model's threshold_. Bad requests get a 4xx JSON {"error": "..."} naming the
-problem. SIGTERM finishes requests in flight, then exits. With --state-dir each stream's state is
-saved after every update and restored at start, so streams survive a restart.
+problem. A request of more than --max-rows rows gets 413; more than --max-concurrent requests, or
+rows in flight over twice --max-rows, get 503 (retry). SIGTERM finishes requests in flight, saves
+the streams and exits. With --state-dir the streams that changed are saved every --state-interval
+seconds (a crash loses at most that) and restored at start, so streams survive a restart.
+A JSON body is read as JSON whatever its Content-Type (curl -d sends a form type).
 
 Example:
   madcluster serve model.mcz --port 8000 --state-dir streams/
@@ -41,11 +46,22 @@ def add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
     )
     serve.add_argument("model", metavar="MODEL_OR_FLEET_DIR", help="a .mcz model file, or a folder of them (one per entity)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only; 0.0.0.0 for all)")
-    serve.add_argument("--port", type=int, default=8000, help="TCP port (default: 8000)")
+    serve.add_argument("--port", type=int_in_range(1, 65535, " (a TCP port)"), default=8000, help="TCP port, 1 to 65535 (default: 8000)")
     serve.add_argument("--state-dir", default=None, help="folder for stream states: streams survive a restart (default: streams live in memory)")
-    serve.add_argument("--max-body-bytes", type=int, default=8 * 1024 * 1024, help="larger request bodies get 413 (default: 8 MiB)")
-    serve.add_argument("--threads", type=int, default=1, help="torch threads per request (default: 1; requests run concurrently in a thread pool)")
-    serve.add_argument("--graceful-seconds", type=float, default=30.0, help="on SIGTERM, wait this long for requests in flight (default: 30)")
+    serve.add_argument("--state-interval", type=float_in_range(0.0), default=1.0, metavar="SECONDS",
+                       help="with --state-dir, save the streams that changed every SECONDS; a crash loses at most "
+                       "that much, SIGTERM loses nothing; 0 saves after every update, at a write per update "
+                       "(default: 1)")
+    serve.add_argument("--max-body-bytes", type=int_in_range(1024), default=8 * 1024 * 1024,
+                       help="larger request bodies get 413, 1024 or more (default: 8 MiB)")
+    serve.add_argument("--max-rows", type=int_in_range(1), default=50_000,
+                       help="requests with more rows get 413; rows in flight are held to twice this, beyond it 503 "
+                       "(default: 50000, about 3 s and 140 MB of scoring each)")
+    serve.add_argument("--max-concurrent", type=int_in_range(1), default=64,
+                       help="requests in flight at once; more get 503 with Retry-After (default: 64)")
+    serve.add_argument("--threads", type=threads_option, default=1,
+                       help="torch threads per request, at most the cores (default: 1; requests run concurrently in a thread pool)")
+    serve.add_argument("--graceful-seconds", type=float_in_range(0.0), default=30.0, help="on SIGTERM, wait this long for requests in flight (default: 30)")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn log level")
     serve.set_defaults(func=cmd_serve)
 
@@ -75,6 +91,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     run_server(
         args.model, host=args.host, port=args.port, state_dir=args.state_dir, max_body_bytes=args.max_body_bytes,
         threads=args.threads, graceful_seconds=args.graceful_seconds, log_level=args.log_level,
+        max_rows=args.max_rows, max_concurrent=args.max_concurrent, state_interval=args.state_interval,
     )
     return 0
 

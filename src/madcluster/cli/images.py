@@ -14,15 +14,17 @@ from pathlib import Path
 import numpy as np
 
 from madcluster.cli.console import say
+from madcluster.cli.options import float_in_range, int_in_range
 
 
 def add_image_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("images (with --embedder rd4ad or pyramidflow)")
-    group.add_argument("--image-size", type=int, default=None, help="images are resized to this side (default: 256)")
+    group.add_argument("--image-size", type=int_in_range(8, 4096), default=None,
+                       help="images are resized to this side, 8 to 4096 pixels (default: 256)")
     group.add_argument("--layout", choices=("channels", "pixels"), default=None,
                        help="how MADCluster reads the feature map: channels (the paper) or pixels "
                        "(one h per position, adds a pixel map) (default: pixels)")
-    group.add_argument("--head-weight", type=float, default=None,
+    group.add_argument("--head-weight", type=float_in_range(0.0), default=None,
                        help="weight of MADCluster's standardised score and map beside the base model's "
                        "(default: 0.5; the paper's literal reading: --layout channels --head-weight 1)")
 
