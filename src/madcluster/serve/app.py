@@ -124,14 +124,14 @@ def _error(status: int, message: str) -> JSONResponse:
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = []
-        for err in exc.errors():
-            if err.get("type") == "json_invalid":
-                return _error(400, f"the request body is not valid JSON: {err.get('ctx', {}).get('error', err.get('msg'))}")
         content_type = request.headers.get("content-type", "")
         if request.method == "POST" and not content_type.startswith("application/json"):
             return _error(415, f"the request body must be JSON (Content-Type: application/json), got Content-Type "
                                f"{content_type or 'none'!r} and a body that is not JSON")
+        problems = []
+        for err in exc.errors():
+            if err.get("type") == "json_invalid":
+                return _error(400, f"the request body is not valid JSON: {err.get('ctx', {}).get('error', err.get('msg'))}")
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
             problems.append(f"{where}: {err.get('msg')}")
         return _error(422, "invalid request: " + "; ".join(problems[:5]))
