@@ -186,3 +186,20 @@ def test_a_busy_port_is_one_line_and_exit_2(model_file, capsys):
         assert main(["serve", str(model_file), "--port", str(port)]) == 2
     err = capsys.readouterr().err
     assert f"port {port} on 127.0.0.1 is in use" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"rows": [[1, 2, 3], [1, 2]]}, "row 0 has 3 values, row 1 has 2"),
+        ({"rows": [[1, 2, 3]], "columns": ["a", "a", "b"]}, "columns name 'a' more than once"),
+        ({"rows": [[1, float("nan"), 3]], "columns": ["x", "y", "z"]}, "column 'y'"),
+    ],
+)
+def test_request_errors_name_the_real_cause(model_file, body, says):
+    import json
+
+    response = _client(model_file).post("/streams/e", content=json.dumps(body), headers={"content-type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert says in response.json()["error"]
+    assert "inhomogeneous" not in response.json()["error"]

@@ -164,7 +164,8 @@ def _add_score_parser(sub) -> None:
         "entity each (MODEL is then a folder of <entity>.mcz or one model for all): one scores "
         "CSV per entity in -o (default: DATA.scores/)",
     )
-    score.add_argument("-o", "--output", default=None, help="scores CSV (default: DATA.scores.csv)")
+    score.add_argument("-o", "--output", default=None, help="scores CSV (default: DATA.scores.csv; for an image folder, "
+                       "<last three folder names>.scores.csv in the current folder, outside the dataset)")
     score.add_argument(
         "--plot", default=None, help="PNG plot path (default: next to the CSV; 'none' to skip)"
     )

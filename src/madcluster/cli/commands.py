@@ -20,7 +20,7 @@ from madcluster.cli.console import name_list, print_metrics, print_note, say
 from madcluster.cli.inputs import check_columns, feature_values, label_hint, read_input
 from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
 from madcluster.cli.outputs import scores_frame
-from madcluster.exceptions import OutputPathError
+from madcluster.exceptions import DataError, OutputPathError
 from madcluster.method.diagnostics import collapse_diagnosis
 
 
@@ -31,6 +31,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
         return fit_images_command(args)
     if Path(args.data).is_dir():  # a folder: one model per entity file (madcluster.fleet)
         from madcluster.cli.fleet import fit_fleet_command
+        from madcluster.cli.images import image_folder_hint
+
+        hint = image_folder_hint(args.data)
+        if hint:
+            raise DataError(hint)
 
         return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
     from madcluster.checkpoint import TrainingInterrupted, partial_path
@@ -63,6 +68,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
     finishing = _finish_despite_ctrl_c(detector)
     try:
         detector.fit(feature_values(table, args.data), checkpoint=checkpoint, resume=args.resume)
+    except DataError as exc:
+        if "non-finite scores" in str(exc):  # on its own training data: the training, not the input
+            raise DataError(_diverged(args, detector)) from None
+        raise
     except TrainingInterrupted as stop:
         print(stop.describe(), file=sys.stderr)
         if stop.path is not None:
@@ -92,6 +101,14 @@ def cmd_fit(args: argparse.Namespace) -> int:
         plot_history(h, path=args.history_plot)
         say(f"training curves written to {args.history_plot}")
     return 0
+
+
+def _diverged(args: argparse.Namespace, detector: Any) -> str:
+    """The message for a fit whose model scores its own training data as NaN / inf."""
+    lr = getattr(detector, "lr", None)
+    return (f"training diverged: the trained model's scores on its own training data are not finite "
+            f"(learning rate {lr:g}; try a lower --lr, the default is 1e-3, or fewer --epochs)"
+            if lr is not None else "training diverged: the trained model's scores on its training data are not finite")
 
 
 class _DeferredInterrupt:
@@ -367,6 +384,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not Path(args.results_dir).is_dir():
         raise FileNotFoundError(2, "results folder not found", args.results_dir)
     check_output_path(output, what="report")
+    if not any(p.suffix == ".json" for p in Path(args.results_dir).rglob("*") if p.is_file()):
+        raise DataError(f"{args.results_dir!r} holds no result JSON files (from `madcluster benchmark`): "
+                        "nothing to report, no report written")
     kind = report_format(output, args.format)
     content = write_report(
         args.results_dir, output, fmt=kind, protocol=args.protocol,
@@ -374,6 +394,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         recursive=args.recursive, title=args.title,
     )
     n_tables = len(content.tables)
+    if not content.results and not n_tables:
+        print(f"madcluster report: error: no benchmark results in {args.results_dir!r} (its JSON files are not "
+              f"result files{'' if args.recursive else '; --recursive reads the folders below'}): {output} "
+              "holds no tables", file=sys.stderr)
+        return 2
     say(f"{kind} report of {len(content.results)} result files ({n_tables} tables) written to {output}")
     say(content.read_note)
     for note in content.notes:

@@ -51,6 +51,7 @@ def image_detector_from_args(args: argparse.Namespace):
     from madcluster.images.detector import ImageMADCluster
 
     params = detector_params_from_args(args)
+    params.pop("n_jobs", None)  # --threads: set for the whole process by apply_runtime, as for series
     accepted = inspect.signature(ImageMADCluster).parameters
     foreign = sorted(k for k in params if k not in accepted)
     if foreign:
@@ -70,6 +71,7 @@ def fit_images_command(args: argparse.Namespace) -> int:
     apply_runtime(args)
     detector = image_detector_from_args(args)
     images = check_images(args.data, image_size=detector.image_size)
+    warn_random_teacher(detector, "trains")
     detector.fit(images)
     detector.save(args.output)
     say(f"trained {detector.embedder} ({detector.mode}, layout {detector.layout}) on {len(images)} images "
@@ -81,14 +83,16 @@ def fit_images_command(args: argparse.Namespace) -> int:
 def score_images_command(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from madcluster.atomic import atomic_path
+    from madcluster.atomic import atomic_path, check_output_path
     from madcluster.cli.options import apply_runtime
     from madcluster.images.detector import ImageMADCluster, check_images
     from madcluster.images.io import list_images
 
     apply_runtime(args)
-    output = args.output or str(Path(args.data).with_suffix("")) + ".scores.csv"
+    output = args.output or default_scores_path(args.data)
+    check_output_path(output, what="scores file", not_same_as=[args.data, args.model])
     detector = ImageMADCluster.load(args.model, device=args.device or "cpu")
+    warn_random_teacher(detector, "scores")
     names = [Path(args.data).name] if Path(args.data).is_file() else [p.name for p in list_images(args.data)]
     images = check_images(args.data, image_size=detector.image_size, n_channels=detector.n_channels_)
     scores, maps = detector.decision_and_map(images)
@@ -102,6 +106,40 @@ def score_images_command(args: argparse.Namespace) -> int:
         write_map_pngs(maps, names, Path(args.maps))
         say(f"anomaly maps written to {args.maps}/")
     return 0
+
+
+def image_folder_hint(folder: str) -> str | None:
+    """The message for ``fit FOLDER`` without ``--embedder`` on an image folder (a plain folder of
+    images or an MVTec class folder), which would otherwise read as a fleet with no series files."""
+    from madcluster.images.io import IMAGE_SUFFIXES
+
+    path = Path(folder)
+    for candidate in (path, path / "train" / "good"):
+        if candidate.is_dir() and any(p.suffix.lower() in IMAGE_SUFFIXES for p in candidate.iterdir()):
+            return (f"{folder!r} holds images, not series files: pass --embedder rd4ad or --embedder pyramidflow "
+                    "to train an image model (docs/images.md)")
+    return None
+
+
+def default_scores_path(data: str) -> str:
+    """Where ``score`` writes an image folder's CSV without ``-o``: the current folder, named after
+    the folder's last three parts (``bottle/test/crack`` -> ``bottle-test-crack.scores.csv``), so
+    nothing is written into the dataset tree."""
+    path = Path(data).resolve()
+    parts = [p for p in (path.with_suffix("") if path.is_file() else path).parts[-3:] if p not in ("/", "")]
+    return str(Path.cwd() / ("-".join(parts) + ".scores.csv"))
+
+
+def warn_random_teacher(detector, doing: str) -> None:
+    """RD4AD without ``weights`` trains its student on a randomly initialised teacher: not the
+    paper's ImageNet-pretrained one, and far weaker. Say so at fit and at every score."""
+    import sys
+
+    params = detector.embedder_params or {}
+    if str(detector.embedder).lower() == "rd4ad" and not params.get("weights"):
+        print(f"warning: this rd4ad model {doing} with a randomly initialised teacher (no --embedder-param "
+              "weights=PATH.pth of an ImageNet-pretrained torchvision ResNet): not the paper's model, and far "
+              "weaker (docs/images.md)", file=sys.stderr)
 
 
 def write_map_pngs(maps: np.ndarray, names: list[str], folder: Path) -> None:

@@ -54,7 +54,13 @@ def load_models(path: str | Path) -> dict[str, MADCluster]:
 def rows_array(model: MADCluster, rows: list[list[float]], columns: list[str] | None) -> np.ndarray:
     """The request's rows as a ``(T, D)`` array in the model's column order, or a ``DataError``."""
     names = getattr(model, "feature_names_in_", None)
+    names = None if names is None else [str(n) for n in names]
     expected = int(model.n_features_in_)
+    lengths = {len(row) for row in rows} if isinstance(rows, list) and all(isinstance(r, list) for r in rows) else set()
+    if len(lengths) > 1:
+        first = len(rows[0])
+        odd = next(i for i, row in enumerate(rows) if len(row) != first)
+        raise DataError(f"rows must all have the same length: row 0 has {first} values, row {odd} has {len(rows[odd])}")
     try:
         data = np.asarray(rows, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -63,28 +69,32 @@ def rows_array(model: MADCluster, rows: list[list[float]], columns: list[str] | 
         raise DataError(f"rows must be a non-empty list of rows (lists of {expected} numbers), got shape {data.shape}")
     if columns is None:
         if data.shape[1] != expected:
-            hint = f" ({', '.join(map(str, names))})" if names is not None else ""
+            hint = f" ({', '.join(names)})" if names is not None else ""
             raise DataError(f"each row needs {expected} values{hint}, got {data.shape[1]}")
-        return _finite(data)
+        return _finite(data, names)
     if len(columns) != data.shape[1]:
         raise DataError(f"{len(columns)} columns named but rows have {data.shape[1]} values")
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        raise DataError(f"columns name {', '.join(map(repr, repeated))} more than once: each column once, please")
     if names is None:
         if len(columns) != expected:
             raise DataError(f"the model takes {expected} columns, got {len(columns)}")
-        return _finite(data)
+        return _finite(data, list(columns))
     missing = [n for n in names if n not in columns]
-    unexpected = [c for c in columns if c not in set(map(str, names))]
-    if missing or unexpected or len(set(columns)) != len(columns):
+    unexpected = [c for c in columns if c not in set(names)]
+    if missing or unexpected:
         raise DataError(f"columns do not match the model's: missing {missing}, unexpected {unexpected}")
-    order = [columns.index(str(n)) for n in names]
-    return _finite(data[:, order])
+    order = [columns.index(n) for n in names]
+    return _finite(data[:, order], names)
 
 
-def _finite(data: np.ndarray) -> np.ndarray:
+def _finite(data: np.ndarray, names: list[str] | None = None) -> np.ndarray:
     bad = np.argwhere(~np.isfinite(data))
     if len(bad):
         row, col = bad[0]
-        raise DataError(f"rows hold {len(bad)} NaN or infinite value(s), the first at row {row}, column {col}")
+        column = repr(names[col]) if names is not None else f"{col}"
+        raise DataError(f"rows hold {len(bad)} NaN or infinite value(s), the first at row {row}, column {column}")
     return data
 
 
