@@ -155,19 +155,34 @@ class StreamStore:
     def update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None) -> tuple[str, Any]:
         """Score ``rows`` as the next rows of the stream, opened on first use; a refused request
         (bad rows, unknown model) opens nothing."""
+        result = self._update(stream_id, model_name, rows, columns, wait=True)
+        assert result is not None
+        return result
+
+    def try_update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None) -> tuple[str, Any] | None:
+        """:meth:`update`, or None at once when the stream is busy (another update or a save holds
+        it): the server's event loop must never wait on a lock."""
+        return self._update(stream_id, model_name, rows, columns, wait=False)
+
+    def _update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None,
+                wait: bool) -> tuple[str, Any] | None:
         name = self.model_of(stream_id, model_name)
         data = rows_array(self.models[name], rows, columns)
         with self._lock:
             stream = self._streams.get(stream_id)
             if stream is None:
                 stream = self._streams[stream_id] = Stream(name, self.models[name].stream(), threading.Lock())
-        with stream.lock:  # one update at a time per stream: rows keep their order
+        if not stream.lock.acquire(blocking=wait):
+            return None
+        try:  # one update at a time per stream: rows keep their order
             result = stream.scorer.update(data)
             if self.state_dir is not None and self.save_interval <= 0:
                 stream.scorer.save(self._state_path(stream_id))
             elif self.state_dir is not None:
                 with self._lock:
                     self._dirty.add(stream_id)
+        finally:
+            stream.lock.release()
         return stream.model, result
 
     def flush(self) -> int:
