@@ -32,7 +32,7 @@ from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from serve_load import _free_port, _peak_memory_mb  # noqa: E402 - the load test's helpers
+from serve_load import _free_port, _peak_memory_mb
 
 
 def _start(model: Path, port: int) -> subprocess.Popen:
