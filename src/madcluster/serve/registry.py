@@ -166,6 +166,8 @@ class StreamStore:
 
     def _update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None,
                 wait: bool) -> tuple[str, Any] | None:
+        if not wait and self.state_dir is not None and self.save_interval <= 0:
+            return None  # a save per update is file I/O: never on the event loop
         name = self.model_of(stream_id, model_name)
         data = rows_array(self.models[name], rows, columns)
         with self._lock:
