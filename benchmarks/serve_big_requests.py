@@ -1,10 +1,10 @@
 """What large requests do to ``madcluster serve``: status, time and the server's peak memory.
 
 Starts the real server (loopback) on one streaming model fitted on the demo series and sends, three
-at once, batch-score requests of ``--rows`` rows each (default 200,000: 6.4 MB of JSON, under the
-8 MiB body limit; over the 50,000-row limit, so refused with 413 before parsing), then three at
-once at the row limit (50,000: two are scored, the third is over the rows-in-flight budget of
-2 x --max-rows, 503). Reports each request's status and seconds and the server's peak resident
+at once, batch-score requests of ``--rows`` rows each (default 100,000 rows of the demo's 8 columns:
+6.1 MB of JSON, under the 8 MiB body limit; over the row limit, so refused with 413 before
+parsing), then three at once at the row limit (the server's default --max-rows: two are scored,
+the third is over the rows-in-flight budget of 2 x --max-rows, 503). Reports each request's status and seconds and the server's peak resident
 memory (VmHWM) before and after. Writes ``benchmarks/results/serve_big_requests.json``::
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/serve_big_requests.py
@@ -30,6 +30,7 @@ import torch
 from madcluster import MADCluster
 from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
+from madcluster.serve.app import DEFAULT_MAX_ROWS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from serve_load import _free_port, _peak_memory_mb
@@ -69,7 +70,7 @@ def three_at_once(url: str, body: bytes) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--out", default="benchmarks/results/serve_big_requests.json")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -86,16 +87,16 @@ def main() -> None:
             big = json.dumps({"rows": np.round(rng.normal(size=(args.rows, demo.train.shape[1])), 3).tolist()}).encode()
             over = three_at_once(url, big)
             after_over = _peak_memory_mb(proc.pid)
-            limit = json.dumps({"rows": np.round(rng.normal(size=(50_000, demo.train.shape[1])), 3).tolist()}).encode()
+            limit = json.dumps({"rows": np.round(rng.normal(size=(DEFAULT_MAX_ROWS, demo.train.shape[1])), 3).tolist()}).encode()
             at_limit = three_at_once(url, limit)
             after_limit = _peak_memory_mb(proc.pid)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(60)
     summary = {
-        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/serve_big_requests.py" + (f" --rows {args.rows}" if args.rows != 200_000 else ""),
+        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/serve_big_requests.py" + (f" --rows {args.rows}" if args.rows != 100_000 else ""),
         "body_mb": {"over_limit": round(len(big) / 1e6, 1), "at_limit": round(len(limit) / 1e6, 1)},
-        f"three_at_once_{args.rows}_rows": over, "three_at_once_50000_rows": at_limit,
+        f"three_at_once_{args.rows}_rows": over, f"three_at_once_{DEFAULT_MAX_ROWS}_rows": at_limit,
         "server_peak_memory_mb": {"idle": idle, "after_over_limit": after_over, "after_at_limit": after_limit},
         "machine": {"cpu_count": os.cpu_count(), "load_avg_1min_after": round(os.getloadavg()[0], 2)},
     }
