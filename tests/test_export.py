@@ -43,6 +43,8 @@ def test_cli_export_scores_equal_torch(tmp_path, params, capsys):
     got_again, expected = run_both(model, tmp_path / "m.onnx", windows)
     np.testing.assert_allclose(got, expected, atol=1e-4, rtol=0)
     np.testing.assert_array_equal(got, got_again)
+    # rows: the causal grid with its warm-up (default) or the covering windows averaged (usad)
+    np.testing.assert_allclose(OnnxScorer(tmp_path / "m.onnx").decision_function(x), model.decision_function(x), atol=1e-3, rtol=0)
 
 
 def test_export_to_a_bad_path_names_the_problem(tmp_path, capsys):
