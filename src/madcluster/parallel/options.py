@@ -10,6 +10,8 @@ from madcluster.parallel.executors import EXECUTORS
 
 def add_executor_arguments(parser: argparse.ArgumentParser, *, what: str = "tasks") -> None:
     """``--executor``, ``--ray-address``, ``--num-cpus``, ``--max-retries``: shared by commands."""
+    from madcluster.cli.options import int_in_range  # here: madcluster.cli imports this module
+
     g = parser.add_argument_group("execution")
     g.add_argument(
         "--executor",
@@ -26,11 +28,11 @@ def add_executor_arguments(parser: argparse.ArgumentParser, *, what: str = "task
         "local Ray is started with one CPU and one torch thread per task",
     )
     g.add_argument(
-        "--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)"
+        "--num-cpus", type=int_in_range(1), default=None, help="CPUs of the local Ray (default: all)"
     )
     g.add_argument(
         "--max-retries",
-        type=int,
+        type=int_in_range(0),
         default=3,
         help="Ray: times a task whose worker died is retried (default: 3)",
     )
