@@ -48,7 +48,7 @@ def test_range_errors_do_not_start_work(flag, capsys):
 def test_report_of_an_empty_folder_fails_and_writes_nothing(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["report", str(tmp_path / "empty")]) == 2
-    assert "holds no result JSON files" in capsys.readouterr().err
+    assert "holds no result files" in capsys.readouterr().err
     assert list((tmp_path / "empty").iterdir()) == []
 
 

@@ -377,6 +377,9 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     return run_benchmark_command(args)
 
 
+REPORT_INPUTS = (".json", ".jsonl", ".md")  # what `report` reads: results, image runs and tables
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from madcluster.reporting.render import report_format, write_report
 
@@ -384,9 +387,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not Path(args.results_dir).is_dir():
         raise FileNotFoundError(2, "results folder not found", args.results_dir)
     check_output_path(output, what="report")
-    if not any(p.suffix == ".json" for p in Path(args.results_dir).rglob("*") if p.is_file()):
-        raise DataError(f"{args.results_dir!r} holds no result JSON files (from `madcluster benchmark`): "
-                        "nothing to report, no report written")
+    if not any(p.is_file() and p.suffix in REPORT_INPUTS for p in Path(args.results_dir).rglob("*")):
+        raise DataError(f"{args.results_dir!r} holds no result files (JSON from `madcluster benchmark`, "
+                        "or an output folder of `madcluster benchmark --images`): nothing to report, no report written")
     kind = report_format(output, args.format)
     content = write_report(
         args.results_dir, output, fmt=kind, protocol=args.protocol,
