@@ -182,10 +182,10 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     output, plot = _score_outputs(args)
     figures = _figure_paths(args.figures)
+    table = read_input(args.data, args)  # before torch loads: a bad file says so at once
     apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
     detector.set_params(n_jobs=args.threads)  # this command's threads, not the fitting machine's
-    table = read_input(args.data, args)
     check_columns(
         table, args.data, detector, label_column=args.label_column,
         note=lambda message: print_note(args, message),
@@ -381,8 +381,6 @@ REPORT_INPUTS = (".json", ".jsonl", ".md")  # what `report` reads: results, imag
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from madcluster.reporting.render import report_format, write_report
-
     output = args.output or str(Path(args.results_dir) / "report.html")
     if not Path(args.results_dir).is_dir():
         raise FileNotFoundError(2, "results folder not found", args.results_dir)
@@ -390,6 +388,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not any(p.is_file() and p.suffix in REPORT_INPUTS for p in Path(args.results_dir).rglob("*")):
         raise DataError(f"{args.results_dir!r} holds no result files (JSON from `madcluster benchmark`, "
                         "or an output folder of `madcluster benchmark --images`): nothing to report, no report written")
+    from madcluster.reporting.render import report_format, write_report  # seconds: after the checks
+
     kind = report_format(output, args.format)
     content = write_report(
         args.results_dir, output, fmt=kind, protocol=args.protocol,

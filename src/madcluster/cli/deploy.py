@@ -9,6 +9,12 @@ from __future__ import annotations
 import argparse
 
 from madcluster.cli.options import float_in_range, int_in_range, threads_option
+from madcluster.serve.limits import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONCURRENT,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_SAVE_INTERVAL,
+)
 
 SERVE_DESCRIPTION = """\
 Serve a model file (.mcz) or a fleet folder of them over HTTP (FastAPI + uvicorn; install with
@@ -48,16 +54,16 @@ def add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only; 0.0.0.0 for all)")
     serve.add_argument("--port", type=int_in_range(1, 65535, " (a TCP port)"), default=8000, help="TCP port, 1 to 65535 (default: 8000)")
     serve.add_argument("--state-dir", default=None, help="folder for stream states: streams survive a restart (default: streams live in memory)")
-    serve.add_argument("--state-interval", type=float_in_range(0.0), default=1.0, metavar="SECONDS",
+    serve.add_argument("--state-interval", type=float_in_range(0.0), default=DEFAULT_SAVE_INTERVAL, metavar="SECONDS",
                        help="with --state-dir, save the streams that changed every SECONDS; a crash loses at most "
                        "that much, SIGTERM loses nothing; 0 saves after every update, at a write per update "
                        "(default: 1)")
-    serve.add_argument("--max-body-bytes", type=int_in_range(1024), default=8 * 1024 * 1024,
+    serve.add_argument("--max-body-bytes", type=int_in_range(1024), default=DEFAULT_MAX_BODY_BYTES,
                        help="larger request bodies get 413, 1024 or more (default: 8 MiB)")
-    serve.add_argument("--max-rows", type=int_in_range(1), default=20_000,
+    serve.add_argument("--max-rows", type=int_in_range(1), default=DEFAULT_MAX_ROWS,
                        help="requests with more rows get 413; rows in flight are held to twice this, beyond it 503 "
                        "(default: 20000; 50000 rows of 8 columns took 10 s and 250 MB on a busy 2-core machine)")
-    serve.add_argument("--max-concurrent", type=int_in_range(1), default=64,
+    serve.add_argument("--max-concurrent", type=int_in_range(1), default=DEFAULT_MAX_CONCURRENT,
                        help="requests in flight at once; more get 503 with Retry-After (default: 64)")
     serve.add_argument("--threads", type=threads_option, default=1,
                        help="torch threads per request, at most the cores (default: 1; requests run concurrently in a thread pool)")
@@ -84,7 +90,13 @@ def add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from madcluster.serve.run import check_port_free
+
+    check_port_free(args.host, args.port)  # in a fraction of a second, before the server stack loads
     try:
+        import fastapi  # noqa: F401 - the serve extra, named in the message below when missing
+        import uvicorn  # noqa: F401
+
         from madcluster.serve.run import run_server
     except ImportError as exc:
         raise ImportError(f"`madcluster serve` needs the serve extra: pip install \"madcluster[serve]\" ({exc})") from None
@@ -97,6 +109,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from madcluster.atomic import check_output_path
+    from madcluster.exceptions import ModelFileError
+
+    if not Path(args.model).is_file():  # before torch loads (seconds)
+        raise ModelFileError(f"model file {args.model!r} does not exist: train one with `madcluster fit`")
+    check_output_path(args.output, what="ONNX file", not_same_as=[args.model])
+
     from madcluster.detector import MADCluster
     from madcluster.export import export_onnx
 

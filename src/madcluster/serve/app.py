@@ -17,12 +17,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from madcluster.exceptions import MADClusterError, StreamError
+from madcluster.serve.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ROWS
 from madcluster.serve.metrics import ServerMetrics
 from madcluster.serve.registry import Conflict, NotFound, StreamStore, rows_array
 
-DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
-DEFAULT_MAX_ROWS = 20_000  # rows per request: about 4 s and 100 MB of scoring on one busy core (8 columns)
-DEFAULT_MAX_CONCURRENT = 64  # requests in flight; rows in flight are held to 2 x max_rows
 JSON_TYPES = (b"application/json",)
 INLINE_ROWS = 16  # stream updates of at most this many rows run on the event loop
 

@@ -22,12 +22,12 @@ import numpy as np
 
 from madcluster.detector import MADCluster
 from madcluster.exceptions import DataError, MADClusterError, ModelFileError
+from madcluster.serve.limits import DEFAULT_SAVE_INTERVAL
 from madcluster.streaming import StreamScorer, model_fingerprint, state_model_fingerprint
 
 logger = logging.getLogger(__name__)
 MODEL_SUFFIX = ".mcz"
 STATE_SUFFIX = ".mcs"
-DEFAULT_SAVE_INTERVAL = 1.0  # seconds between saves of the streams that changed
 STREAM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 

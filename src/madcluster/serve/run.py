@@ -12,16 +12,13 @@ import socket
 import sys
 from pathlib import Path
 
-import torch
-
 from madcluster.exceptions import MADClusterError
-from madcluster.serve.app import (
+from madcluster.serve.limits import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_ROWS,
-    create_app,
+    DEFAULT_SAVE_INTERVAL,
 )
-from madcluster.serve.registry import DEFAULT_SAVE_INTERVAL, StreamStore, load_models
 from madcluster.threads import resolve_threads
 
 
@@ -38,9 +35,13 @@ def run_server(
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
     state_interval: float = DEFAULT_SAVE_INTERVAL,
 ) -> None:
+    check_port_free(host, port)  # before torch, FastAPI and the models load: a busy port says so at once
+    import torch
     import uvicorn
 
-    check_port_free(host, port)  # before the models load: a busy port says so in a second
+    from madcluster.serve.app import create_app
+    from madcluster.serve.registry import StreamStore, load_models
+
     torch.set_num_threads(resolve_threads(threads))
     store = StreamStore(load_models(model_path), state_dir, save_interval=state_interval)
     print(f"serving {len(store.models)} model(s) from {model_path} on http://{host}:{port}, {len(store)} stream(s) restored",
