@@ -73,3 +73,10 @@ def test_rd4ad_without_teacher_weights_warns_at_fit_and_score(tiny_root, tmp_pat
     assert "randomly initialised teacher" in capsys.readouterr().err
     assert main(["score", str(model), str(tiny_root / "disc" / "test" / "hole"), "-o", str(tmp_path / "s.csv")]) == 0
     assert "randomly initialised teacher" in capsys.readouterr().err
+
+
+def test_the_cli_knows_the_image_kind():
+    from madcluster.cli.images import IMAGE_KIND
+    from madcluster.images.detector import KIND
+
+    assert IMAGE_KIND == KIND

@@ -177,12 +177,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         from madcluster.cli.fleet import score_fleet_command
 
         return score_fleet_command(args)
+    output, plot = _score_outputs(args)
+    figures = _figure_paths(args.figures)
+    table = read_input(args.data, args)  # before torch loads (seconds): a bad file says so at once
     from madcluster.detector import MADCluster
     from madcluster.viz import plot_scores
 
-    output, plot = _score_outputs(args)
-    figures = _figure_paths(args.figures)
-    table = read_input(args.data, args)  # before torch loads: a bad file says so at once
     apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
     detector.set_params(n_jobs=args.threads)  # this command's threads, not the fitting machine's

@@ -35,11 +35,22 @@ def is_image_embedder(name: str | None) -> bool:
     return name is not None and name.lower() in IMAGE_EMBEDDERS
 
 
-def is_image_model(path: str) -> bool:
-    from madcluster.images.detector import KIND
-    from madcluster.persistence import read_model_file
+IMAGE_KIND = "image"  # madcluster.images.detector.KIND, here without importing torch
 
-    return Path(path).is_file() and read_model_file(path)[0].get("kind") == KIND
+
+def is_image_model(path: str) -> bool:
+    """Whether ``path`` is an image model, from its config alone (no torch: a bad data file
+    given with a time-series model is then refused in a fraction of a second)."""
+    import json
+    import zipfile
+
+    if not Path(path).is_file():
+        return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return json.loads(archive.read("config.json").decode("utf-8")).get("kind") == IMAGE_KIND
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError):
+        return False  # not a model file: the loader says why
 
 
 def image_detector_from_args(args: argparse.Namespace):
