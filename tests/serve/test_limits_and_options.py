@@ -203,3 +203,19 @@ def test_request_errors_name_the_real_cause(model_file, body, says):
     assert response.status_code == 400, response.text
     assert says in response.json()["error"]
     assert "inhomogeneous" not in response.json()["error"]
+
+
+def test_every_curl_example_in_the_readme_and_docs_works_as_written(model_file):
+    """Each ``curl -s localhost:8000/PATH -d 'BODY'`` line, sent as curl sends it (form type)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    client = _client(model_file)
+    found = 0
+    for doc in (root / "README.md", root / "docs" / "serving.md", root / "src" / "madcluster" / "cli" / "deploy.py"):
+        for path, body in re.findall(r"curl -s localhost:8000(/\S+) -d '([^']*)'", doc.read_text()):
+            response = client.post(path, content=body, headers=FORM)
+            assert response.status_code == 200, (doc.name, path, response.text)
+            found += 1
+    assert found >= 3
