@@ -70,7 +70,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         detector.fit(feature_values(table, args.data), checkpoint=checkpoint, resume=args.resume)
     except DataError as exc:
         if "non-finite scores" in str(exc):  # on its own training data: the training, not the input
-            raise DataError(_diverged(args, detector)) from None
+            raise DataError(_diverged(detector)) from None
         raise
     except TrainingInterrupted as stop:
         print(stop.describe(), file=sys.stderr)
@@ -103,12 +103,16 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _diverged(args: argparse.Namespace, detector: Any) -> str:
-    """The message for a fit whose model scores its own training data as NaN / inf."""
+def _diverged(detector: Any) -> str:
+    """The message for a fit whose model scores its own training data as NaN / inf: the training
+    diverged (the input was checked for NaN and scale before it started)."""
+    from madcluster.cli.options import signature_default
+
     lr = getattr(detector, "lr", None)
+    if lr is None:
+        return "training diverged: the trained model's scores on its own training data are not finite"
     return (f"training diverged: the trained model's scores on its own training data are not finite "
-            f"(learning rate {lr:g}; try a lower --lr, the default is 1e-3, or fewer --epochs)"
-            if lr is not None else "training diverged: the trained model's scores on its training data are not finite")
+            f"(learning rate {lr:g}; try a lower --lr, the default is {signature_default('lr'):g}, or fewer --epochs)")
 
 
 class _DeferredInterrupt:
