@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +105,12 @@ def export_onnx(detector: MADCluster, path: str | os.PathLike, check: bool = Tru
     }
     with atomic_path(path) as tmp:
         try:
-            with torch.no_grad():
+            # the tracer's warnings (Python branches traced as constants, GRU batch sizes) are about
+            # graphs that could differ from torch on other inputs: the check below scores other
+            # inputs, at another batch size, and refuses a graph that differs
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore", category=torch.jit.TracerWarning)
+                warnings.filterwarnings("ignore", message=".*batch_size other than 1.*")
                 torch.onnx.export(
                     module, (windows,), str(tmp), input_names=["windows"], output_names=["scores"],
                     dynamic_axes={"windows": {0: "batch"}, "scores": {0: "batch"}}, opset_version=OPSET, dynamo=False,
