@@ -23,7 +23,13 @@ from madcluster.benchmark.image_command import (
 from madcluster.benchmark.report import format_summary
 from madcluster.benchmark.runner import run_grid
 from madcluster.benchmark.schema import DETECTORS
-from madcluster.cli.options import SEED_MAX, _fraction, float_in_range, int_in_range, threads_option
+from madcluster.cli.options import (
+    SEED_MAX,
+    float_in_range,
+    fraction_option,
+    int_in_range,
+    threads_option,
+)
 from madcluster.defaults import DEFAULT_EPOCHS
 from madcluster.evaluation.released_protocol import STEP_ORDER, STEPS
 from madcluster.evaluation.thresholds import PROTOCOLS
@@ -139,7 +145,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     (
         "model",
         "--validation-size",
-        {"type": _fraction, "help": "fraction at the end of train for early stopping"},
+        {"type": fraction_option, "help": "fraction at the end of train for early stopping"},
     ),
     (
         "model",

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +14,7 @@ import numpy as np
 from madcluster.atomic import atomic_path, atomic_write_text, check_output_path
 from madcluster.attribution import top_channels
 from madcluster.cli.console import name_list, print_metrics, print_note, say
+from madcluster.cli.finishing import finish_despite_ctrl_c
 from madcluster.cli.inputs import check_columns, feature_values, label_hint, read_input
 from madcluster.cli.options import apply_runtime, detector_from_args, detector_params_from_args
 from madcluster.cli.outputs import scores_frame
@@ -65,7 +63,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     detector = detector_from_args(args)
     checkpoint = partial_path(args.output)
     t0 = time.perf_counter()
-    finishing = _finish_despite_ctrl_c(detector)
+    finishing = finish_despite_ctrl_c(detector)
     try:
         detector.fit(feature_values(table, args.data), checkpoint=checkpoint, resume=args.resume)
     except DataError as exc:
@@ -115,47 +113,6 @@ def _diverged(detector: Any) -> str:
             f"(learning rate {lr:g}; try a lower --lr, the default is {signature_default('lr'):g}, or fewer --epochs)")
 
 
-class _DeferredInterrupt:
-    """While the model is finished after its last epoch (input terms, warm-up table, training
-    scores, attribution baseline: seconds), a first Ctrl-C is noted, not obeyed: training is done,
-    and stopping there would lose it all (no ``.partial`` is written after the last epoch). A
-    second Ctrl-C stops at once."""
-
-    def __init__(self) -> None:
-        self.interrupted = False
-
-    def __call__(self, finish: Callable[..., Any]) -> Callable[..., Any]:
-        def finishing(*args: Any, **kwargs: Any) -> Any:
-            if threading.current_thread() is not threading.main_thread():
-                return finish(*args, **kwargs)
-            previous = signal.getsignal(signal.SIGINT)
-
-            def note(signum: int, frame: Any) -> None:
-                if self.interrupted:  # the second Ctrl-C
-                    raise KeyboardInterrupt
-                self.interrupted = True
-                print("training is done; finishing the model (a few seconds), Ctrl-C again to stop "
-                      "without it", file=sys.stderr)
-
-            signal.signal(signal.SIGINT, note)
-            try:
-                return finish(*args, **kwargs)
-            finally:
-                signal.signal(signal.SIGINT, previous)
-
-        return finishing
-
-
-def _finish_despite_ctrl_c(detector: Any) -> _DeferredInterrupt:
-    """Wrap the detector's after-training step (``_fit_training_scores``, where the last epoch
-    ends) in a :class:`_DeferredInterrupt`; the returned object says whether Ctrl-C came."""
-    deferred = _DeferredInterrupt()
-    finish = getattr(detector, "_fit_training_scores", None)
-    if finish is not None:
-        detector._fit_training_scores = deferred(finish)
-    return deferred
-
-
 def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
     """The scores CSV and plot paths, checked before the model is even loaded."""
     output = args.output or str(Path(args.data).with_suffix("")) + ".scores.csv"
@@ -174,7 +131,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     from madcluster.cli.images import is_image_model, score_images_command
 
     if str(args.model).lower().endswith(".onnx") and not Path(args.data).is_dir():
-        return score_onnx_command(args)
+        from madcluster.cli.deploy import score_onnx_command
+
+        return score_onnx_command(args, _score_outputs(args))
     if is_image_model(args.model):
         return score_images_command(args)
     if Path(args.data).is_dir():  # a folder: one scores file per entity (madcluster.fleet)
@@ -228,50 +187,6 @@ def cmd_score(args: argparse.Namespace) -> int:
         say(f"plot written to {plot}")
     if figures:
         _model_figures(detector, feature_values(table, args.data), table, figures)
-    return 0
-
-
-def score_onnx_command(args: argparse.Namespace) -> int:
-    """``madcluster score model.onnx DATA``: scores with onnxruntime and numpy alone (no torch:
-    :class:`madcluster.export.OnnxScorer`), the same CSV and plot as a ``.mcz`` model gives, without
-    the per-channel attribution (it needs the torch model)."""
-    from madcluster.export import OnnxScorer
-    from madcluster.viz import plot_scores
-
-    output, plot = _score_outputs(args)
-    if args.figures:
-        raise OutputPathError("--figures needs the .mcz model (the figures read the torch network's features)")
-    if args.device not in (None, "cpu"):
-        print_note(args, f"--device {args.device} ignored: ONNX files score with onnxruntime on the CPU")
-    scorer = OnnxScorer(args.model)
-    table = read_input(args.data, args)
-    check_columns(
-        table, args.data, scorer, label_column=args.label_column,
-        note=lambda message: print_note(args, message),
-    )
-    scores = scorer.decision_function(feature_values(table, args.data))
-    threshold = scorer.threshold_ if args.threshold is None else args.threshold
-    predicted = (scores > threshold).astype(np.int64)
-    frame = scores_frame(
-        scores, predicted, labels=table.labels, timestamp_column=table.timestamp_column,
-        timestamps=table.timestamps,
-    )
-    with atomic_path(output) as tmp:
-        frame.to_csv(tmp, index_label="row")
-    say(
-        f"scored {len(scores)} rows with onnxruntime: {int(predicted.sum())} above threshold "
-        f"{threshold:.6g} ({predicted.mean():.2%})"
-    )
-    say(f"scores written to {output}")
-    if table.labels is not None:
-        print_metrics(scores, table.labels, threshold)
-    if plot is not None:
-        plot_scores(
-            scores, threshold, table.labels, X=feature_values(table, args.data),
-            timestamps=table.timestamps, title=f"MADCluster scores (ONNX): {Path(args.data).name}",
-            path=plot,
-        )
-        say(f"plot written to {plot}")
     return 0
 
 

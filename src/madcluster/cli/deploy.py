@@ -131,3 +131,56 @@ def cmd_export(args: argparse.Namespace) -> int:
     print(f"wrote {args.output}: input {report['input']} {report['input_shape']}, output {report['output']}{checked}")
     print(f"score it without torch: madcluster score {args.output} DATA, or madcluster.export.OnnxScorer (docs/export.md)")
     return 0
+
+
+def score_onnx_command(args: argparse.Namespace, outputs: tuple[str, str | None]) -> int:
+    """``madcluster score model.onnx DATA``: scores with onnxruntime and numpy alone (no torch:
+    :class:`madcluster.export.OnnxScorer`), the same CSV and plot as a ``.mcz`` model gives, without
+    the per-channel attribution (it needs the torch model)."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from madcluster.atomic import atomic_path
+    from madcluster.cli.console import print_metrics, print_note, say
+    from madcluster.cli.inputs import check_columns, feature_values, read_input
+    from madcluster.cli.outputs import scores_frame
+    from madcluster.exceptions import OutputPathError
+    from madcluster.export import OnnxScorer
+    from madcluster.viz import plot_scores
+
+    output, plot = outputs
+    if args.figures:
+        raise OutputPathError("--figures needs the .mcz model (the figures read the torch network's features)")
+    if args.device not in (None, "cpu"):
+        print_note(args, f"--device {args.device} ignored: ONNX files score with onnxruntime on the CPU")
+    scorer = OnnxScorer(args.model)
+    table = read_input(args.data, args)
+    check_columns(
+        table, args.data, scorer, label_column=args.label_column,
+        note=lambda message: print_note(args, message),
+    )
+    scores = scorer.decision_function(feature_values(table, args.data))
+    threshold = scorer.threshold_ if args.threshold is None else args.threshold
+    predicted = (scores > threshold).astype(np.int64)
+    frame = scores_frame(
+        scores, predicted, labels=table.labels, timestamp_column=table.timestamp_column,
+        timestamps=table.timestamps,
+    )
+    with atomic_path(output) as tmp:
+        frame.to_csv(tmp, index_label="row")
+    say(
+        f"scored {len(scores)} rows with onnxruntime: {int(predicted.sum())} above threshold "
+        f"{threshold:.6g} ({predicted.mean():.2%})"
+    )
+    say(f"scores written to {output}")
+    if table.labels is not None:
+        print_metrics(scores, table.labels, threshold)
+    if plot is not None:
+        plot_scores(
+            scores, threshold, table.labels, X=feature_values(table, args.data),
+            timestamps=table.timestamps, title=f"MADCluster scores (ONNX): {Path(args.data).name}",
+            path=plot,
+        )
+        say(f"plot written to {plot}")
+    return 0

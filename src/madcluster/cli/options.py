@@ -56,8 +56,6 @@ def threads_option(text: str) -> int:
     return value
 
 
-_threads = threads_option
-
 
 def int_in_range(low: int, high: int | None = None, what: str = "") -> Any:
     """argparse type: an integer in ``[low, high]`` (no upper bound when ``high`` is None),
@@ -111,7 +109,7 @@ def _contamination(text: str) -> float:
     return value
 
 
-def _fraction(text: str) -> float:
+def fraction_option(text: str) -> float:
     """argparse type: a number in [0, 1)."""
     value = finite_float(text)
     if not 0.0 <= value < 1.0:
@@ -132,7 +130,7 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--epoch-windows", "epoch_windows", {"type": _epoch_windows, "metavar": "N|all"},
      ("training windows drawn anew each epoch, so an epoch costs the same on any series length; "
       "'all' trains on every window each epoch, as before (slow on long series)")),
-    ("--validation-size", "validation_size", {"type": _fraction},
+    ("--validation-size", "validation_size", {"type": fraction_option},
      ("fraction at the END of the training series held out for early stopping; 0 trains on everything "
      "for --epochs epochs, best for concatenated series")),
     ("--batch-size", "batch_size", {"type": _positive_int}, "windows per batch"),
