@@ -52,3 +52,31 @@ def test_the_paper_reading_from_the_command_line(tiny_root, tmp_path):
     paper, default = (ImageMADCluster.load(tmp_path / name).get_params() for name in ("paper.mcz", "default.mcz"))
     assert (paper["layout"], paper["head_weight"]) == ("channels", 1.0)
     assert (default["layout"], default["head_weight"]) == ("pixels", 0.5)
+
+
+def test_threads_1_is_accepted_and_the_scores_csv_stays_out_of_the_dataset(tiny_root, tmp_path, monkeypatch):
+    common = [str(tiny_root / "disc"), "--embedder", "pyramidflow", "--image-size", "32", "--epochs", "1",
+              "--embedder-param", "blocks=1", "--embedder-param", "hidden=8", "--quiet"]
+    assert main(["fit", *common, "-o", str(tmp_path / "m.mcz"), "--threads", "1"]) == 0
+    before = sorted(p for p in tiny_root.rglob("*"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["score", str(tmp_path / "m.mcz"), str(tiny_root / "disc" / "test" / "hole"), "--threads", "1"]) == 0
+    assert sorted(p for p in tiny_root.rglob("*")) == before, "nothing written into the dataset tree"
+    assert (tmp_path / "disc-test-hole.scores.csv").is_file()
+
+
+def test_rd4ad_without_teacher_weights_warns_at_fit_and_score(tiny_root, tmp_path, capsys):
+    model = tmp_path / "rd.mcz"
+    fit = ["fit", str(tiny_root / "disc"), "-o", str(model), "--embedder", "rd4ad", "--image-size", "32",
+           "--epochs", "1", "--embedder-param", "backbone=resnet18", "--quiet"]
+    assert main(fit) == 0
+    assert "randomly initialised teacher" in capsys.readouterr().err
+    assert main(["score", str(model), str(tiny_root / "disc" / "test" / "hole"), "-o", str(tmp_path / "s.csv")]) == 0
+    assert "randomly initialised teacher" in capsys.readouterr().err
+
+
+def test_the_cli_knows_the_image_kind():
+    from madcluster.cli.images import IMAGE_KIND
+    from madcluster.images.detector import KIND
+
+    assert IMAGE_KIND == KIND

@@ -44,6 +44,7 @@ def test_state_folder_restores_streams_and_refuses_strangers(fleet, tmp_path):
     store = StreamStore(models, tmp_path)
     x = _series(60, 6)
     first = store.update("s", "pump-a", x[:25].tolist(), None)[1].scores
+    store.stop()  # a clean shutdown saves what changed since the last interval
     again = StreamStore(models, tmp_path)
     rest = again.update("s", None, x[25:].tolist(), None)[1].scores
     np.testing.assert_allclose(np.concatenate([first, rest]), models["pump-a"].decision_function(x), atol=1e-5, rtol=0)

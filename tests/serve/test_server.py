@@ -88,7 +88,7 @@ def state_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def server(model_file, state_dir):
     """One server for the module; the last test stops it with SIGTERM and restarts it."""
-    srv = Server(model_file, "--max-body-bytes", "2000000", "--state-dir", str(state_dir))
+    srv = Server(model_file, "--max-body-bytes", "2000000", "--max-rows", "40000", "--state-dir", str(state_dir))
     yield srv
     srv.stop()
 

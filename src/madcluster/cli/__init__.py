@@ -118,7 +118,9 @@ def _add_fit_parser(sub) -> None:
         "early stopping. "
         "A time estimate prints after the first batches; then progress bars on a terminal, or one "
         "line per epoch with the time left when stderr is redirected. Ctrl-C saves the training "
-        "state to OUTPUT.partial; --resume goes on from it.",
+        "state to OUTPUT.partial; --resume goes on from it. After the last epoch, while the "
+        "model is finished (seconds), a first Ctrl-C lets it finish and be written; a second "
+        "stops at once.",
     )
     fit.add_argument(
         "data",
@@ -157,14 +159,19 @@ def _add_score_parser(sub) -> None:
         "and label (if given). "
         "Columns are matched to the model's by name (reordered if needed).",
     )
-    score.add_argument("model", help="model file written by `madcluster fit`")
+    score.add_argument(
+        "model",
+        help="model file written by `madcluster fit`, or a .onnx file from `madcluster export` "
+        "(scored with onnxruntime and numpy, no torch; no top_channels column)",
+    )
     score.add_argument(
         "data",
         help="file to score, same feature columns as at fit time; or a folder of files, one "
         "entity each (MODEL is then a folder of <entity>.mcz or one model for all): one scores "
         "CSV per entity in -o (default: DATA.scores/)",
     )
-    score.add_argument("-o", "--output", default=None, help="scores CSV (default: DATA.scores.csv)")
+    score.add_argument("-o", "--output", default=None, help="scores CSV (default: DATA.scores.csv; for an image folder, "
+                       "<last three folder names>.scores.csv in the current folder, outside the dataset)")
     score.add_argument(
         "--plot", default=None, help="PNG plot path (default: next to the CSV; 'none' to skip)"
     )

@@ -18,17 +18,24 @@ from madcluster.benchmark.grid import expand_grid, load_grid_file
 from madcluster.benchmark.report import format_summary
 from madcluster.benchmark.runner import run_grid
 from madcluster.benchmark.schema import DETECTORS
+from madcluster.cli.executor_options import add_executor_arguments, executor_options
 from madcluster.cli.image_benchmark import (
     IMAGE_SHARED_OPTIONS,
     add_image_benchmark_arguments,
     run_image_benchmark_command,
+)
+from madcluster.cli.options import (
+    SEED_MAX,
+    float_in_range,
+    fraction_option,
+    int_in_range,
+    threads_option,
 )
 from madcluster.defaults import DEFAULT_EPOCHS
 from madcluster.evaluation.released_protocol import STEP_ORDER, STEPS
 from madcluster.evaluation.thresholds import PROTOCOLS
 from madcluster.exceptions import ParameterError
 from madcluster.method.config import MODES
-from madcluster.parallel.options import add_executor_arguments, executor_options
 
 _LIST = {"nargs": "+"}
 # (group, flag, argparse keywords); the dest is the BenchmarkConfig field of the same name
@@ -76,7 +83,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     (
         "what",
         "--seeds",
-        {**_LIST, "type": int, "help": "one run per seed; mean and std over seeds"},
+        {**_LIST, "type": int_in_range(0, SEED_MAX), "help": "one run per seed; mean and std over seeds"},
     ),
     (
         "what",
@@ -102,7 +109,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         "model",
         "--epochs",
         {
-            "type": int,
+            "type": int_in_range(1),
             "help": "maximum epochs; early stopping on the END of "
             "the training series, never test (default: "
             f"{DEFAULT_EPOCHS}, as MADCluster())",
@@ -112,7 +119,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         "model",
         "--stride",
         {
-            "type": int,
+            "type": int_in_range(1),
             "help": "step between training windows (MADCluster; "
             "default 1) or between windows (baselines; default window-size // 10)",
         },
@@ -120,37 +127,37 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     (
         "model",
         "--window-size",
-        {"type": int, "help": "window length L (the paper's)"},
+        {"type": int_in_range(1), "help": "window length L (the paper's)"},
     ),
-    ("model", "--batch-size", {"type": int, "help": "windows per batch"}),
-    ("model", "--lr", {"type": float, "help": "Adam learning rate"}),
+    ("model", "--batch-size", {"type": int_in_range(1), "help": "windows per batch"}),
+    ("model", "--lr", {"type": float_in_range(0.0, 1.0, low_open=True), "help": "Adam learning rate, in (0, 1]"}),
     (
         "model",
         "--weight-decay",
-        {"type": float, "help": "Adam weight decay, lambda * Omega(W)"},
+        {"type": float_in_range(0.0), "help": "Adam weight decay, lambda * Omega(W)"},
     ),
-    ("model", "--hidden-size", {"type": int, "help": "D-RNN hidden size f"}),
+    ("model", "--hidden-size", {"type": int_in_range(1), "help": "D-RNN hidden size f"}),
     (
         "model",
         "--layers",
-        {"type": int, "help": "D-RNN layers, dilations 1, 2, 4, ..."},
+        {"type": int_in_range(1), "help": "D-RNN layers, dilations 1, 2, 4, ..."},
     ),
     (
         "model",
         "--validation-size",
-        {"type": float, "help": "fraction at the end of train for early stopping"},
+        {"type": fraction_option, "help": "fraction at the end of train for early stopping"},
     ),
     (
         "model",
         "--patience",
-        {"type": int, "help": "epochs without validation improvement before stopping"},
+        {"type": int_in_range(1), "help": "epochs without validation improvement before stopping"},
     ),
     (
         "model",
         "--n-components",
         {"type": float, "help": "pca: variance fraction kept"},
     ),
-    ("model", "--n-centroids", {"type": int, "help": "kmeans: number of centroids k"}),
+    ("model", "--n-centroids", {"type": int_in_range(1), "help": "kmeans: number of centroids k"}),
     (
         "model",
         "--embedder-param",
@@ -177,7 +184,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     (
         "model",
         "--threads",
-        {"type": int, "help": "torch CPU threads per task (default: 1)"},
+        {"type": threads_option, "help": "torch CPU threads per task (default: 1)"},
     ),
     (
         "metrics",
@@ -198,7 +205,7 @@ FIELD_OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
             "ratio, from the labels)",
         },
     ),
-    ("metrics", "--metric-window", {"type": int, "help": "Range-AUC / VUS window"}),
+    ("metrics", "--metric-window", {"type": int_in_range(1), "help": "Range-AUC / VUS window"}),
     (
         "released",
         "--released-steps",

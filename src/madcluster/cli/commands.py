@@ -7,11 +7,13 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from madcluster.atomic import atomic_path, atomic_write_text, check_output_path
 from madcluster.cli.console import print_metrics, print_note, say
+from madcluster.cli.finishing import finish_despite_ctrl_c
 from madcluster.cli.options import (
     apply_runtime,
     detector_from_args,
@@ -21,7 +23,7 @@ from madcluster.cli.options import (
 from madcluster.data.columns import check_columns, feature_values, label_hint, name_list
 from madcluster.data.scores_table import scores_frame
 from madcluster.estimator.attribution import top_channels
-from madcluster.exceptions import OutputPathError
+from madcluster.exceptions import DataError, OutputPathError
 from madcluster.method.diagnostics import collapse_diagnosis
 from madcluster.score.input_terms import describe_parts
 
@@ -33,6 +35,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
         return fit_images_command(args)
     if Path(args.data).is_dir():  # a folder: one model per entity file (madcluster.fleet)
         from madcluster.cli.fleet import fit_fleet_command
+        from madcluster.cli.images import image_folder_hint
+
+        hint = image_folder_hint(args.data)
+        if hint:
+            raise DataError(hint)
 
         return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
     from madcluster.training.checkpoint import TrainingInterrupted, partial_path
@@ -62,16 +69,25 @@ def cmd_fit(args: argparse.Namespace) -> int:
     detector = detector_from_args(args)
     checkpoint = partial_path(args.output)
     t0 = time.perf_counter()
+    finishing = finish_despite_ctrl_c(detector)
     try:
         detector.fit(feature_values(table, args.data), checkpoint=checkpoint, resume=args.resume)
+    except DataError as exc:
+        if "non-finite scores" in str(exc):  # on its own training data: the training, not the input
+            raise DataError(_diverged(detector)) from None
+        raise
     except TrainingInterrupted as stop:
         print(stop.describe(), file=sys.stderr)
         if stop.path is not None:
             print("run the same command with --resume to go on from there", file=sys.stderr)
         return 130  # the shell's status for Ctrl-C
     elapsed = time.perf_counter() - t0
+    detector.__dict__.pop("_fit_training_scores", None)  # the wrapper: not part of the model
     h = detector.history_
     detector.save(args.output)
+    if finishing.interrupted:
+        print(f"Ctrl-C came after the last epoch: the model was finished and written to {args.output}",
+              file=sys.stderr)
     say(
         f"trained on {table.values.shape[0]} rows x {table.values.shape[1]} features "
         f"in {elapsed:.1f} s ({len(h['epoch'])} epochs)"
@@ -93,6 +109,18 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _diverged(detector: Any) -> str:
+    """The message for a fit whose model scores its own training data as NaN / inf: the training
+    diverged (the input was checked for NaN and scale before it started)."""
+    from madcluster.cli.options import signature_default
+
+    lr = getattr(detector, "lr", None)
+    if lr is None:
+        return "training diverged: the trained model's scores on its own training data are not finite"
+    return (f"training diverged: the trained model's scores on its own training data are not finite "
+            f"(learning rate {lr:g}; try a lower --lr, the default is {signature_default('lr'):g}, or fewer --epochs)")
+
+
 def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
     """The scores CSV and plot paths, checked before the model is even loaded."""
     output = args.output or str(Path(args.data).with_suffix("")) + ".scores.csv"
@@ -110,21 +138,25 @@ def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
 def cmd_score(args: argparse.Namespace) -> int:
     from madcluster.cli.images import is_image_model, score_images_command
 
+    if str(args.model).lower().endswith(".onnx") and not Path(args.data).is_dir():
+        from madcluster.cli.deploy import score_onnx_command
+
+        return score_onnx_command(args, _score_outputs(args))
     if is_image_model(args.model):
         return score_images_command(args)
     if Path(args.data).is_dir():  # a folder: one scores file per entity (madcluster.fleet)
         from madcluster.cli.fleet import score_fleet_command
 
         return score_fleet_command(args)
+    output, plot = _score_outputs(args)
+    figures = _figure_paths(args.figures)
+    table = read_input(args.data, args)  # before torch loads (seconds): a bad file says so at once
     from madcluster.estimator.detector import MADCluster
     from madcluster.viz import plot_scores
 
-    output, plot = _score_outputs(args)
-    figures = _figure_paths(args.figures)
     apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
     detector.set_params(n_jobs=args.threads)  # this command's threads, not the fitting machine's
-    table = read_input(args.data, args)
     check_columns(
         table, args.data, detector, label_column=args.label_column,
         note=lambda message: print_note(args, message),
@@ -272,13 +304,19 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     return run_benchmark_command(args)
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    from madcluster.reporting.render import report_format, write_report
+REPORT_INPUTS = (".json", ".jsonl", ".md")  # what `report` reads: results, image runs and tables
 
+
+def cmd_report(args: argparse.Namespace) -> int:
     output = args.output or str(Path(args.results_dir) / "report.html")
     if not Path(args.results_dir).is_dir():
         raise FileNotFoundError(2, "results folder not found", args.results_dir)
     check_output_path(output, what="report")
+    if not any(p.is_file() and p.suffix in REPORT_INPUTS for p in Path(args.results_dir).rglob("*")):
+        raise DataError(f"{args.results_dir!r} holds no result files (JSON from `madcluster benchmark`, "
+                        "or an output folder of `madcluster benchmark --images`): nothing to report, no report written")
+    from madcluster.reporting.render import report_format, write_report  # seconds: after the checks
+
     kind = report_format(output, args.format)
     content = write_report(
         args.results_dir, output, fmt=kind, protocol=args.protocol,
@@ -286,6 +324,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         recursive=args.recursive, title=args.title,
     )
     n_tables = len(content.tables)
+    if not content.results and not n_tables:
+        print(f"madcluster report: error: no benchmark results in {args.results_dir!r} (its JSON files are not "
+              f"result files{'' if args.recursive else '; --recursive reads the folders below'}): {output} "
+              "holds no tables", file=sys.stderr)
+        return 2
     say(f"{kind} report of {len(content.results)} result files ({n_tables} tables) written to {output}")
     say(content.read_note)
     for note in content.notes:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from madcluster.cli.console import say
+from madcluster.cli.options import float_in_range, int_in_range
 
 
 def add_image_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,12 +22,12 @@ def add_image_arguments(parser: argparse.ArgumentParser) -> None:
     (``IMAGE_PARAMS``: shown in help, checked when the model is built)."""
     group = parser.add_argument_group("images (with --embedder rd4ad or pyramidflow)")
     for flag, kwargs, text in (
-        ("--image-size", {"type": int}, "images are resized to this side"),
-        ("--layout", {}, ("how MADCluster reads the feature map: channels (the paper) or pixels "
-                          "(one h per position, adds a pixel map)")),
-        ("--head-weight", {"type": float}, ("weight of MADCluster's standardised score and map beside "
-                                            "the base model's (the paper's literal reading: --layout "
-                                            "channels --head-weight 1)")),
+        ("--image-size", {"type": int_in_range(8, 4096)}, "images are resized to this side, 8 to 4096 pixels"),
+        ("--layout", {"choices": ("channels", "pixels")}, ("how MADCluster reads the feature map: channels "
+                                                           "(the paper) or pixels (one h per position, adds a pixel map)")),
+        ("--head-weight", {"type": float_in_range(0.0)}, ("weight of MADCluster's standardised score and map "
+                                                          "beside the base model's (the paper's literal reading: "
+                                                          "--layout channels --head-weight 1)")),
     ):
         action = group.add_argument(flag, default=None, help=text, **kwargs)
         action.estimator_param = "image." + action.dest
@@ -38,11 +39,22 @@ def is_image_embedder(name: str | None) -> bool:
     return name is not None and name.lower() in IMAGE_EMBEDDERS
 
 
-def is_image_model(path: str) -> bool:
-    from madcluster.estimator.persistence import read_model_file
-    from madcluster.images.detector import KIND
+IMAGE_KIND = "image"  # madcluster.images.detector.KIND, here without importing torch
 
-    return Path(path).is_file() and read_model_file(path)[0].get("kind") == KIND
+
+def is_image_model(path: str) -> bool:
+    """Whether ``path`` is an image model, from its config alone (no torch: a bad data file
+    given with a time-series model is then refused in a fraction of a second)."""
+    import json
+    import zipfile
+
+    if not Path(path).is_file():
+        return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return json.loads(archive.read("config.json").decode("utf-8")).get("kind") == IMAGE_KIND
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError):
+        return False  # not a model file: the loader says why
 
 
 def image_detector_from_args(args: argparse.Namespace):
@@ -54,6 +66,7 @@ def image_detector_from_args(args: argparse.Namespace):
     from madcluster.images.detector import ImageMADCluster
 
     params = detector_params_from_args(args)
+    params.pop("n_jobs", None)  # --threads: set for the whole process by apply_runtime, as for series
     accepted = inspect.signature(ImageMADCluster).parameters
     foreign = sorted(k for k in params if k not in accepted)
     if foreign:
@@ -73,6 +86,7 @@ def fit_images_command(args: argparse.Namespace) -> int:
     apply_runtime(args)
     detector = image_detector_from_args(args)
     images = check_images(args.data, image_size=detector.image_size)
+    warn_random_teacher(detector, "trains")
     detector.fit(images)
     detector.save(args.output)
     say(f"trained {detector.embedder} ({detector.mode}, layout {detector.layout}) on {len(images)} images "
@@ -84,14 +98,16 @@ def fit_images_command(args: argparse.Namespace) -> int:
 def score_images_command(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from madcluster.atomic import atomic_path
+    from madcluster.atomic import atomic_path, check_output_path
     from madcluster.cli.options import apply_runtime
     from madcluster.images.detector import ImageMADCluster, check_images
     from madcluster.images.io import list_images
 
     apply_runtime(args)
-    output = args.output or str(Path(args.data).with_suffix("")) + ".scores.csv"
+    output = args.output or default_scores_path(args.data)
+    check_output_path(output, what="scores file", not_same_as=[args.data, args.model])
     detector = ImageMADCluster.load(args.model, device=args.device or "cpu")
+    warn_random_teacher(detector, "scores")
     names = [Path(args.data).name] if Path(args.data).is_file() else [p.name for p in list_images(args.data)]
     images = check_images(args.data, image_size=detector.image_size, n_channels=detector.n_channels_)
     scores, maps = detector.decision_and_map(images)
@@ -105,6 +121,40 @@ def score_images_command(args: argparse.Namespace) -> int:
         write_map_pngs(maps, names, Path(args.maps))
         say(f"anomaly maps written to {args.maps}/")
     return 0
+
+
+def image_folder_hint(folder: str) -> str | None:
+    """The message for ``fit FOLDER`` without ``--embedder`` on an image folder (a plain folder of
+    images or an MVTec class folder), which would otherwise read as a fleet with no series files."""
+    from madcluster.images.io import IMAGE_SUFFIXES
+
+    path = Path(folder)
+    for candidate in (path, path / "train" / "good"):
+        if candidate.is_dir() and any(p.suffix.lower() in IMAGE_SUFFIXES for p in candidate.iterdir()):
+            return (f"{folder!r} holds images, not series files: pass --embedder rd4ad or --embedder pyramidflow "
+                    "to train an image model (docs/images.md)")
+    return None
+
+
+def default_scores_path(data: str) -> str:
+    """Where ``score`` writes an image folder's CSV without ``-o``: the current folder, named after
+    the folder's last three parts (``bottle/test/crack`` -> ``bottle-test-crack.scores.csv``), so
+    nothing is written into the dataset tree."""
+    path = Path(data).resolve()
+    parts = [p for p in (path.with_suffix("") if path.is_file() else path).parts[-3:] if p not in ("/", "")]
+    return str(Path.cwd() / ("-".join(parts) + ".scores.csv"))
+
+
+def warn_random_teacher(detector, doing: str) -> None:
+    """RD4AD without ``weights`` trains its student on a randomly initialised teacher: not the
+    paper's ImageNet-pretrained one, and far weaker. Say so at fit and at every score."""
+    import sys
+
+    params = detector.embedder_params or {}
+    if str(detector.embedder).lower() == "rd4ad" and not params.get("weights"):
+        print(f"warning: this rd4ad model {doing} with a randomly initialised teacher (no --embedder-param "
+              "weights=PATH.pth of an ImageNet-pretrained torchvision ResNet): not the paper's model, and far "
+              "weaker (docs/images.md)", file=sys.stderr)
 
 
 def write_map_pngs(maps: np.ndarray, names: list[str], folder: Path) -> None:

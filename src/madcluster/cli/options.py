@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -40,15 +41,58 @@ def finite_float(text: str) -> float:
     return value
 
 
-def _threads(text: str) -> int:
-    """argparse type: torch threads as the estimator's ``n_jobs``: k >= 1, or -1 for every core."""
+def threads_option(text: str) -> int:
+    """argparse type: torch threads as the estimator's ``n_jobs``: k >= 1, or -1 for every core.
+    More threads than this machine's cores only thrash it: warned about and capped to the cores."""
+    from madcluster.threads import available_cores
+
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number of threads, got {text!r}") from None
     if value == 0 or value < -1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, or -1 for every core, got {value}")
+    cores = available_cores()
+    if value > cores:
+        print(f"warning: --threads {value} is more than the {cores} core(s) this process may use; using {cores}",
+              file=sys.stderr)
+        return cores
     return value
+
+
+
+def int_in_range(low: int, high: int | None = None, what: str = "") -> Any:
+    """argparse type: an integer in ``[low, high]`` (no upper bound when ``high`` is None),
+    refused at parse time with one line naming the range."""
+    span = f"{low} or more" if high is None else f"from {low} to {high}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number{what}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {span}{what}, got {value}")
+        return value
+
+    return parse
+
+
+def float_in_range(low: float, high: float | None = None, *, low_open: bool = False, what: str = "") -> Any:
+    """argparse type: a finite number in ``[low, high]`` (``(low, high]`` with ``low_open``)."""
+    left = "(" if low_open else "["
+    span = f"in {left}{low:g}, {high:g}]" if high is not None else (f"above {low:g}" if low_open else f"{low:g} or more")
+
+    def parse(text: str) -> float:
+        value = finite_float(text)
+        if value < low or (low_open and value == low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {span}{what}, got {text!r}")
+        return value
+
+    return parse
+
+
+SEED_MAX = 2**32 - 1  # numpy's and scikit-learn's seeds: 0 .. 2**32 - 1
 
 
 EVERY_WINDOW = "all"
@@ -76,6 +120,9 @@ def _checked(param: str) -> Callable[[str], float]:
     return parse
 
 
+fraction_option = _checked("validation_size")  # a number in [0, 1): the benchmark's --validation-size
+
+
 _FROM_SIGNATURE = object()
 # (flag, estimator parameter, argparse keywords, help); every default is the estimator's (shown by
 # SettingsHelpFormatter, read from the signature) unless a command sets its own (the demo's)
@@ -89,12 +136,12 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--epoch-windows", "epoch_windows", {"type": _epoch_windows, "metavar": "N|all"},
      ("training windows drawn anew each epoch, so an epoch costs the same on any series length; "
       "'all' trains on every window each epoch, as before (slow on long series)")),
-    ("--validation-size", "validation_size", {"type": _checked("validation_size")},
+    ("--validation-size", "validation_size", {"type": fraction_option},
      ("fraction at the END of the training series held out for early stopping; 0 trains on everything "
      "for --epochs epochs, best for concatenated series")),
     ("--batch-size", "batch_size", {"type": _positive_int}, "windows per batch"),
-    ("--lr", "lr", {"type": finite_float}, "Adam learning rate"),
-    ("--rho", "rho", {"type": finite_float}, "soft-boundary weight; R = (1 - rho) quantile of training distances (paper: 0.01)"),
+    ("--lr", "lr", {"type": float_in_range(0.0, 1.0, low_open=True)}, "Adam learning rate, in (0, 1]"),
+    ("--rho", "rho", {"type": float_in_range(0.0, 1.0, low_open=True)}, "soft-boundary weight; R = (1 - rho) quantile of training distances (paper: 0.01)"),
     ("--distance-loss", "distance_loss", {"choices": DISTANCE_LOSSES},
      "paper's soft boundary, or mean distance as the released script"),
     ("--preset", "preset", {"choices": tuple(PRESETS)},
@@ -111,11 +158,11 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
      ("how training scores become the model's threshold: quantile = their (1 - contamination) "
       "quantile; pot = peaks over threshold (OmniAnomaly's): a generalized Pareto tail fitted to the "
       "top 2 %% of training scores, threshold exceeded with probability contamination")),
-    ("--seed", "random_state", {"type": int}, "random seed; same seed, same scores"),
+    ("--seed", "random_state", {"type": int_in_range(0, SEED_MAX)}, "random seed, 0 to 2**32 - 1; same seed, same scores"),
     ("--precision", "precision", {"choices": PRECISION_NAMES},
      ("bfloat16: mixed precision for the embedder's matrix products (CPUs with AVX-512 BF16 or AMX, "
      "GPUs); faster there, same scores up to rounding")),
-    ("--roughness-window", "roughness_window", {"type": int, "metavar": "W"},
+    ("--roughness-window", "roughness_window", {"type": int_in_range(0), "metavar": "W"},
      ("append each channel's log mean squared step over the last W steps to the embedder's input; 0 "
      "turns it off (None: the embedder's default, 3 for the D-RNN, 0 for the others and for --preset paper)")),
     ("--input-terms", "input_terms", {"nargs": "+", "choices": (*INPUT_TERMS, "none"), "metavar": "TERM"},
@@ -251,7 +298,7 @@ def add_runtime_options(group, *, device: str | None = None) -> None:
     group.add_argument("--device", default=device, help=f"cpu, cuda, cuda:N or auto (default: {shown})")
     group.add_argument(
         "--threads",
-        type=_threads,
+        type=threads_option,
         default=None,
         help="CPU threads for torch: 1 or more, or -1 for every core (default: 1, right when other "
         "jobs share the cores; more threads help only on a machine of your own)",

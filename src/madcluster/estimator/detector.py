@@ -9,7 +9,6 @@ The steps live in their own modules: input scaling (:mod:`madcluster.data.scalin
 from __future__ import annotations
 
 import os
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from madcluster.data.scaling import fit_input_scaler, model_input
 from madcluster.data.validation import check_series
 from madcluster.defaults import defaults
 from madcluster.embedders import EMBEDDERS
-from madcluster.estimator.fitted import FittedModel, ScoreParts
+from madcluster.estimator.fitted import FittedModel, FromModel, ScoreParts
 from madcluster.estimator.network_fit import (
     build_network,
     method_config,
@@ -38,22 +37,6 @@ from madcluster.method.config import MethodConfig
 from madcluster.presets import preset_params
 from madcluster.score.input_terms import check_input_terms, check_part_weights, describe_parts
 from madcluster.threads import torch_threads
-
-
-class _FromModel:
-    """A fitted attribute that lives in the fitted model (``model_``), readable (and, for
-    experiments, writable) on the estimator as scikit-learn style ``name_`` attributes."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def __get__(self, obj: Any, owner: type) -> Any:
-        return self if obj is None else attrgetter(self.path)(obj.model_)
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        owner, _, name = self.path.rpartition(".")
-        setattr(attrgetter(owner)(obj.model_) if owner else obj.model_, name, value)
-
 
 _D = defaults(MADCLUSTER_PARAMS)  # the signature's defaults, written once in the table
 
@@ -131,16 +114,16 @@ class MADCluster(BaseDetector):
 
     _parameters = MADCLUSTER_PARAMS
     # what scoring needs lives in the fitted model (``model_``, :class:`FittedModel`); these read it
-    net_ = _FromModel("net")
-    score_stats_ = _FromModel("parts.stats")
-    input_terms_ = _FromModel("parts.input_terms")
-    part_weights_ = _FromModel("parts.weights")  # {} without input terms: the own score alone
-    scaler_mean_ = _FromModel("scaler_mean")
-    scaler_scale_ = _FromModel("scaler_scale")
-    roughness_window_ = _FromModel("roughness_window")
-    constant_columns_ = _FromModel("constant_columns")
-    warmup_quantiles_ = _FromModel("warmup_quantiles")
-    attribution_baseline_ = _FromModel("attribution_baseline")
+    net_ = FromModel("net")
+    score_stats_ = FromModel("parts.stats")
+    input_terms_ = FromModel("parts.input_terms")
+    part_weights_ = FromModel("parts.weights")  # {} without input terms: the own score alone
+    scaler_mean_ = FromModel("scaler_mean")
+    scaler_scale_ = FromModel("scaler_scale")
+    roughness_window_ = FromModel("roughness_window")
+    constant_columns_ = FromModel("constant_columns")
+    warmup_quantiles_ = FromModel("warmup_quantiles")
+    attribution_baseline_ = FromModel("attribution_baseline")
 
     def __init__(
         self,
@@ -302,16 +285,21 @@ class MADCluster(BaseDetector):
             n_features=self.n_features_in_, feature_names=names, constant_columns=constant,
             parts=ScoreParts({}, self.score_scaling, self.base_score_combination),
         )
-        terms = check_input_terms(self.input_terms)  # every mode: Table 1's two sides differ by MADCluster only
+        self.model_ = self._fit_training_scores(model, data, scaled)
+        if checkpoint is not None:
+            Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
+        return self
+
+    def _fit_training_scores(self, model: FittedModel, data: np.ndarray, scaled: np.ndarray) -> FittedModel:
+        """After the last epoch (seconds; ``madcluster fit`` defers Ctrl-C here): the score's parts,
+        the threshold and the attribution baseline. Every mode fits the same input terms."""
+        terms = check_input_terms(self.input_terms)
         self._set_training_scores(model.fit_scores(data, scaled, terms, self.random_state, check_part_weights(self.part_weights)))
         if self.verbose:  # the fit's one line on how its score is made
             print(f"score = {describe_parts(model.parts.weights, model.parts.input_terms)}", flush=True)
         model.threshold = self.threshold_
         model.fit_attribution_baseline(scaled)
-        self.model_ = model
-        if checkpoint is not None:
-            Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
-        return self
+        return model
 
     def _training_identity(self) -> dict[str, str]:
         """The parameters a resumed fit must share with the interrupted one (not ``epochs``, nor

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -289,6 +290,21 @@ class FittedModel:
             terms = self.net.eval().score(torch.from_numpy(fresh).to(next(self.net.parameters()).device))
         scores = self.parts.combine({name: values.float().cpu().numpy().astype(np.float64) for name, values in terms.items()})
         return fit_quantile_table(scores, self.warmup_reference_from())
+
+
+class FromModel:
+    """A fitted attribute that lives in the fitted model (``model_``), readable (and, for
+    experiments, writable) on the estimator as scikit-learn style ``name_`` attributes."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __get__(self, obj: Any, owner: type) -> Any:
+        return self if obj is None else attrgetter(self.path)(obj.model_)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        owner, _, name = self.path.rpartition(".")
+        setattr(attrgetter(owner)(obj.model_) if owner else obj.model_, name, value)
 
 
 def fitted_model(model: Any) -> FittedModel:

@@ -259,7 +259,7 @@ def _first_markdown_table(lines: list[str]) -> list[list[str]]:
 
 # ---------------------------------------------------------------------------- decomposition table
 def decomposition_table(records: list[dict[str, Any]]) -> tuple[Table | None, list[Source]]:
-    """The evaluation decomposition (issue 10, part 1): honest, then the released protocol's steps
+    """The evaluation decomposition: honest, then the released protocol's steps
     (a)..(e) added cumulatively, then the paper; (c) is an oracle and (e) a leak, marked as such."""
     rows, sources = [], []
     for i, rec in enumerate(records):
@@ -335,7 +335,7 @@ def build_content(
             content.sources[s.key] = s
     else:
         content.notes.append(f"No evaluation decomposition: {dec_path} not found "
-                             "(written by the decomposition benchmark of issue 10).")
+                             "(written by benchmarks/decomposition.py).")
 
     cost = results_cost_table(content)
     if cost is not None:
@@ -346,5 +346,5 @@ def build_content(
         content.tables.append(file_table)
     else:
         content.notes.append("No compute table file (compute_table.md / .json) in the folder; "
-                             "the compute numbers above come from the result files.")
+                             "the compute table of this report comes from the result files alone.")
     return content

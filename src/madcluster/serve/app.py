@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
@@ -14,10 +17,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from madcluster.exceptions import MADClusterError
+from madcluster.serve.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ROWS
 from madcluster.serve.metrics import ServerMetrics
 from madcluster.serve.registry import Conflict, NotFound, StreamStore, rows_array
 
-DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+JSON_TYPES = (b"application/json",)
+INLINE_ROWS = 16  # stream updates of at most this many rows run on the event loop
 
 
 class RowsRequest(BaseModel):
@@ -29,21 +34,20 @@ class StreamRequest(RowsRequest):
     model: str | None = Field(default=None, description="model of a new stream (default: the stream's name, or the only model)")
 
 
-def create_app(store: StreamStore, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> FastAPI:
-    """The app for the models and streams in ``store``."""
-    app = FastAPI(title="madcluster", docs_url="/docs", redoc_url=None)
+def create_app(
+    store: StreamStore, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, max_rows: int = DEFAULT_MAX_ROWS,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+) -> FastAPI:
+    """The app for the models and streams in ``store``, behind :class:`BodyLimit`'s limits."""
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        store.stop()  # --state-dir: save what changed since the last save, before the process exits
+
+    app = FastAPI(title="madcluster", docs_url="/docs", redoc_url=None, lifespan=lifespan)
     metrics = ServerMetrics()
     metrics.streams.set_function(lambda: len(store))
     _add_error_handlers(app)
-
-    @app.middleware("http")
-    async def measure(request: Request, call_next: Any) -> Response:
-        start = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        endpoint = getattr(route, "path", "unmatched")
-        metrics.observe_request(endpoint, request.method, response.status_code, time.perf_counter() - start)
-        return response
 
     @app.get("/health")
     def health() -> dict[str, Any]:
@@ -62,13 +66,19 @@ def create_app(store: StreamStore, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES)
         return {"model": model, "threshold": detector.threshold_, "scores": scores.tolist(), "flags": flags.tolist()}
 
     @app.post("/streams/{stream_id}")
-    def stream_update(stream_id: str, body: StreamRequest) -> dict[str, Any]:
-        model, result = store.update(stream_id, body.model, body.rows, body.columns)
+    async def stream_update(stream_id: str, body: StreamRequest) -> JSONResponse:
+        # a few rows cost ~1 ms: scored on the event loop, which saves the thread pool's hand-offs
+        # (most of a one-row update's time under load); larger chunks go to the pool
+        update = store.try_update if len(body.rows) <= INLINE_ROWS else None
+        outcome = update(stream_id, body.model, body.rows, body.columns) if update is not None else None
+        if outcome is None:
+            outcome = await run_in_threadpool(store.update, stream_id, body.model, body.rows, body.columns)
+        model, result = outcome
         metrics.observe_scores(model, len(result.scores), int(result.flags.sum()))
-        return {
+        return JSONResponse({  # built directly: FastAPI's generic encoder costs more than the scoring
             "stream": stream_id, "model": model, "steps": result.steps.tolist(),
             "scores": result.scores.tolist(), "flags": result.flags.tolist(),
-        }
+        })
 
     @app.get("/streams/{stream_id}")
     def stream_info(stream_id: str) -> dict[str, Any]:
@@ -84,7 +94,7 @@ def create_app(store: StreamStore, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES)
     def prometheus() -> Response:
         return Response(metrics.exposition(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
-    return BodyLimit(app, max_body_bytes)  # type: ignore[return-value]
+    return BodyLimit(Measure(app, metrics), max_body_bytes, max_rows, max_concurrent)  # type: ignore[return-value]
 
 
 def _describe(model: Any) -> dict[str, Any]:
@@ -107,6 +117,10 @@ def _error(status: int, message: str) -> JSONResponse:
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        content_type = request.headers.get("content-type", "")
+        if request.method == "POST" and not content_type.startswith("application/json"):
+            return _error(415, f"the request body must be JSON (Content-Type: application/json), got Content-Type "
+                               f"{content_type or 'none'!r} and a body that is not JSON")
         problems = []
         for err in exc.errors():
             if err.get("type") == "json_invalid":
@@ -137,11 +151,45 @@ def _add_error_handlers(app: FastAPI) -> None:
         return _error(500, f"internal error ({type(exc).__name__}); the server log has the details")
 
 
-class BodyLimit:
-    """ASGI middleware: a request body over ``max_bytes`` gets 413 before the app reads it."""
+class Measure:
+    """ASGI middleware: each request's count and latency by route template (pure ASGI: the
+    ``@app.middleware`` form costs a task and a queue per request)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app: ASGIApp, metrics: ServerMetrics) -> None:
+        self.app, self.metrics = app, metrics
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.app, name)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start, status = time.perf_counter(), 500
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            endpoint = getattr(scope.get("route"), "path", "unmatched")
+            self.metrics.observe_request(endpoint, scope.get("method", ""), status, time.perf_counter() - start)
+
+
+class BodyLimit:
+    """ASGI middleware, before the app reads a request: a body over ``max_bytes`` or of more than
+    ``max_rows`` rows gets 413; over ``max_concurrent`` requests in flight, or rows in flight over
+    twice ``max_rows``, get 503 (so a few large requests cannot take the server's memory); a JSON
+    body sent with another content type (``curl -d`` sends a form type) is read as JSON."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int, max_rows: int = DEFAULT_MAX_ROWS,
+                 max_concurrent: int = DEFAULT_MAX_CONCURRENT) -> None:
+        self.app, self.max_bytes, self.max_rows, self.max_concurrent = app, max_bytes, max_rows, max_concurrent
+        self.in_flight = self.rows_in_flight = 0  # the event loop runs one coroutine step at a time: no lock
 
     def __getattr__(self, name: str) -> Any:  # routes, state... of the wrapped FastAPI app
         return getattr(self.app, name)
@@ -150,9 +198,10 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._reject(send)
+            await _reply(send, 413, f"request body over the limit of {self.max_bytes} bytes (--max-body-bytes); send fewer rows per request")
             return
         chunks, size, more = [], 0, True
         while more:
@@ -162,11 +211,23 @@ class BodyLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                await self._reject(send)
+                await _reply(send, 413, f"request body over the limit of {self.max_bytes} bytes (--max-body-bytes); send fewer rows per request")
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
         body = b"".join(chunks)
+        rows = count_rows(body) if scope.get("method") == "POST" else 0
+        if rows > self.max_rows:
+            await _reply(send, 413, f"{rows} rows in one request, over the limit of {self.max_rows} (--max-rows); send fewer rows per request")
+            return
+        if self.in_flight >= self.max_concurrent or (rows and self.rows_in_flight + rows > 2 * self.max_rows):
+            await _reply(send, 503, f"server busy: {self.in_flight} requests ({self.rows_in_flight} rows) in flight, the limit is "
+                                    f"{self.max_concurrent} requests (--max-concurrent) and {2 * self.max_rows} rows (2 x --max-rows); retry shortly",
+                         retry_after=1)
+            return
+        content_type = headers.get(b"content-type", b"")
+        if scope.get("method") == "POST" and not content_type.startswith(JSON_TYPES) and body.lstrip()[:1] in (b"{", b"["):
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"content-type"] + [(b"content-type", b"application/json")]}
         replayed = False
 
         async def replay() -> Message:
@@ -176,12 +237,29 @@ class BodyLimit:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        self.in_flight += 1
+        self.rows_in_flight += rows
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            self.in_flight -= 1
+            self.rows_in_flight -= rows
 
-    async def _reject(self, send: Send) -> None:
-        payload = json.dumps({"error": f"request body over the limit of {self.max_bytes} bytes (--max-body-bytes); send fewer rows per request"}).encode()
-        await send({"type": "http.response.start", "status": 413, "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
-        await send({"type": "http.response.body", "body": payload})
+
+def count_rows(body: bytes) -> int:
+    """Rows in a ``{"rows": [[...], ...], "columns": [...]}`` body without parsing it: its ``[``
+    less the outer list's and the columns' (column names holding ``[`` count too: an upper bound)."""
+    brackets = body.count(b"[")
+    return max(0, brackets - 1 - (b'"columns"' in body))
 
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "BodyLimit", "create_app"]
+async def _reply(send: Send, status: int, message: str, retry_after: int | None = None) -> None:
+    payload = json.dumps({"error": message}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_CONCURRENT", "DEFAULT_MAX_ROWS", "BodyLimit", "count_rows", "create_app"]

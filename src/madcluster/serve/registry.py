@@ -2,12 +2,16 @@
 
 A model path is one ``.mcz`` file (its name: the file stem) or a fleet folder of them (one model
 per entity, named after the entity). Streams are :class:`~madcluster.estimator.streaming.StreamScorer`
-objects by id; with a state folder each stream's state is saved atomically after every update and
-read back at start-up, so streams survive a restart.
+objects by id; with a state folder each changed stream's state is saved atomically every
+``save_interval`` seconds by a background thread (0: after every update), at shutdown, and read
+back at start-up, so streams survive a restart; a crash loses at most the last interval's rows.
+Saving once an interval, not once an update, keeps ``--state-dir`` near the in-memory cost: a save
+(a zip of the stream's state, ~ms) per update was most of an update's time.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from dataclasses import dataclass
@@ -19,7 +23,9 @@ import numpy as np
 from madcluster.estimator.detector import MADCluster
 from madcluster.estimator.streaming import StreamScorer, model_fingerprint, state_model_fingerprint
 from madcluster.exceptions import DataError, MADClusterError, ModelFileError
+from madcluster.serve.limits import DEFAULT_SAVE_INTERVAL
 
+logger = logging.getLogger(__name__)
 MODEL_SUFFIX = ".mcz"
 STATE_SUFFIX = ".mcs"
 STREAM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -48,7 +54,13 @@ def load_models(path: str | Path) -> dict[str, MADCluster]:
 def rows_array(model: MADCluster, rows: list[list[float]], columns: list[str] | None) -> np.ndarray:
     """The request's rows as a ``(T, D)`` array in the model's column order, or a ``DataError``."""
     names = getattr(model, "feature_names_in_", None)
+    names = None if names is None else [str(n) for n in names]
     expected = int(model.n_features_in_)
+    lengths = {len(row) for row in rows} if isinstance(rows, list) and all(isinstance(r, list) for r in rows) else set()
+    if len(lengths) > 1:
+        first = len(rows[0])
+        odd = next(i for i, row in enumerate(rows) if len(row) != first)
+        raise DataError(f"rows must all have the same length: row 0 has {first} values, row {odd} has {len(rows[odd])}")
     try:
         data = np.asarray(rows, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -57,28 +69,32 @@ def rows_array(model: MADCluster, rows: list[list[float]], columns: list[str] | 
         raise DataError(f"rows must be a non-empty list of rows (lists of {expected} numbers), got shape {data.shape}")
     if columns is None:
         if data.shape[1] != expected:
-            hint = f" ({', '.join(map(str, names))})" if names is not None else ""
+            hint = f" ({', '.join(names)})" if names is not None else ""
             raise DataError(f"each row needs {expected} values{hint}, got {data.shape[1]}")
-        return _finite(data)
+        return _finite(data, names)
     if len(columns) != data.shape[1]:
         raise DataError(f"{len(columns)} columns named but rows have {data.shape[1]} values")
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        raise DataError(f"columns name {', '.join(map(repr, repeated))} more than once: each column once, please")
     if names is None:
         if len(columns) != expected:
             raise DataError(f"the model takes {expected} columns, got {len(columns)}")
-        return _finite(data)
+        return _finite(data, list(columns))
     missing = [n for n in names if n not in columns]
-    unexpected = [c for c in columns if c not in set(map(str, names))]
-    if missing or unexpected or len(set(columns)) != len(columns):
+    unexpected = [c for c in columns if c not in set(names)]
+    if missing or unexpected:
         raise DataError(f"columns do not match the model's: missing {missing}, unexpected {unexpected}")
-    order = [columns.index(str(n)) for n in names]
-    return _finite(data[:, order])
+    order = [columns.index(n) for n in names]
+    return _finite(data[:, order], names)
 
 
-def _finite(data: np.ndarray) -> np.ndarray:
+def _finite(data: np.ndarray, names: list[str] | None = None) -> np.ndarray:
     bad = np.argwhere(~np.isfinite(data))
     if len(bad):
         row, col = bad[0]
-        raise DataError(f"rows hold {len(bad)} NaN or infinite value(s), the first at row {row}, column {col}")
+        column = repr(names[col]) if names is not None else f"{col}"
+        raise DataError(f"rows hold {len(bad)} NaN or infinite value(s), the first at row {row}, column {column}")
     return data
 
 
@@ -92,14 +108,22 @@ class Stream:
 class StreamStore:
     """Open streams by id, each bound to one model, saved to ``state_dir`` when given."""
 
-    def __init__(self, models: dict[str, MADCluster], state_dir: str | Path | None = None) -> None:
+    def __init__(self, models: dict[str, MADCluster], state_dir: str | Path | None = None,
+                 save_interval: float = DEFAULT_SAVE_INTERVAL) -> None:
         self.models = models
         self.state_dir = Path(state_dir) if state_dir is not None else None
+        self.save_interval = save_interval
         self._streams: dict[str, Stream] = {}
         self._lock = threading.Lock()
+        self._dirty: set[str] = set()
+        self._stop = threading.Event()
+        self._saver: threading.Thread | None = None
         if self.state_dir is not None:
             self.state_dir.mkdir(parents=True, exist_ok=True)
             self._restore_all()
+            if save_interval > 0:
+                self._saver = threading.Thread(target=self._save_loop, name="stream-saver", daemon=True)
+                self._saver.start()
 
     def __len__(self) -> int:
         return len(self._streams)
@@ -131,22 +155,84 @@ class StreamStore:
     def update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None) -> tuple[str, Any]:
         """Score ``rows`` as the next rows of the stream, opened on first use; a refused request
         (bad rows, unknown model) opens nothing."""
+        result = self._update(stream_id, model_name, rows, columns, wait=True)
+        assert result is not None
+        return result
+
+    def try_update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None) -> tuple[str, Any] | None:
+        """:meth:`update`, or None at once when the stream is busy (another update or a save holds
+        it): the server's event loop must never wait on a lock."""
+        return self._update(stream_id, model_name, rows, columns, wait=False)
+
+    def _update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None,
+                wait: bool) -> tuple[str, Any] | None:
+        if not wait and self.state_dir is not None and self.save_interval <= 0:
+            return None  # a save per update is file I/O: never on the event loop
         name = self.model_of(stream_id, model_name)
         data = rows_array(self.models[name], rows, columns)
         with self._lock:
             stream = self._streams.get(stream_id)
             if stream is None:
                 stream = self._streams[stream_id] = Stream(name, self.models[name].stream(), threading.Lock())
-        with stream.lock:  # one update at a time per stream: rows keep their order
+        if not stream.lock.acquire(blocking=wait):
+            return None
+        try:  # one update at a time per stream: rows keep their order
             result = stream.scorer.update(data)
-            if self.state_dir is not None:
-                stream.scorer.save(self.state_dir / f"{stream_id}{STATE_SUFFIX}")
+            if self.state_dir is not None and self.save_interval <= 0:
+                stream.scorer.save(self._state_path(stream_id))
+            elif self.state_dir is not None:
+                with self._lock:
+                    self._dirty.add(stream_id)
+        finally:
+            stream.lock.release()
         return stream.model, result
+
+    def flush(self) -> int:
+        """Save every stream changed since its last save (the saver thread's step; also at
+        shutdown, after which the thread stops); returns how many were saved."""
+        if self.state_dir is None:
+            return 0
+        with self._lock:
+            dirty, self._dirty = self._dirty, set()
+        saved = 0
+        for stream_id in sorted(dirty):
+            stream = self._streams.get(stream_id)
+            if stream is None:  # closed since: its file is gone and stays gone
+                continue
+            with stream.lock:
+                if self._streams.get(stream_id) is not stream:
+                    continue
+                try:
+                    stream.scorer.save(self._state_path(stream_id))
+                except OSError:
+                    with self._lock:  # saved on the next round
+                        self._dirty.add(stream_id)
+                    raise
+                saved += 1
+        return saved
+
+    def stop(self) -> None:
+        """Save what changed and stop the saver thread."""
+        self._stop.set()
+        if self._saver is not None:
+            self._saver.join(timeout=30)
+        self.flush()
+
+    def _save_loop(self) -> None:
+        while not self._stop.wait(self.save_interval):
+            try:
+                self.flush()
+            except Exception:
+                logger.exception("saving stream states to %s failed", self.state_dir)
+
+    def _state_path(self, stream_id: str) -> Path:
+        return self.state_dir / f"{stream_id}{STATE_SUFFIX}"
 
     def close(self, stream_id: str) -> None:
         self.get(stream_id)
         with self._lock:
             self._streams.pop(stream_id, None)
+            self._dirty.discard(stream_id)
             if self.state_dir is not None:
                 (self.state_dir / f"{stream_id}{STATE_SUFFIX}").unlink(missing_ok=True)
 

@@ -1,20 +1,25 @@
 """Start the server: load the models, restore streams, run uvicorn until SIGTERM / Ctrl-C.
 
 uvicorn's shutdown on SIGTERM stops accepting connections and lets requests in flight finish
-(up to ``graceful_seconds``); stream states are saved after every update, so nothing is lost.
+(up to ``graceful_seconds``); then the streams changed since the last save are saved, so SIGTERM
+loses nothing (a crash loses at most the last ``state_interval``).
 """
 
 from __future__ import annotations
 
-import logging
+import errno
+import socket
+import sys
 from pathlib import Path
 
-import torch
-
-from madcluster.serve.app import DEFAULT_MAX_BODY_BYTES, create_app
-from madcluster.serve.registry import StreamStore, load_models
-
-logger = logging.getLogger(__name__)
+from madcluster.exceptions import MADClusterError
+from madcluster.serve.limits import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONCURRENT,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_SAVE_INTERVAL,
+)
+from madcluster.threads import resolve_threads
 
 
 def run_server(
@@ -26,11 +31,43 @@ def run_server(
     threads: int = 1,
     graceful_seconds: float = 30.0,
     log_level: str = "info",
+    max_rows: int = DEFAULT_MAX_ROWS,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    state_interval: float = DEFAULT_SAVE_INTERVAL,
 ) -> None:
+    check_port_free(host, port)  # before torch, FastAPI and the models load: a busy port says so at once
+    import torch
     import uvicorn
 
-    torch.set_num_threads(threads)
-    store = StreamStore(load_models(model_path), state_dir)
-    logger.warning("serving %d model(s) from %s, %d stream(s) restored", len(store.models), model_path, len(store))
-    app = create_app(store, max_body_bytes)
+    from madcluster.serve.app import create_app
+    from madcluster.serve.registry import StreamStore, load_models
+
+    torch.set_num_threads(resolve_threads(threads))
+    store = StreamStore(load_models(model_path), state_dir, save_interval=state_interval)
+    print(f"serving {len(store.models)} model(s) from {model_path} on http://{host}:{port}, {len(store)} stream(s) restored",
+          file=sys.stderr, flush=True)
+    app = create_app(store, max_body_bytes, max_rows=max_rows, max_concurrent=max_concurrent)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=graceful_seconds, access_log=False)
+
+
+class PortError(MADClusterError):
+    """The address to listen on is taken or cannot be used."""
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Bind ``host:port`` once, as uvicorn will, and say in one line why it cannot be used."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise PortError(f"--host {host!r} is not an address of this machine: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise PortError(f"port {port} on {host} is in use by another program: stop it or pass another --port") from None
+            if exc.errno == errno.EACCES:
+                raise PortError(f"no permission to listen on port {port} (ports below 1024 need privileges): pass --port 1024 or more") from None
+            raise PortError(f"cannot listen on {host}:{port}: {exc.strerror}") from None

@@ -9,6 +9,7 @@ changes, and a figure is freed as soon as the caller drops it.
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +86,23 @@ def _frame_parts(X: Any) -> tuple[np.ndarray, list[str], Any]:
 
 
 # ---------------------------------------------------------------------------------- score plot
+CAPTION_CHARS = 130  # a caption line that fits the 12-inch figure at 9 pt
+LOG_AXIS_RATIO = 20.0  # scores above this many times the threshold's scale put the axis on symlog
+
+
+def score_axis_break(scores: np.ndarray, threshold: float | None) -> float | None:
+    """Where the score axis turns logarithmic (symlog), or None for a linear axis: when the top
+    score is over :data:`LOG_AXIS_RATIO` times the threshold (or the 99th percentile without one),
+    a linear axis squeezes everything around the threshold into a flat line."""
+    finite = scores[np.isfinite(scores)]
+    if not len(finite):
+        return None
+    scale = abs(threshold) if threshold is not None and threshold != 0 else float(np.quantile(np.abs(finite), 0.99))
+    if scale <= 0 or np.abs(finite).max() <= LOG_AXIS_RATIO * scale:
+        return None
+    return float(scale)
+
+
 def plot_scores(
     scores: np.ndarray,
     threshold: float | None = None,
@@ -132,9 +150,12 @@ def plot_scores(
         ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=8)
         ax.tick_params(labelsize=7)
     if channels:
-        axes[0].set_title(caption, fontsize=9, loc="left")
+        axes[0].set_title(textwrap.fill(caption, CAPTION_CHARS), fontsize=9, loc="left")
     ax = axes[-1]
     ax.plot(x, scores, lw=0.7, color=SCORE_COLOR, label="score")
+    linear_up_to = score_axis_break(scores, threshold)
+    if linear_up_to is not None:  # a few huge scores would flatten the threshold's neighbourhood
+        ax.set_yscale("symlog", linthresh=linear_up_to, linscale=2.0)
     if threshold is not None:
         ax.axhline(threshold, color=THRESHOLD_COLOR, lw=1.0, ls="--", label=f"threshold {threshold:.3g}")
         flagged = scores > threshold
@@ -142,7 +163,7 @@ def plot_scores(
                    label="predicted anomaly")
     shade_spans(ax, x, labels)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("anomaly score")
+    ax.set_ylabel("anomaly score" if linear_up_to is None else f"anomaly score\n(log above {linear_up_to:.3g})")
     ax.legend(loc="upper right", fontsize=8, ncol=4)
     fig.suptitle(title, fontsize=10)
     if np.issubdtype(np.asarray(x).dtype, np.datetime64):

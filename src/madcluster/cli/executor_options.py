@@ -1,10 +1,12 @@
-"""The executor flags of every command that runs jobs (``madcluster benchmark``, fleets)."""
+"""The executor flags of every command that runs jobs (``madcluster benchmark``, fleets): argparse
+options over :mod:`madcluster.parallel`, so they live with the command line."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from madcluster.cli.options import int_in_range
 from madcluster.parallel.executors import EXECUTORS
 
 
@@ -26,11 +28,11 @@ def add_executor_arguments(parser: argparse.ArgumentParser, *, what: str = "task
         "local Ray is started with one CPU and one torch thread per task",
     )
     g.add_argument(
-        "--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)"
+        "--num-cpus", type=int_in_range(1), default=None, help="CPUs of the local Ray (default: all)"
     )
     g.add_argument(
         "--max-retries",
-        type=int,
+        type=int_in_range(0),
         default=3,
         help="Ray: times a task whose worker died is retried (default: 3)",
     )
