@@ -110,46 +110,7 @@ __all__ = [
     "Outcome",
     "Progress",
     "SequentialExecutor",
-    "add_executor_arguments",
-    "executor_options",
     "guarded_call",
     "make_executor",
     "ray_available",
 ]
-
-
-# ------------------------------------------------------------------ command-line options
-def add_executor_arguments(parser: Any, *, what: str = "tasks") -> None:
-    """``--executor``, ``--ray-address``, ``--num-cpus``, ``--max-retries``: shared by commands."""
-    g = parser.add_argument_group("execution")
-    g.add_argument(
-        "--executor",
-        default="auto",
-        choices=list(EXECUTORS),
-        help=f"run the {what} one after another here (sequential) or in parallel on Ray "
-        "(ray; pip install 'madcluster[distributed]'); auto = ray when it is installed and there "
-        "is more than one (default: auto)",
-    )
-    g.add_argument(
-        "--ray-address",
-        default=None,
-        help="address of a running Ray cluster (e.g. auto, or ray://head:10001); without it a "
-        "local Ray is started with one CPU and one torch thread per task",
-    )
-    g.add_argument(
-        "--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)"
-    )
-    g.add_argument(
-        "--max-retries",
-        type=int,
-        default=3,
-        help="Ray: times a task whose worker died is retried (default: 3)",
-    )
-
-
-def executor_options(args: Any) -> dict[str, Any]:
-    """Keyword arguments of :func:`~madcluster.evaluation.executors.make_executor` from options."""
-    options: dict[str, Any] = {"max_retries": getattr(args, "max_retries", 3)}
-    if getattr(args, "num_cpus", None) is not None:
-        options["num_cpus"] = args.num_cpus
-    return options
