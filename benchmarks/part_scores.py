@@ -115,12 +115,17 @@ def main() -> None:
     parser.add_argument("--variants", type=int, default=VARIANTS)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--source", choices=["tsbad", "suite", "demo"], default="tsbad")
+    parser.add_argument("--params", default="{}", help="MADCluster keyword arguments as JSON, e.g. a forecasting "
+                        "network: '{\"embedder_params\": {\"auxiliary\": \"next-step\"}}'")
     args = parser.parse_args()
+    import json
+
+    extra_params = json.loads(args.params)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tasks = []
     if args.source == "tsbad":
-        tasks = [(s.name, s, {}, {}) for _, _, s in load_series(args)]
+        tasks = [(s.name, s, dict(extra_params), {}) for _, _, s in load_series(args)]
     elif args.source == "suite":
         from types import SimpleNamespace
 
@@ -129,7 +134,7 @@ def main() -> None:
         for base in BASE_SIGNALS:
             data = make_anomaly_suite(base, seed=args.seed)
             extra = {"train": data.train, "test": data.test, "kinds": data.kinds, "labels": (data.kinds >= 0)}
-            tasks.append((base, SimpleNamespace(train=data.train, test=data.test), {}, extra))
+            tasks.append((base, SimpleNamespace(train=data.train, test=data.test), dict(extra_params), extra))
     else:
         from types import SimpleNamespace
 
@@ -137,7 +142,7 @@ def main() -> None:
 
         data = make_demo_data()
         extra = {"train": data.train, "test": data.test, "labels": data.labels}
-        tasks.append(("demo", SimpleNamespace(train=data.train, test=data.test), {"window_size": 50, "epochs": 5}, extra))
+        tasks.append(("demo", SimpleNamespace(train=data.train, test=data.test), {"window_size": 50, "epochs": 5, **extra_params}, extra))
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(dump_one, name, s, args.seed, args.variants, out, params, extra) for name, s, params, extra in tasks]
         for i, future in enumerate(as_completed(futures), 1):
