@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.atomic import atomic_path, atomic_write_text, check_output_path
+from madcluster.atomic import atomic_write_text, check_output_path
 from madcluster.cli.console import print_metrics, print_note, say
 from madcluster.cli.finishing import finish_despite_ctrl_c
 from madcluster.cli.options import (
@@ -20,9 +20,8 @@ from madcluster.cli.options import (
     detector_params_from_args,
     read_input,
 )
+from madcluster.cli.score_outputs import write_score_outputs
 from madcluster.data.columns import check_columns, feature_values, label_hint, name_list
-from madcluster.data.scores_table import scores_frame
-from madcluster.estimator.attribution import top_channels
 from madcluster.exceptions import DataError, OutputPathError
 from madcluster.method.diagnostics import collapse_diagnosis
 from madcluster.score.input_terms import describe_parts
@@ -152,7 +151,6 @@ def cmd_score(args: argparse.Namespace) -> int:
     figures = _figure_paths(args.figures)
     table = read_input(args.data, args)  # before torch loads (seconds): a bad file says so at once
     from madcluster.estimator.detector import MADCluster
-    from madcluster.viz import plot_scores
 
     apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
@@ -167,32 +165,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     contributions = None
     if not args.no_explain:
         contributions = detector.explain(feature_values(table, args.data), rows=predicted == 1)
-    frame = scores_frame(
-        scores, predicted, labels=table.labels, timestamp_column=table.timestamp_column,
-        timestamps=table.timestamps,
-        top_channels=None if contributions is None else top_channels(contributions, table.columns),
-    )
-    with atomic_path(output) as tmp:
-        frame.to_csv(tmp, index_label="row")
-    say(
-        f"scored {len(scores)} rows: {int(predicted.sum())} above threshold {threshold:.6g} "
-        f"({predicted.mean():.2%})"
-    )
-    say(f"scores written to {output}")
-    if table.labels is not None:
-        print_metrics(scores, table.labels, threshold)
-    if plot is not None:
-        plot_scores(
-            scores,
-            threshold,
-            table.labels,
-            X=feature_values(table, args.data),
-            contributions=contributions,
-            timestamps=table.timestamps,
-            title=f"MADCluster scores: {Path(args.data).name}",
-            path=plot,
-        )
-        say(f"plot written to {plot}")
+    write_score_outputs(table, args.data, scores, threshold, output, plot, contributions=contributions)
     if figures:
         _model_figures(detector, feature_values(table, args.data), table, figures)
     return 0

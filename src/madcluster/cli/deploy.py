@@ -137,18 +137,14 @@ def score_onnx_command(args: argparse.Namespace, outputs: tuple[str, str | None]
     """``madcluster score model.onnx DATA``: scores with onnxruntime and numpy alone (no torch:
     :class:`madcluster.OnnxScorer`), the same CSV and plot as a ``.mcz`` model gives, without
     the per-channel attribution (it needs the torch model)."""
-    from pathlib import Path
 
-    import numpy as np
 
     from madcluster import OnnxScorer
-    from madcluster.atomic import atomic_path
-    from madcluster.cli.console import print_metrics, print_note, say
+    from madcluster.cli.console import print_note
     from madcluster.cli.options import read_input
+    from madcluster.cli.score_outputs import write_score_outputs
     from madcluster.data.columns import check_columns, feature_values
-    from madcluster.data.scores_table import scores_frame
     from madcluster.exceptions import OutputPathError
-    from madcluster.viz import plot_scores
 
     output, plot = outputs
     if args.figures:
@@ -163,25 +159,5 @@ def score_onnx_command(args: argparse.Namespace, outputs: tuple[str, str | None]
     )
     scores = scorer.decision_function(feature_values(table, args.data))
     threshold = scorer.threshold_ if args.threshold is None else args.threshold
-    predicted = (scores > threshold).astype(np.int64)
-    frame = scores_frame(
-        scores, predicted, labels=table.labels, timestamp_column=table.timestamp_column,
-        timestamps=table.timestamps,
-    )
-    with atomic_path(output) as tmp:
-        frame.to_csv(tmp, index_label="row")
-    say(
-        f"scored {len(scores)} rows with onnxruntime: {int(predicted.sum())} above threshold "
-        f"{threshold:.6g} ({predicted.mean():.2%})"
-    )
-    say(f"scores written to {output}")
-    if table.labels is not None:
-        print_metrics(scores, table.labels, threshold)
-    if plot is not None:
-        plot_scores(
-            scores, threshold, table.labels, X=feature_values(table, args.data),
-            timestamps=table.timestamps, title=f"MADCluster scores (ONNX): {Path(args.data).name}",
-            path=plot,
-        )
-        say(f"plot written to {plot}")
+    write_score_outputs(table, args.data, scores, threshold, output, plot, engine="onnxruntime", plot_tag="ONNX")
     return 0
