@@ -49,7 +49,7 @@ OWN_SCORE = "before_input_terms"  # score_stats_ key of MADCluster's own score; 
 AR_LAGS, AR_RIDGE = 5, 1.0  # chosen on the development set (benchmarks/results/tsbad/README.md)
 FEW_LEVELS = 3  # columns with 2..FEW_LEVELS distinct training values: left out of both terms (ar: also constant ones)
 AR_MAX_REGRESSORS = 1024  # wide data: fewer lags (at least 1), so the ridge solve stays about a second
-_CHUNK_VALUES = 1 << 23  # windows x values scored at a time (32 MB of float32)
+_CHUNK_VALUES = 1 << 22  # windows x values scored at a time (32 MB of float64)
 OWN = "own"  # the part_weights key of MADCluster's own score
 # Chosen on the development set (benchmarks/results/parts/README.md): the 46 TSB-AD series .509 ->
 # .564 mean VUS-PR, the synthetic suite .950 -> .943 ROC-AUC, the demo series .982 -> .985.
@@ -164,20 +164,26 @@ class AutoRegressive:
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> AutoRegressive:
         return cls(arrays["mean"], arrays["scale"], arrays["coef"], int(arrays["lags"]), arrays["columns"])
 
-    def scores(self, rows: np.ndarray) -> np.ndarray:
-        """Squared next-step error per step, averaged over the predicted columns (steps < lags see
-        the first row repeated)."""
+    def scores(self, rows: np.ndarray, history: np.ndarray | None = None) -> np.ndarray:
+        """Squared next-step error per step, averaged over the predicted columns; ``history``:
+        the ``lags`` standardised rows before ``rows`` (:meth:`standardise`; None: a series'
+        start, where steps < lags see the first row repeated)."""
         if len(self.columns) == 0:
             return np.zeros(len(rows))
-        z = (np.asarray(rows, dtype=np.float64)[:, self.columns] - self.mean) / self.scale
-        return ((lagged(z, self.lags) @ self.coef - z) ** 2).mean(axis=1)
+        z = self.standardise(rows)
+        return ((lagged(z, self.lags, history) @ self.coef - z) ** 2).mean(axis=1)
+
+    def standardise(self, rows: np.ndarray) -> np.ndarray:
+        """The predicted columns of ``rows``, standardised as the predictor reads them."""
+        return (np.asarray(rows, dtype=np.float64)[:, self.columns] - self.mean) / self.scale
 
 
 InputTerm = WindowKMeans | AutoRegressive
 _KINDS: dict[str, type] = {"kmeans": WindowKMeans, "ar": AutoRegressive}
 
 
-def balanced_window_means(window_scores: np.ndarray, starts: np.ndarray, window: int, n_steps: int) -> np.ndarray:
+def balanced_window_means(window_scores: np.ndarray, starts: np.ndarray, window: int, n_steps: int,
+                          steps: np.ndarray | None = None) -> np.ndarray:
     """Per step, the mean score of the windows starting in ``[a_t, a_t + window - 1]`` with
     ``a_t = clip(t - window + 1, 0, n_steps - 2 window + 1)``: the windows covering t in the middle
     of the series; near either end, the block of as many windows nearest to it.
@@ -186,20 +192,30 @@ def balanced_window_means(window_scores: np.ndarray, starts: np.ndarray, window:
     distances swings more, so the start and end of every scored file were flagged two to three
     times as often as the middle on normal data. Averaging as many windows everywhere gives every
     step the same spread; an anomaly in the first or last window still lifts those steps.
+
+    ``steps`` (default: all ``n_steps``): the steps to average for, of a series of ``n_steps``
+    whose windows in that reach are all in ``starts`` (a stream holds only its recent windows).
+    Each mean adds its windows in order, so a stream and a whole series give the same bits.
     """
     scores = np.asarray(window_scores, dtype=np.float64)
-    steps = np.arange(n_steps)
+    steps = np.arange(n_steps) if steps is None else np.asarray(steps)
     first = np.clip(steps - window + 1, 0, max(0, n_steps - 2 * window + 1))
     lo = np.searchsorted(starts, first, side="left")
     hi = np.searchsorted(starts, first + window - 1, side="right")
-    totals = np.concatenate([[0.0], np.cumsum(scores)])
-    return (totals[hi] - totals[lo]) / np.maximum(hi - lo, 1)
+    count = hi - lo
+    total = np.zeros(len(steps))
+    for k in range(int(count.max(initial=0))):
+        index = lo + k
+        total += np.where(index < hi, scores[np.minimum(index, len(scores) - 1)], 0.0)
+    return total / np.maximum(count, 1)
 
 
-def lagged(z: np.ndarray, lags: int) -> np.ndarray:
-    """Rows ``[z_{t-1}, ..., z_{t-lags}, 1]`` for every step t; before the first row the history
-    repeats it (a series' first steps then score as a steady start, not as a jump from zero)."""
-    padded = np.vstack([np.repeat(z[:1], lags, axis=0), z])
+def lagged(z: np.ndarray, lags: int, history: np.ndarray | None = None) -> np.ndarray:
+    """Rows ``[z_{t-1}, ..., z_{t-lags}, 1]`` for every step t; ``history``: the ``lags`` rows
+    before ``z`` (a stream's last rows). Without it, before the first row the history repeats it
+    (a series' first steps then score as a steady start, not as a jump from zero)."""
+    history = np.repeat(z[:1], lags, axis=0) if history is None else history
+    padded = np.vstack([history, z])
     return np.hstack([*(padded[lags - k : lags - k + len(z)] for k in range(1, lags + 1)), np.ones((len(z), 1))])
 
 
@@ -255,12 +271,13 @@ def fit_input_terms(names: tuple[str, ...], rows: np.ndarray, window_size: int, 
 
 
 def window_distances(term: WindowKMeans, rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Distance of each window of ``rows`` starting at ``starts`` to its nearest centroid."""
-    scaled = np.ascontiguousarray((rows - term.scaler_mean) / term.scaler_scale, dtype=np.float32)
+    """Distance of each window of ``rows`` starting at ``starts`` to its nearest centroid, in
+    float64 (a stream scores a few windows at a time and must give the bits a whole series gives)."""
+    scaled = (np.asarray(rows, dtype=np.float64) - term.scaler_mean) / term.scaler_scale
     window = term.window_size
-    centers_t = np.ascontiguousarray(term.centroids.T)
-    center_sq = np.einsum("ij,ij->i", term.centroids, term.centroids, dtype=np.float64)
-    row_sq = np.concatenate([[0.0], np.cumsum(np.einsum("ij,ij->i", scaled, scaled, dtype=np.float64))])
+    centroids = np.asarray(term.centroids, dtype=np.float64)
+    centers_t = np.ascontiguousarray(centroids.T)
+    center_sq = np.einsum("ij,ij->i", centroids, centroids)
     windows = np.lib.stride_tricks.sliding_window_view(scaled, window, axis=0).transpose(0, 2, 1)
     per_chunk = max(1, _CHUNK_VALUES // (window * scaled.shape[1]))
     distances = np.empty(len(starts), dtype=np.float64)
@@ -268,7 +285,7 @@ def window_distances(term: WindowKMeans, rows: np.ndarray, starts: np.ndarray) -
         chunk = starts[lo : lo + per_chunk]
         flat = windows[chunk].reshape(len(chunk), -1)
         # ||x - c||^2 = ||x||^2 - 2 x.c + ||c||^2, minimised over the centroids
-        sq = (row_sq[chunk + window] - row_sq[chunk]) + (center_sq[None, :] - 2.0 * (flat @ centers_t)).min(axis=1)
+        sq = np.einsum("ij,ij->i", flat, flat) + (center_sq[None, :] - 2.0 * (flat @ centers_t)).min(axis=1)
         distances[lo : lo + len(chunk)] = np.sqrt(np.maximum(sq, 0.0))
     return distances
 
@@ -288,12 +305,22 @@ def add_input_terms(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], s
                     weights: dict[str, float] | None = None) -> np.ndarray:
     """``w_own z(own) + sum of w_term z(term)`` with the training statistics in ``stats`` (a part
     missing from ``weights``, e.g. in files from before weights: 1)."""
+    return sum_parts([weighted_part(OWN, own, stats, weights), *(weighted_part(t.name, t.scores(rows), stats, weights) for t in terms)])
+
+
+def weighted_part(name: str, values: np.ndarray, stats: dict[str, Stats], weights: dict[str, float] | None) -> np.ndarray:
+    """Part ``name``'s ``values`` standardised with its training statistics and weighted."""
     from madcluster.score.scoring import standardize
 
-    weights = weights or {}
-    total = weights.get(OWN, 1.0) * standardize(own, stats[OWN_SCORE])
-    for term in terms:
-        total = total + weights.get(term.name, 1.0) * standardize(term.scores(rows), stats[term_key(term)])
+    return (weights or {}).get(name, 1.0) * standardize(values, stats[OWN_SCORE if name == OWN else f"input_term/{name}"])
+
+
+def sum_parts(parts: list[np.ndarray]) -> np.ndarray:
+    """The weighted parts added in the score's order (own first, then the terms'), the one order
+    a stream and a whole series both use."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
     return total
 
 
