@@ -104,8 +104,8 @@ class MADCluster(BaseDetector):
         "ar")`` (the default: window KMeans and a ridge next-step predictor), one of them, or None
         (off: MADCluster's score alone, as ``paper``). The score is then the weighted sum of each
         part standardised on its training scores (:mod:`madcluster.score.input_terms`). ``"kmeans"``
-        is not causal: such a model scores whole series only (no ``stream``, no ONNX export); fit
-        with ``input_terms=None`` or ``("ar",)`` to stream.
+        averages windows that end after a step: a stream's scores are final L rows later
+        (:mod:`madcluster.score.term_streams`); no ONNX export. ``input_terms=None`` or ``("ar",)``: causal.
     part_weights : weight by part (``own``: MADCluster's score; terms by name; the rest default); None =
         ``{"own": 0.5, "kmeans": 1.5, "ar": 1.0}`` (``benchmarks/results/parts/README.md``).
 
@@ -344,14 +344,10 @@ class MADCluster(BaseDetector):
 
     def stream(self) -> StreamScorer:
         """A :class:`~madcluster.estimator.streaming.StreamScorer` (rows in chunks of any size, each new row's
-        score and flag out); needs a causal model (D-RNN, DeepSVDD, OmniAnomaly, THOC)."""
+        score and flag out; with the KMeans input term, provisional at once and final L rows later);
+        needs a causal embedder (D-RNN, DeepSVDD, OmniAnomaly, THOC)."""
         self._check_fitted()
         model = self.model_
-        if model.parts.input_terms:
-            raise StreamError(f"streaming needs step t's score to read steps <= t only; input_terms={self.input_terms!r} "
-                              "adds terms of whole series (kmeans averages windows that start after t): score whole "
-                              "series with decision_function, or fit a causal model to stream: MADCluster.from_preset(\"streaming\") "
-                              "(--preset streaming), i.e. input_terms=None")
         if not model.causal:
             why = "window-level scores (score_type='window')" if model.net.embedder.causal else f"a non-causal embedder ({model.name})"
             raise StreamError(f"streaming needs step t's score to read steps <= t only; this model has {why}: score whole series with decision_function")

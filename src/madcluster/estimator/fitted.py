@@ -142,8 +142,9 @@ class FittedModel:
     # ------------------------------------------------------------------ scores out
     @property
     def streams(self) -> bool:
-        """Whether rows can be scored as they come: a causal score and no whole-series input terms."""
-        return self.causal and not self.parts.input_terms
+        """Whether rows can be scored as they come: a causal own score (input terms stream too,
+        :mod:`madcluster.score.term_streams`)."""
+        return self.causal
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""

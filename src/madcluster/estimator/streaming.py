@@ -5,7 +5,15 @@
     scorer = detector.stream()
     for chunk in incoming:                    # (m, D) with m >= 1
         result = scorer.update(chunk)         # result.scores, result.flags: one per new row
+        result.final_steps, result.final_scores   # the steps whose score is now final
     scorer.save("stream.mcs")                 # later: StreamScorer.restore(detector, "stream.mcs")
+
+With the default input terms (:mod:`madcluster.score.term_streams`) a new row's score is
+provisional: what ``decision_function`` gives it on the rows sent so far. The window-KMeans term
+averages windows that end up to L - 1 steps later, so a row's score is final L rows later, and the
+final scores are exactly the whole series' (:meth:`StreamScorer.pending` gives the not yet final
+ones as they stand). Without the KMeans term (``--preset streaming``, or ``input_terms=("ar",)``)
+every score is final at once.
 
 A causal model scores step t from one window on a fixed grid (``causal_window_of``), reading steps
 <= t only, so the scorer keeps just that window's rows (plus the roughness channels' reach) and calls
@@ -30,6 +38,8 @@ import torch
 from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
 from madcluster.estimator.fitted import FittedModel, fitted_model
 from madcluster.exceptions import StreamError
+from madcluster.score.input_terms import terms_to_arrays
+from madcluster.score.term_streams import TermStreams
 from madcluster.threads import DEFAULT_N_JOBS, torch_threads
 
 STATE_FORMAT = "madcluster-stream"
@@ -45,11 +55,16 @@ STEP_ROWS = 12
 @dataclass(frozen=True)
 class StreamResult:
     """Scores of the rows just added: ``steps`` (their index in the stream), ``scores``, and
-    ``flags`` (score > the model's threshold)."""
+    ``flags`` (score > the model's threshold); and the steps whose scores became final with this
+    update (``final_*``: the new rows themselves where every part is causal; with the KMeans
+    term, the rows L steps back, on the whole series' scale)."""
 
     steps: np.ndarray
     scores: np.ndarray
     flags: np.ndarray
+    final_steps: np.ndarray
+    final_scores: np.ndarray
+    final_flags: np.ndarray
 
 
 class StreamScorer:
@@ -70,6 +85,8 @@ class StreamScorer:
         self._stepper = model.row_stepper()
         self._stepper_next: int | None = None  # the step the stepper expects next; None: out of sync
         self._last_row: np.ndarray | None = None  # the last row as given (constant columns' steps)
+        parts = model.parts
+        self._terms = TermStreams(parts.input_terms, parts.stats, parts.weights) if parts.input_terms else None
 
     def update(self, rows: Any) -> StreamResult:
         """Append ``rows`` (one row ``(D,)`` or a chunk ``(m, D)``) and score each of them."""
@@ -92,11 +109,26 @@ class StreamScorer:
         keep_from = self.model.history_start(self.steps_seen)
         self._buffer = buffer[keep_from - self._buffer_start :]
         self._buffer_start = keep_from
-        return StreamResult(
-            steps=np.arange(first_new, self.steps_seen),
-            scores=scores,
-            flags=scores > self.model.threshold,
-        )
+        steps, final_from, final = np.arange(first_new, self.steps_seen), first_new, scores
+        if self._terms is not None:
+            update = self._terms.update(scores, chunk)
+            scores, final_from, final = update.scores, update.final_from, update.final_scores
+        threshold = self.model.threshold
+        return StreamResult(steps=steps, scores=scores, flags=scores > threshold,
+                            final_steps=np.arange(final_from, final_from + len(final)), final_scores=final,
+                            final_flags=final > threshold)
+
+    def pending(self) -> StreamResult:
+        """The steps whose scores are not final yet, scored on the rows so far: with the final
+        scores given so far, ``decision_function`` of the whole stream (empty where every part is
+        causal). Its ``final_*`` fields are empty."""
+        if self._terms is None:
+            steps, scores = np.arange(self.steps_seen, self.steps_seen), np.empty(0)
+        else:
+            steps, scores = np.arange(self._terms.pending_from, self.steps_seen), self._terms.pending_scores()
+        flags = scores > self.model.threshold
+        none = np.empty(0, dtype=np.int64)
+        return StreamResult(steps, scores, flags, none, np.empty(0), np.empty(0, dtype=bool))
 
     def _score_by_steps(self, buffer: np.ndarray, first_new: int) -> np.ndarray:
         """Scores of the buffer's rows from ``first_new`` on, one stepper step each. A stepper out
@@ -125,13 +157,14 @@ class StreamScorer:
         """Write the stream's state to ``path`` atomically (zip of JSON + npz, no pickle)."""
         meta = {"model": model_fingerprint(self.model), "steps_seen": self.steps_seen, "buffer_start": self._buffer_start}
         last = {} if self._last_row is None else {"last_row": self._last_row}  # None: no row seen yet
-        write_archive(path, STATE_FILE, meta, {"buffer": self._buffer, **last})
+        terms = {} if self._terms is None else self._terms.state()
+        write_archive(path, STATE_FILE, meta, {"buffer": self._buffer, **last, **terms})
 
     @classmethod
     def restore(cls, model: Any, path: str | os.PathLike, n_jobs: int | None = None) -> StreamScorer:
         """A scorer that goes on where the one saved to ``path`` stopped, for the same model
         (a fitted MADCluster, whose ``n_jobs`` it takes, or its :class:`FittedModel`)."""
-        meta, buffer, last_row = _read_state(path)
+        meta, buffer, last_row, arrays = _read_state(path)
         steps_seen, buffer_start = meta["steps_seen"], meta["buffer_start"]
         fitted = fitted_model(model)
         if meta.get("model") != model_fingerprint(fitted):
@@ -141,10 +174,17 @@ class StreamScorer:
             raise StreamError(f"{os.fspath(path)!r} is inconsistent (buffer {buffer.shape}, {steps_seen} steps)")
         scorer._buffer, scorer._buffer_start, scorer.steps_seen = buffer.astype(np.float32), buffer_start, steps_seen
         scorer._last_row = last_row  # None: constant columns step from their training value
+        if scorer._terms is not None:
+            try:
+                scorer._terms.load(arrays)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise StreamError(f"{os.fspath(path)!r} lacks the input terms' stream state ({exc})") from None
+            if scorer._terms.steps_seen != steps_seen:
+                raise StreamError(f"{os.fspath(path)!r} is inconsistent (terms at step {scorer._terms.steps_seen}, {steps_seen} steps)")
         return scorer
 
 
-def _read_state(path: str | os.PathLike) -> tuple[dict[str, Any], np.ndarray, np.ndarray | None]:
+def _read_state(path: str | os.PathLike) -> tuple[dict[str, Any], np.ndarray, np.ndarray | None, dict[str, np.ndarray]]:
     meta, arrays = read_archive(path, STATE_FILE)
     try:
         meta["steps_seen"], meta["buffer_start"] = int(meta["steps_seen"]), int(meta["buffer_start"])
@@ -153,7 +193,7 @@ def _read_state(path: str | os.PathLike) -> tuple[dict[str, Any], np.ndarray, np
         raise StreamError(f"{os.fspath(path)!r} is not a readable stream state file: {exc}") from None
     # last_row: written once a row was seen (state files from before it was recorded lack it too,
     # and mean the same: constant columns step from their training value)
-    return meta, buffer, arrays.get("last_row")
+    return meta, buffer, arrays.get("last_row"), arrays
 
 
 def state_model_fingerprint(path: str | os.PathLike) -> str:
@@ -171,6 +211,9 @@ def model_fingerprint(model: Any) -> str:
         digest.update(tensor.detach().cpu().numpy().tobytes())
     for array in (fitted.scaler_mean, fitted.scaler_scale, np.asarray([fitted.threshold])):
         digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    for name, array in sorted(terms_to_arrays(fitted.parts.input_terms).items()):  # none: as before terms streamed
+        digest.update(name.encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()
 
 

@@ -1,0 +1,201 @@
+"""The input terms of a growing series: a stream's rows get the parts ``decision_function`` adds.
+
+The ridge next-step term is causal: a new row's value reads its ``lags`` predecessors and is final
+at once. The window-KMeans term averages the windows covering a step, so step t reads up to
+``L - 1`` later rows. Of ``n >= 2 L`` rows seen, a step ``t < n - L`` is **final**: no later row
+changes its value (the windows it averages all lie within the rows seen, and the series' end block
+no longer reaches it; the first L steps average the first L windows, so nothing is final before
+2 L rows). A newer step is **provisional**: it gets the value ``decision_function`` gives
+it on the rows seen so far, as if the series ended there (the last ``L`` steps then share the
+block of the last ``L`` windows, :func:`~madcluster.score.input_terms.balanced_window_means`).
+
+So a stream of a model with the KMeans term answers each row at once, provisionally, and gives
+every row's final score ``L`` rows later; the final scores are the whole series' scores. Before
+the first ``L`` rows there is no window: the term contributes its training mean (z = 0) to the
+provisional scores of those rows; their final scores come as for any row.
+
+Everything here is numpy on the rows and arrays the fitted terms hold; each value is computed with
+the same functions, in the same order, as the whole-series path, so they agree to the bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from madcluster.score.input_terms import (
+    OWN,
+    AutoRegressive,
+    InputTerm,
+    WindowKMeans,
+    balanced_window_means,
+    sum_parts,
+    weighted_part,
+    window_distances,
+)
+
+if TYPE_CHECKING:
+    from madcluster.score.scoring import Stats
+
+
+@dataclass
+class KMeansStream:
+    """A window-KMeans term over a growing series: its recent rows and grid windows' distances."""
+
+    term: WindowKMeans
+    steps_seen: int = 0
+    rows: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # read columns, from rows_start
+    rows_start: int = 0
+    starts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # grid windows kept
+    distances: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+    def final_before(self, n: int) -> int:
+        """The first step whose value ``n`` rows seen do not fix yet (module docstring)."""
+        window = self.term.window_size
+        return n - window if n >= 2 * window else 0
+
+    def forget_before(self, step: int) -> None:
+        """Drop the windows that no step from ``step`` on averages, now or later."""
+        window = self.term.window_size
+        keep = self.starts >= max(0, min(step - window + 1, self.steps_seen - 2 * window + 1))
+        self.starts, self.distances = self.starts[keep], self.distances[keep]
+
+    def append(self, rows: np.ndarray) -> None:
+        """Add checked ``rows`` (all columns); score the grid windows they complete."""
+        read = np.asarray(rows, dtype=np.float64)
+        read = read if self.term.columns is None else read[:, self.term.columns]
+        window, stride = self.term.window_size, self.term.stride
+        buffer = read if len(self.rows) == 0 else np.concatenate([self.rows, read])
+        seen, total = self.steps_seen, self.steps_seen + len(read)
+        first = -(-max(0, seen - window + 1) // stride) * stride  # the first grid window not yet scored
+        new = np.arange(first, total - window + 1, stride, dtype=np.int64)
+        if len(new):
+            self.starts = np.concatenate([self.starts, new])
+            self.distances = np.concatenate([self.distances, window_distances(self.term, buffer, new - self.rows_start)])
+        self.steps_seen = total
+        keep_rows = max(self.rows_start, total - window)  # the next series end's window starts after it
+        self.rows, self.rows_start = buffer[keep_rows - self.rows_start :], keep_rows
+
+    def values(self, steps: np.ndarray) -> np.ndarray:
+        """The term at ``steps`` (none before the last :meth:`forget_before`) on the rows seen so far, as
+        :meth:`WindowKMeans.scores` gives it on them; NaN while fewer than L rows were seen."""
+        window, n = self.term.window_size, self.steps_seen
+        if n < window:
+            return np.full(len(steps), np.nan)
+        starts, distances = self.starts, self.distances
+        end = n - window  # the series' last window, off the grid unless it falls on it
+        if len(starts) == 0 or starts[-1] != end:
+            tail = window_distances(self.term, self.rows, np.asarray([end - self.rows_start]))
+            starts, distances = np.append(starts, end), np.append(distances, tail)
+        return balanced_window_means(distances, starts, window, n, np.asarray(steps))
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {"steps": np.asarray([self.steps_seen, self.rows_start], dtype=np.int64), "rows": self.rows,
+                "starts": self.starts, "distances": self.distances}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        self.steps_seen, self.rows_start = (int(v) for v in arrays["steps"])
+        self.rows, self.starts, self.distances = arrays["rows"], arrays["starts"].astype(np.int64), arrays["distances"]
+
+
+@dataclass
+class AutoRegressiveStream:
+    """The ridge term over a growing series: the last ``lags`` standardised rows."""
+
+    term: AutoRegressive
+    history: np.ndarray | None = None  # None: no row seen yet
+
+    def final_before(self, n: int) -> int:
+        return n
+
+    def append_values(self, rows: np.ndarray) -> np.ndarray:
+        """The term at checked ``rows`` (final at once), remembering them as the next history."""
+        if len(self.term.columns) == 0:
+            return np.zeros(len(rows))
+        z = self.term.standardise(rows)
+        history = np.repeat(z[:1], self.term.lags, axis=0) if self.history is None else self.history
+        values = self.term.scores(rows, history)
+        self.history = np.concatenate([history, z])[-self.term.lags :]
+        return values
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {} if self.history is None else {"history": self.history}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        self.history = arrays.get("history")
+
+
+@dataclass(frozen=True)
+class TermUpdate:
+    """One update's scores: the new rows' (provisional where a term is not final yet) and those of
+    the steps ``final_from..`` that became final with it."""
+
+    scores: np.ndarray
+    final_from: int
+    final_scores: np.ndarray
+
+
+class TermStreams:
+    """The input terms of one stream and the weighted parts of its not yet final steps."""
+
+    def __init__(self, terms: list[InputTerm], stats: dict[str, Stats], weights: dict[str, float]) -> None:
+        self.names = [OWN, *(t.name for t in terms)]
+        self.stats, self.weights = stats, weights
+        self.streams = [KMeansStream(t) if isinstance(t, WindowKMeans) else AutoRegressiveStream(t) for t in terms]
+        self.steps_seen = 0
+        self.pending = np.empty((0, len(self.names)))  # weighted parts of steps pending_from.. (NaN: not yet known)
+
+    @property
+    def pending_from(self) -> int:
+        return self.steps_seen - len(self.pending)
+
+    def update(self, own: np.ndarray, rows: np.ndarray) -> TermUpdate:
+        """``own``: the new rows' own scores (warm-up calibrated); ``rows``: the new checked rows."""
+        seen, total = self.steps_seen, self.steps_seen + len(rows)
+        new = np.full((len(rows), len(self.names)), np.nan)
+        new[:, 0] = weighted_part(OWN, own, self.stats, self.weights)
+        for j, stream in enumerate(self.streams, start=1):
+            if isinstance(stream, AutoRegressiveStream):
+                new[:, j] = weighted_part(self.names[j], stream.append_values(rows), self.stats, self.weights)
+            else:
+                stream.append(rows)
+        parts = np.concatenate([self.pending, new])
+        steps = np.arange(total - len(parts), total)
+        for j, stream in enumerate(self.streams, start=1):
+            if isinstance(stream, KMeansStream):
+                parts[:, j] = weighted_part(self.names[j], stream.values(steps), self.stats, self.weights)
+        self.steps_seen = total
+        final_from = total - len(parts)
+        final_to = max(final_from, min(stream.final_before(total) for stream in self.streams))
+        scores = self._scores(parts)
+        self.pending = parts[final_to - final_from :]
+        for stream in self.streams:
+            if isinstance(stream, KMeansStream):
+                stream.forget_before(final_to)
+        return TermUpdate(scores=scores[seen - final_from :], final_from=final_from, final_scores=scores[: final_to - final_from])
+
+    def pending_scores(self) -> np.ndarray:
+        """Scores of the steps ``pending_from..`` on the rows so far (those ``decision_function`` gives)."""
+        return self._scores(self.pending.copy())
+
+    @staticmethod
+    def _scores(parts: np.ndarray) -> np.ndarray:
+        known = np.where(np.isnan(parts), 0.0, parts)  # a term with no window yet: its training mean
+        return sum_parts(list(known.T))
+
+    def state(self) -> dict[str, np.ndarray]:
+        out = {"terms/steps": np.asarray(self.steps_seen, dtype=np.int64), "terms/pending": self.pending}
+        for name, stream in zip(self.names[1:], self.streams):
+            out.update({f"terms/{name}/{k}": v for k, v in stream.state().items()})
+        return out
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        self.steps_seen, self.pending = int(arrays["terms/steps"]), arrays["terms/pending"]
+        for name, stream in zip(self.names[1:], self.streams):
+            prefix = f"terms/{name}/"
+            stream.load({k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+
+
+__all__ = ["AutoRegressiveStream", "KMeansStream", "TermStreams", "TermUpdate"]
