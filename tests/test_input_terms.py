@@ -7,7 +7,7 @@ import pytest
 
 from madcluster import MADCluster
 from madcluster.baselines import KMeansDetector
-from madcluster.exceptions import ParameterError, StreamError
+from madcluster.exceptions import ParameterError
 from madcluster.score.input_terms import (
     DEFAULT_PART_WEIGHTS,
     OWN_SCORE,
@@ -135,9 +135,7 @@ def test_one_term_alone(train_test):
     assert set(model.score_stats_) >= {OWN_SCORE, "input_term/ar"} and "input_term/kmeans" not in model.score_stats_
 
 
-def test_stream_and_export_refuse_the_terms_and_say_how(tmp_path, with_terms):
-    with pytest.raises(StreamError, match="input_terms=None"):
-        with_terms.stream()
+def test_export_refuses_the_terms_and_says_how(tmp_path, with_terms):
     pytest.importorskip("onnx")
     from madcluster.estimator.export import ExportError, export_onnx
 

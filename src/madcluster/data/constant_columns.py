@@ -50,12 +50,13 @@ def warn_constant_at_fit(columns: np.ndarray, values: np.ndarray, names: Sequenc
 
 def bound_constant_columns(
     data: np.ndarray, columns: np.ndarray, values: np.ndarray, names: Sequence[str] | None,
-    previous_row: np.ndarray | None = None,
+    previous_row: np.ndarray | None = None, warned: set[int] | None = None,
 ) -> np.ndarray:
     """``data`` with each constant training column replaced by its training value plus the
     column's step from the previous row (row 0: from ``previous_row``, a stream's last row, else
     from the training value); a warning names each column that moved, with how many rows and the
-    first one."""
+    first one (``warned``: columns already named, e.g. by earlier chunks of a stream, which
+    then warns once per column, not once a row)."""
     if len(columns) == 0:
         return data
     held = values[columns].astype(data.dtype)
@@ -65,7 +66,9 @@ def bound_constant_columns(
     data = np.array(data, copy=True)
     for k, j in enumerate(columns):
         rows = np.flatnonzero(moved[:, k])
-        if rows.size:
+        if rows.size and (warned is None or int(j) not in warned):
+            if warned is not None:
+                warned.add(int(j))
             logger.warning(
                 "%s was constant (%.6g) in the training data but differs in %d row(s) here "
                 "(first: row %d, value %.6g); the model sees its steps (a change scores where it "

@@ -85,6 +85,7 @@ class StreamScorer:
         self._stepper = model.row_stepper()
         self._stepper_next: int | None = None  # the step the stepper expects next; None: out of sync
         self._last_row: np.ndarray | None = None  # the last row as given (constant columns' steps)
+        self._warned: set[int] = set()  # constant training columns whose move was logged (once a stream)
         parts = model.parts
         self._terms = TermStreams(parts.input_terms, parts.stats, parts.weights) if parts.input_terms else None
 
@@ -95,7 +96,7 @@ class StreamScorer:
             rows = np.asarray(rows)[None, :]
         raw = self.model.validate_rows(rows, min_length=1, name="rows")
         # a constant training column enters as its steps: the first row's from the last row seen
-        chunk = self.model.bound_constant_columns(raw, self._last_row)
+        chunk = self.model.bound_constant_columns(raw, self._last_row, self._warned)
         self._last_row = raw[-1]
         buffer = np.concatenate([self._buffer, chunk])
         first_new = self.steps_seen

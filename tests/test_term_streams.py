@@ -1,0 +1,124 @@
+"""Streaming a model with input terms (the default): provisional scores at once, final ones L rows
+later, and the final scores are the whole series' (:mod:`madcluster.score.term_streams`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from madcluster import MADCluster
+from madcluster.estimator.streaming import StreamScorer
+from madcluster.exceptions import StreamError
+
+TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
+L = TINY["window_size"]
+EXACT = 1e-9  # stream and whole series compute the same values in the same order; BLAS may round differently
+
+
+def _series(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (np.sin(np.arange(n)[:, None] / 5 + np.arange(3)) + 0.05 * rng.normal(size=(n, 3))).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return MADCluster(**TINY).fit(_series(600, 0))
+
+
+@pytest.fixture(scope="module")
+def test_rows():
+    rows = _series(400, 1)
+    rows[200:215] += 2.0
+    return rows
+
+
+def _chunks(n: int, seed: int) -> list[tuple[int, int]]:
+    rng, out, start = np.random.default_rng(seed), [], 0
+    while start < n:
+        size = int(rng.choice([1, 1, 2, 5, 13, 60]))
+        out.append((start, min(n, start + size)))
+        start += size
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_final_scores_are_the_whole_series_scores(model, test_rows, seed):
+    scorer, finals, steps = model.stream(), [], []
+    for lo, hi in _chunks(len(test_rows), seed):
+        result = scorer.update(test_rows[lo:hi])
+        finals.append(result.final_scores)
+        steps.append(result.final_steps)
+        assert np.array_equal(result.flags, result.scores > model.threshold_)
+        assert np.array_equal(result.final_flags, result.final_scores > model.threshold_)
+    pending = scorer.pending()
+    every = np.concatenate([*steps, pending.steps])
+    assert np.array_equal(every, np.arange(len(test_rows)))  # each step final once, in order
+    whole = model.decision_function(test_rows)
+    assert np.max(np.abs(np.concatenate([*finals, pending.scores]) - whole)) < EXACT * np.abs(whole).max()
+
+
+def test_provisional_scores_are_the_scores_of_the_rows_so_far(model, test_rows):
+    scorer = model.stream()
+    for lo, hi in _chunks(len(test_rows), 2):
+        result = scorer.update(test_rows[lo:hi])
+        if hi >= L and hi % 7 == 0:
+            so_far = model.decision_function(test_rows[:hi])
+            assert np.max(np.abs(result.scores - so_far[lo:hi])) < EXACT * np.abs(so_far).max()
+            pending = scorer.pending()
+            assert np.max(np.abs(pending.scores - so_far[pending.steps])) < EXACT * np.abs(so_far).max()
+
+
+def test_a_score_is_final_L_rows_later_and_none_before_2L_rows(model, test_rows):
+    scorer = model.stream()
+    final_to = []
+    for n in range(1, 3 * L + 1):
+        result = scorer.update(test_rows[n - 1])
+        final_to.append(result.final_steps[-1] + 1 if len(result.final_steps) else None)
+    assert all(v is None for v in final_to[: 2 * L - 1])
+    assert final_to[2 * L - 1] == L  # at 2L rows: the first L steps at once
+    assert final_to[-1] == 2 * L  # then one a row, L back
+
+
+def test_a_causal_term_alone_is_final_at_once(test_rows):
+    model = MADCluster(input_terms="ar", **TINY).fit(_series(600, 0))
+    scorer = model.stream()
+    result = scorer.update(test_rows[:50])
+    assert np.array_equal(result.final_steps, result.steps) and np.array_equal(result.final_scores, result.scores)
+    assert len(scorer.pending().steps) == 0
+    rest = scorer.update(test_rows[50:]).final_scores
+    whole = model.decision_function(test_rows)
+    assert np.max(np.abs(np.concatenate([result.final_scores, rest]) - whole)) < EXACT * np.abs(whole).max()
+
+
+def test_state_round_trip_mid_stream_keeps_the_terms(model, test_rows, tmp_path):
+    straight = model.stream()
+    expected = [straight.update(test_rows[:130]), straight.update(test_rows[130:])]
+    scorer = model.stream()
+    scorer.update(test_rows[:130])
+    scorer.save(tmp_path / "s.mcs")
+    restored = StreamScorer.restore(model, tmp_path / "s.mcs")
+    got = restored.update(test_rows[130:])
+    assert np.array_equal(got.final_steps, expected[1].final_steps)
+    assert np.allclose(got.final_scores, expected[1].final_scores, rtol=0, atol=1e-12)
+    assert np.allclose(got.scores, expected[1].scores, rtol=0, atol=1e-12)
+
+
+def test_a_state_without_the_terms_is_refused(model, test_rows, tmp_path):
+    import zipfile
+
+    scorer = model.stream()
+    scorer.update(test_rows[:50])
+    scorer.save(tmp_path / "s.mcs")
+    with zipfile.ZipFile(tmp_path / "s.mcs") as old:
+        items = {name: old.read(name) for name in old.namelist()}
+    import io
+
+    arrays = dict(np.load(io.BytesIO(items["buffer.npz"])))
+    buffer = io.BytesIO()
+    np.savez(buffer, **{k: v for k, v in arrays.items() if not k.startswith("terms/")})
+    items["buffer.npz"] = buffer.getvalue()
+    with zipfile.ZipFile(tmp_path / "cut.mcs", "w") as cut:
+        for name, data in items.items():
+            cut.writestr(name, data)
+    with pytest.raises(StreamError, match="input terms"):
+        StreamScorer.restore(model, tmp_path / "cut.mcs")
