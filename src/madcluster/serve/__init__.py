@@ -7,7 +7,9 @@ only by the ``serve`` command, so ``import madcluster`` never pulls the server s
 - ``GET /models``: each model's columns, window, threshold and whether it can stream
 - ``POST /models/{model}/score``: ``{"rows": [[...], ...], "columns": [...]?}`` -> scores, flags
 - ``POST /streams/{stream}``: append rows to a stream (opened on first use), returns their scores
-  and flags; ``GET`` / ``DELETE /streams/{stream}``
+  and flags, and the steps whose scores became final (``final_steps``, ``final_scores``,
+  ``final_flags``: with the default's KMeans term, the rows ``final_after_rows`` back; see
+  :mod:`madcluster.score.term_streams`); ``GET`` / ``DELETE /streams/{stream}``
 - ``GET /metrics``: Prometheus text format (requests, latency, rows and flags per model)
 
 Bad requests get a 4xx JSON ``{"error": "..."}`` naming the problem, never a traceback.

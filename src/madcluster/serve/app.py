@@ -78,12 +78,20 @@ def create_app(
         return JSONResponse({  # built directly: FastAPI's generic encoder costs more than the scoring
             "stream": stream_id, "model": model, "steps": result.steps.tolist(),
             "scores": result.scores.tolist(), "flags": result.flags.tolist(),
+            "final_steps": result.final_steps.tolist(), "final_scores": result.final_scores.tolist(),
+            "final_flags": result.final_flags.tolist(),
         })
 
     @app.get("/streams/{stream_id}")
     def stream_info(stream_id: str) -> dict[str, Any]:
         stream = store.get(stream_id)
-        return {"stream": stream_id, "model": stream.model, "steps_seen": stream.scorer.steps_seen}
+        with stream.lock:
+            pending = stream.scorer.pending()
+            steps_seen = stream.scorer.steps_seen
+        # the steps not final yet, scored on the rows so far: with the final scores given, the
+        # scores decision_function gives the whole stream
+        return {"stream": stream_id, "model": stream.model, "steps_seen": steps_seen,
+                "pending_steps": pending.steps.tolist(), "pending_scores": pending.scores.tolist()}
 
     @app.delete("/streams/{stream_id}")
     def stream_close(stream_id: str) -> dict[str, Any]:
@@ -99,7 +107,7 @@ def create_app(
 
 def _describe(model: Any) -> dict[str, Any]:
     names = getattr(model, "feature_names_in_", None)
-    streams = model.model_.streams  # a causal score without whole-series input terms
+    streams = model.model_.streams  # a causal own score (the input terms' scores are final L rows later)
     return {
         "n_features": int(model.n_features_in_),
         "columns": None if names is None else [str(n) for n in names],
@@ -107,6 +115,7 @@ def _describe(model: Any) -> dict[str, Any]:
         "threshold": model.threshold_,
         "embedder": model.embedder if isinstance(model.embedder, str) else "custom",
         "streams": streams,
+        "final_after_rows": int(model.window_size) if streams and any(t.name == "kmeans" for t in model.model_.parts.input_terms) else 0,
     }
 
 
