@@ -6,7 +6,7 @@ the same stream with the D-RNN's stepper switched off (``step_rows=0``: every ro
 window, the path before the stepper) and ``decision_function`` on the same rows, per row (batch
 scoring's amortised cost). Wall-clock latency and the CPU time of the scoring thread
 (``time.thread_time``: what a row costs when the machine is shared) are both reported, and, for
-the default model, CPU time per chunk of 1..64 rows on both paths (where ``STEP_ROWS`` comes
+the streaming preset, CPU time per chunk of 1..64 rows on both paths (where ``STEP_ROWS`` comes
 from). Writes ``benchmarks/results/stream_latency.json``::
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/stream_latency.py
@@ -31,9 +31,10 @@ from madcluster.estimator.streaming import STEP_ROWS, StreamScorer
 
 # name -> (estimator parameters, step_rows of the scorer)
 MODELS = {
-    "default": ({}, STEP_ROWS),
-    "default, stepper off": ({}, 0),
-    "deepsvdd": ({"embedder": "deepsvdd"}, STEP_ROWS),
+    "default (input terms: final L rows later)": ({}, STEP_ROWS),
+    "streaming preset (network alone)": ({"input_terms": None}, STEP_ROWS),
+    "streaming preset, stepper off": ({"input_terms": None}, 0),
+    "deepsvdd": ({"embedder": "deepsvdd", "input_terms": None}, STEP_ROWS),
 }
 CHUNKS = (1, 2, 4, 8, 12, 16, 32, 64)
 
@@ -42,14 +43,15 @@ def measure(name: str, model: MADCluster, step_rows: int, rows: int) -> dict:
     demo = make_demo_data(n_train=3000, n_test=rows + 200, seed=7)
     series = demo.test[: rows + 200]
     scorer = StreamScorer(model.model_, step_rows=step_rows)
-    first = scorer.update(series[:200]).scores  # past the warm-up, as a long-running stream
+    first = scorer.update(series[:200]).final_scores  # past the warm-up, as a long-running stream
     latencies, cpu = [], []
     streamed = [first]
     for row in series[200:]:
         start, start_cpu = time.perf_counter(), time.thread_time()
-        streamed.append(scorer.update(row[None, :]).scores)
+        streamed.append(scorer.update(row[None, :]).final_scores)
         latencies.append(time.perf_counter() - start)
         cpu.append(time.thread_time() - start_cpu)
+    streamed.append(scorer.pending().scores)  # with the final ones: the whole series' scores
     ms, cpu_ms = np.asarray(latencies) * 1e3, np.asarray(cpu) * 1e3
     start = time.perf_counter()
     batch = model.decision_function(series)
@@ -99,7 +101,7 @@ def main() -> None:
             fitted[key] = MADCluster(random_state=0, epochs=args.epochs, **params).fit(train)
         results.append(measure(name, fitted[key], step_rows, args.rows))
         print(json.dumps(results[-1]))
-    chunks = chunk_costs(fitted[json.dumps({})])
+    chunks = chunk_costs(fitted[json.dumps({"input_terms": None})])
     for row in chunks:
         print(json.dumps(row))
     payload = {
