@@ -124,3 +124,16 @@ def test_stepper_and_window_reruns_mix_and_agree(score_stride):
 def test_models_without_a_stepper_rerun_windows(fitted):
     expected_stepper = isinstance(fitted.net_.embedder, DilatedRNN)
     assert (fitted.model_.row_stepper() is not None) == expected_stepper
+
+
+def test_a_constant_column_back_at_its_value_steps_in_a_stream_as_in_the_whole_series():
+    """A row whose constant training column is back at the training value, after rows that moved
+    it, enters as the step back (as in the whole series), also when its chunk alone never moved."""
+    rng = np.random.default_rng(3)
+    train = np.column_stack([np.sin(np.arange(400) / 4) + 0.05 * rng.normal(size=400), np.zeros(400)]).astype(np.float32)
+    model = MADCluster(input_terms=None, window_size=16, epochs=1, random_state=0).fit(train)
+    test = np.column_stack([np.sin(np.arange(120) / 4), np.zeros(120)]).astype(np.float32)
+    test[50:53, 1] = 1.0  # moves for three rows, then back at 0
+    scorer = model.stream()
+    streamed = np.concatenate([scorer.update(row).scores for row in test])
+    np.testing.assert_allclose(streamed, model.decision_function(test), rtol=0, atol=1e-6)

@@ -61,7 +61,8 @@ def bound_constant_columns(
         return data
     held = values[columns].astype(data.dtype)
     moved = data[:, columns] != held
-    if not moved.any():
+    before = held if previous_row is None else np.asarray(previous_row, dtype=data.dtype)[columns]
+    if not moved.any() and np.array_equal(before, held):  # a row back at the value steps from the previous one
         return data
     data = np.array(data, copy=True)
     for k, j in enumerate(columns):
@@ -75,7 +76,6 @@ def bound_constant_columns(
                 "happens, a new level that then holds does not keep scoring)",
                 _name(names, j), values[j], rows.size, rows[0], data[rows[0], j],
             )
-    before = held if previous_row is None else np.asarray(previous_row, dtype=data.dtype)[columns]
     previous = np.vstack([before[None, :], data[:-1, columns]])
     data[:, columns] = held + (data[:, columns] - previous)
     return data
