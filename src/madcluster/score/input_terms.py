@@ -133,7 +133,7 @@ class WindowKMeans:
         the first and last L - 1 steps average as many windows as the middle
         (:func:`balanced_window_means`)."""
         from madcluster.baselines import window_scores_to_points
-        from madcluster.data.windows import window_starts
+        from madcluster.data.window_grid import window_starts
 
         read = rows if self.columns is None else np.asarray(rows)[:, self.columns]
         starts = window_starts(len(read), self.window_size, self.stride)
@@ -241,7 +241,7 @@ def fit_autoregressive(rows: np.ndarray, lags: int = AR_LAGS, ridge: float = AR_
 def fit_window_kmeans(rows: np.ndarray, window_size: int, random_state: int | None) -> WindowKMeans:
     """Fit the window-KMeans baseline on training ``rows`` ``(T, D)`` and keep what scoring needs."""
     from madcluster.baselines import KMeansDetector
-    from madcluster.data.windows import window_starts
+    from madcluster.data.window_grid import window_starts
 
     levels = column_levels(rows)
     columns = np.flatnonzero((levels > FEW_LEVELS) | (levels == 1)).astype(np.int64)
@@ -309,10 +309,10 @@ def add_input_terms(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], s
 
 
 def weighted_part(name: str, values: np.ndarray, stats: dict[str, Stats], weights: dict[str, float] | None) -> np.ndarray:
-    """Part ``name``'s ``values`` standardised with its training statistics and weighted."""
-    from madcluster.score.scoring import standardize
-
-    return (weights or {}).get(name, 1.0) * standardize(values, stats[OWN_SCORE if name == OWN else f"input_term/{name}"])
+    """Part ``name``'s ``values`` standardised with its training statistics and weighted (numpy
+    alone: the ONNX scorer adds the parts without torch)."""
+    mean, std = stats[OWN_SCORE if name == OWN else f"input_term/{name}"]
+    return (weights or {}).get(name, 1.0) * ((values - mean) / std)
 
 
 def sum_parts(parts: list[np.ndarray]) -> np.ndarray:
