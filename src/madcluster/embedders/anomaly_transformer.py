@@ -49,7 +49,7 @@ from madcluster.embedders.attention import (
     step_discrepancy,
 )
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective
-from madcluster.embedders.blocks import adam_groups, zero_every_grad
+from madcluster.embedders.blocks import adam_groups, at_least_float32, zero_every_grad
 from madcluster.exceptions import ParameterError
 
 MINIMAX = ("joint", "alternating")
@@ -91,9 +91,9 @@ class AnomalyAttention(nn.Module):
         k = self.key(x).view(b, length, heads, -1)
         v = self.value(x).view(b, length, heads, -1)
         scores = torch.einsum("blhe,bshe->bhls", q, k) / math.sqrt(d // heads)
-        series = torch.softmax(scores.float(), dim=-1)  # float32 maps even under autocast (the KL's logs)
+        series = torch.softmax(at_least_float32(scores), dim=-1)  # float32 maps even under autocast (the KL's logs)
         mixed = torch.einsum("bhls,bshe->blhe", series, v).reshape(b, length, d)
-        prior = gaussian_prior(learned_sigma(self.sigma(x).float()).transpose(1, 2))
+        prior = gaussian_prior(learned_sigma(at_least_float32(self.sigma(x))).transpose(1, 2))
         return self.out(mixed), series, prior
 
 

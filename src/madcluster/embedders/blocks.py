@@ -185,3 +185,9 @@ def adam_groups(
             head["lr"] = head_lr
         groups.append(head)
     return groups
+
+
+def at_least_float32(x: torch.Tensor) -> torch.Tensor:
+    """``x`` in float32, or as it is when float64: maps kept in float32 under mixed precision,
+    and in float64 when the fitted model scores in float64 (:mod:`madcluster.estimator.fitted`)."""
+    return x if x.dtype == torch.float64 else x.float()

@@ -67,6 +67,7 @@ from madcluster.embedders.attention import (
     step_discrepancy,
 )
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
+from madcluster.embedders.blocks import at_least_float32
 from madcluster.exceptions import ParameterError
 
 SCORES = ("official", "discrepancy")
@@ -114,7 +115,7 @@ class DualAttentionLayer(nn.Module):
             q = self.query(x).view(s, t, self.n_heads, -1)
             k = self.key(x).view(s, t, self.n_heads, -1)
             scores = torch.einsum("bthe,bshe->bhts", q, k) / math.sqrt(d // self.n_heads)
-            maps.append(torch.softmax(scores.float(), dim=-1))
+            maps.append(torch.softmax(at_least_float32(scores), dim=-1))
         return maps
 
     def attend_linear(
@@ -139,7 +140,7 @@ class DualAttentionLayer(nn.Module):
             gram = torch.matmul(torch.matmul(z, product), z.t())  # [w, w]
             key_term = torch.matmul(v, torch.matmul(z, key_bias)).unsqueeze(1)  # [S, 1, T]
             scores = torch.bmm(torch.matmul(v, gram), v.transpose(1, 2)) + key_term
-            maps.append(torch.softmax(scores.float() * scale, dim=-1).unsqueeze(1))
+            maps.append(torch.softmax(at_least_float32(scores) * scale, dim=-1).unsqueeze(1))
         return maps
 
 

@@ -29,6 +29,7 @@ class DilatedRNNSteps:
         self.embedder = embedder
         self.window_size, self.stride, self.min_batch = window_size, stride, min_batch
         self.device = next(embedder.parameters()).device
+        self.dtype = next(embedder.parameters()).dtype  # rows of any float type are cast to it
         self.starts: list[int] = []  # open windows' first steps, oldest first
         # per layer [W, dilation, H]: the window's outputs at positions p - d .. p - 1, slot p % d
         self.states: list[torch.Tensor] = []
@@ -60,6 +61,7 @@ class DilatedRNNSteps:
             self.states = []
             return
         local = np.asarray(self.starts) - first_step
+        rows = rows.to(self.dtype)
         batch = gather_windows(pad_for_windows(rows, local, self.window_size), local, self.window_size)
         n_open = len(batch)
         if n_open < self.min_batch:
@@ -81,7 +83,7 @@ class DilatedRNNSteps:
         n_open = len(self.starts)
         index = torch.arange(n_open, device=self.device)
         positions = torch.as_tensor([step - start for start in self.starts], device=self.device)
-        h = row.reshape(1, 1, -1).expand(n_open, 1, row.shape[-1])
+        h = row.to(self.dtype).reshape(1, 1, -1).expand(n_open, 1, row.shape[-1])
         for layer, dilation, states in zip(self.embedder.layers, self.embedder.dilations, self.states):
             slots = positions % dilation
             hidden = states[index, slots]  # [W, H]: the sub-sequence's state before this step
@@ -110,5 +112,5 @@ class DilatedRNNSteps:
         if step % self.stride == 0:
             hidden = self.embedder.out_features
             self.starts.append(step)
-            fresh = [torch.zeros(1, d, hidden, device=self.device) for d in self.embedder.dilations]
+            fresh = [torch.zeros(1, d, hidden, device=self.device, dtype=self.dtype) for d in self.embedder.dilations]
             self.states = fresh if len(self.states) == 0 else [torch.cat([s, f]) for s, f in zip(self.states, fresh)]

@@ -9,10 +9,18 @@ take a ``FittedModel`` and never reach into the estimator. The estimator keeps i
 ``fit`` (which builds this) and the scikit-learn / PyOD surface, and delegates.
 
 Threads are the caller's: the estimator and the stream scorer set them around these calls.
+
+Scores are computed in float64 (:attr:`FittedModel.scoring_net`): the network is trained in
+float32, and its scoring copy is cast to float64 once. The standardised terms of a trained model
+have tiny training spreads (1e-4), which turn float32's rounding of the features h (1e-7) into
+1e-3 of a score, so float32 scores depend on the kernels that computed them (a batch or a stream,
+torch or onnxruntime, one CPU or another); in float64 they agree to ~1e-12. A model trained in
+bfloat16 scores as it trained.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -98,6 +106,23 @@ class FittedModel:
     warmup_quantiles: np.ndarray | None = None
     attribution_baseline: np.ndarray | None = None
     threshold: float = float("nan")
+    # (the network it was made from, its float64 copy): rebuilt when ``net`` is replaced
+    _scoring: tuple[MADClusterNet, MADClusterNet] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def scoring_net(self) -> MADClusterNet:
+        """The network every score comes from: a float64 copy of :attr:`net` in eval mode (the
+        module docstring says why), or ``net`` itself for a model trained in bfloat16."""
+        if self.net.precision is not None:
+            return self.net.eval()
+        if self._scoring is None or self._scoring[0] is not self.net:
+            self._scoring = (self.net, copy.deepcopy(self.net).double().eval())
+        return self._scoring[1]
+
+    @property
+    def scoring_dtype(self) -> torch.dtype:
+        """The dtype of :attr:`scoring_net`'s input (float64, or float32 for bfloat16 models)."""
+        return torch.float32 if self.net.precision is not None else torch.float64
 
     @classmethod
     def for_network(cls, net: MADClusterNet, params: Mapping[str, Any], **fitted: Any) -> FittedModel:
@@ -159,29 +184,30 @@ class FittedModel:
         (``first_step = 0``) and of :class:`~madcluster.estimator.streaming.StreamScorer` (a
         trailing buffer that reaches back to :meth:`history_start` of the first step it scores)."""
         score_from = first_step if score_from is None else score_from
-        terms = self.point_outputs(self.model_input(rows), self.net.score, first_step, score_from)
+        terms = self.point_outputs(self.model_input(rows), self.scoring_net.score, first_step, score_from)
         return self.calibrate_warmup(self.parts.combine(terms), self.warmup_positions(np.arange(score_from, first_step + len(rows))))
 
     def score_model_input(self, scaled: np.ndarray) -> np.ndarray:
         """:meth:`decision_function`'s path from model input (a series starting at step 0) to
         scores, before the input terms."""
-        terms = self.point_outputs(scaled, self.net.score)
+        terms = self.point_outputs(scaled, self.scoring_net.score)
         return self.calibrate_warmup(self.parts.combine(terms), self.warmup_positions(np.arange(len(scaled))))
 
     def score_terms(self, X: Any) -> dict[str, np.ndarray]:
         """The named per-step terms (T,) the score combines: the head's, and ``base`` when the
         embedder has its own score."""
-        return self.point_outputs(self.checked_input(X), self.net.score)
+        return self.point_outputs(self.checked_input(X), self.scoring_net.score)
 
     def embed(self, X: Any) -> np.ndarray:
         """The features h, one vector per row of ``X`` ``(T, f)``, from the windows that score them."""
-        return self.point_outputs(self.checked_input(X), lambda x: {"h": self.net(x).h})["h"]
+        net = self.scoring_net
+        return self.point_outputs(self.checked_input(X), lambda x: {"h": net(x).h})["h"]
 
     def point_outputs(self, scaled: np.ndarray, read: Callable[[torch.Tensor], dict[str, torch.Tensor]],
                       first_step: int = 0, score_from: int = 0) -> dict[str, np.ndarray]:
         """``read``'s per-step outputs of model input ``scaled``, each step from the window that scores it."""
-        net = self.net.eval()
-        series = torch.from_numpy(scaled).to(next(net.parameters()).device)
+        net = self.scoring_net
+        series = torch.from_numpy(scaled).to(next(net.parameters()).device, self.scoring_dtype)
         if self.causal:
             return causal_point_outputs(read, series, self.window_size, self.score_stride, self.scoring_batch, first_step, score_from)
         return point_outputs(read, series, self.window_size, self.score_stride, self.scoring_batch, net.embedder.causal)
@@ -192,7 +218,7 @@ class FittedModel:
         or None where the embedder has none (then every chunk reruns its windows)."""
         if not self.causal or not DilatedRNNSteps.supports(self.net.embedder, self.net.precision):
             return None
-        return DilatedRNNSteps(self.net.embedder, self.window_size, self.score_stride, MIN_SCORING_BATCH)
+        return DilatedRNNSteps(self.scoring_net.embedder, self.window_size, self.score_stride, MIN_SCORING_BATCH)
 
     def score_features(self, h: torch.Tensor, steps: np.ndarray) -> np.ndarray:
         """Scores of stream ``steps`` from their features ``h [m, f]`` (each from the window that
@@ -201,8 +227,8 @@ class FittedModel:
         if n < MIN_SCORING_BATCH:  # padded as causal_point_outputs pads its batches
             h = torch.cat([h, h[-1:].expand(MIN_SCORING_BATCH - n, -1)])
         with torch.inference_mode():
-            terms = self.net.head.score_terms(h[:, None, :])
-        values = {name: v[:n, 0].float().cpu().numpy().astype(np.float64) for name, v in terms.items()}
+            terms = self.scoring_net.head.score_terms(h[:, None, :])
+        values = {name: v[:n, 0].double().cpu().numpy() for name, v in terms.items()}
         return self.calibrate_warmup(self.parts.combine(values), self.warmup_positions(steps))
 
     def history_start(self, step: int) -> int:
@@ -266,7 +292,7 @@ class FittedModel:
         """Fit what comes after the network, in order: the terms' statistics (steady rows only),
         the warm-up table, the input terms (weighted by ``weights``, the parts' full table);
         returns the training scores behind the threshold."""
-        terms = self.point_outputs(scaled, self.net.score)
+        terms = self.point_outputs(scaled, self.scoring_net.score)
         positions = self.warmup_positions(np.arange(len(scaled)))
         steady = positions >= self.warmup_reference_from()  # warm-up rows are calibrated, not counted
         self.parts.stats = score_statistics({n: v[steady] for n, v in terms.items()}, self.parts.scaling)
@@ -289,9 +315,10 @@ class FittedModel:
         windows each scored as the start of a fresh series (model input built from the window alone)."""
         starts = sample_starts(len(data), self.window_size, WARMUP_WINDOWS)
         fresh = np.stack([self.model_input(data[s : s + self.window_size]) for s in starts])
+        net = self.scoring_net
         with torch.no_grad():
-            terms = self.net.eval().score(torch.from_numpy(fresh).to(next(self.net.parameters()).device))
-        scores = self.parts.combine({name: values.float().cpu().numpy().astype(np.float64) for name, values in terms.items()})
+            terms = net.score(torch.from_numpy(fresh).to(next(net.parameters()).device, self.scoring_dtype))
+        scores = self.parts.combine({name: values.double().cpu().numpy() for name, values in terms.items()})
         return fit_quantile_table(scores, self.warmup_reference_from())
 
 

@@ -53,7 +53,7 @@ def point_outputs(
     for i in range(0, len(starts), chunk):
         x = gather_windows(series, starts[i : i + chunk], window_size)
         for name, values in read(x).items():
-            parts.setdefault(name, []).append(values.float().cpu().numpy())
+            parts.setdefault(name, []).append(values.double().cpu().numpy())
     return {name: to_points(np.concatenate(chunks), starts, len(series), causal) for name, chunks in parts.items()}
 
 
@@ -85,7 +85,7 @@ def causal_point_outputs(
         if n_windows < MIN_SCORING_BATCH:
             x = torch.cat([x, x[-1:].expand(MIN_SCORING_BATCH - n_windows, *x.shape[1:])])
         for name, values in read(x).items():
-            parts.setdefault(name, []).append(values[:n_windows].float().cpu().numpy())
+            parts.setdefault(name, []).append(values[:n_windows].double().cpu().numpy())
     rows, positions = np.searchsorted(starts, windows), steps - windows
     return {name: np.concatenate(chunks)[rows, positions].astype(np.float64) for name, chunks in parts.items()}
 
