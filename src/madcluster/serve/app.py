@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from madcluster.exceptions import MADClusterError
+from madcluster.serve.fast_updates import FastStreamUpdates
 from madcluster.serve.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ROWS
 from madcluster.serve.metrics import ServerMetrics
 from madcluster.serve.registry import Conflict, NotFound, StreamStore, rows_array
@@ -102,7 +103,9 @@ def create_app(
     def prometheus() -> Response:
         return Response(metrics.exposition(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
-    return BodyLimit(Measure(app, metrics), max_body_bytes, max_rows, max_concurrent)  # type: ignore[return-value]
+    route = next(r for r in app.routes if getattr(r, "path", None) == "/streams/{stream_id}" and "POST" in getattr(r, "methods", ()))
+    fast = FastStreamUpdates(app, store, metrics, route, INLINE_ROWS)  # the one-row update without FastAPI's layers
+    return BodyLimit(Measure(fast, metrics), max_body_bytes, max_rows, max_concurrent)  # type: ignore[return-value]
 
 
 def _describe(model: Any) -> dict[str, Any]:
