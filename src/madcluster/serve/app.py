@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from madcluster.exceptions import MADClusterError
-from madcluster.serve.fast_updates import FastStreamUpdates
+from madcluster.serve.fast_updates import FastStreamUpdates, update_answer
 from madcluster.serve.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ROWS
 from madcluster.serve.metrics import ServerMetrics
 from madcluster.serve.registry import Conflict, NotFound, StreamStore, rows_array
@@ -76,12 +76,8 @@ def create_app(
             outcome = await run_in_threadpool(store.update, stream_id, body.model, body.rows, body.columns)
         model, result = outcome
         metrics.observe_scores(model, len(result.scores), int(result.flags.sum()))
-        return JSONResponse({  # built directly: FastAPI's generic encoder costs more than the scoring
-            "stream": stream_id, "model": model, "steps": result.steps.tolist(),
-            "scores": result.scores.tolist(), "flags": result.flags.tolist(),
-            "final_steps": result.final_steps.tolist(), "final_scores": result.final_scores.tolist(),
-            "final_flags": result.final_flags.tolist(),
-        })
+        # built directly: FastAPI's generic encoder costs more than the scoring
+        return JSONResponse(update_answer(stream_id, model, result))
 
     @app.get("/streams/{stream_id}")
     def stream_info(stream_id: str) -> dict[str, Any]:

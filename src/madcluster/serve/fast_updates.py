@@ -60,10 +60,7 @@ class FastStreamUpdates:
             if outcome is not None:  # None: the stream is busy, the app's thread pool waits for it
                 model, result = outcome
                 self.metrics.observe_scores(model, len(result.scores), int(result.flags.sum()))
-                await self._answer(scope, send, 200, {
-                    "stream": stream_id, "model": model, "steps": result.steps.tolist(),
-                    "scores": result.scores.tolist(), "flags": result.flags.tolist(),
-                })
+                await self._answer(scope, send, 200, update_answer(stream_id, model, result))
                 return
         replayed = False
 
@@ -82,6 +79,17 @@ class FastStreamUpdates:
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": payload})
+
+
+def update_answer(stream_id: str, model: str, result: Any) -> dict[str, Any]:
+    """The JSON answer to a stream update (both paths): the new rows' scores and the steps whose
+    scores became final."""
+    return {
+        "stream": stream_id, "model": model, "steps": result.steps.tolist(),
+        "scores": result.scores.tolist(), "flags": result.flags.tolist(),
+        "final_steps": result.final_steps.tolist(), "final_scores": result.final_scores.tolist(),
+        "final_flags": result.final_flags.tolist(),
+    }
 
 
 def parse_update(body: bytes, max_rows: int) -> tuple[list[list[float]], str | None, list[str] | None] | None:
