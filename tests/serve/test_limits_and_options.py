@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 import time
 
 import numpy as np
@@ -104,13 +105,37 @@ def test_requests_over_the_concurrency_limit_get_503():
     assert limited.in_flight == 0 and limited.rows_in_flight == 0
 
 
+def test_an_update_does_not_wait_for_a_state_file_being_written(model_file, tmp_path, monkeypatch):
+    started, release = threading.Event(), threading.Event()
+    original = StreamScorer.save
+
+    def slow_save(self, path, state=None):  # a slow disk: the write waits until released
+        started.set()
+        release.wait(10)
+        return original(self, path, state)
+
+    monkeypatch.setattr(StreamScorer, "save", slow_save)
+    store = StreamStore({"model": MADCluster.load(model_file)}, tmp_path, save_interval=3600)
+    x = _series(20, 3)
+    store.update("s", None, x[:1].tolist(), None)
+    saver = threading.Thread(target=store.flush)
+    saver.start()
+    try:
+        assert started.wait(10)
+        assert store.try_update("s", None, x[1:2].tolist(), None) is not None  # not busy: the lock is free
+    finally:
+        release.set()
+        saver.join(10)
+    assert (tmp_path / "s.mcs").is_file()
+
+
 def test_state_dir_saves_changed_streams_once_an_interval_and_at_shutdown(model_file, tmp_path, monkeypatch):
     saves: list[str] = []
     original = StreamScorer.save
 
-    def counting_save(self, path):
+    def counting_save(self, path, *state):
         saves.append(str(path))
-        return original(self, path)
+        return original(self, path, *state)
 
     monkeypatch.setattr(StreamScorer, "save", counting_save)
     model = MADCluster.load(model_file)

@@ -86,6 +86,7 @@ class StreamScorer:
         self._stepper_next: int | None = None  # the step the stepper expects next; None: out of sync
         self._last_row: np.ndarray | None = None  # the last row as given (constant columns' steps)
         self._warned: set[int] = set()  # constant training columns whose move was logged (once a stream)
+        self._fingerprint: str | None = None  # model_fingerprint(model), once the state is first saved
         parts = model.parts
         self._terms = TermStreams(parts.input_terms, parts.stats, parts.weights) if parts.input_terms else None
 
@@ -154,12 +155,20 @@ class StreamScorer:
         return len(self._buffer)
 
     # ------------------------------------------------------------------ state files
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the stream's state to ``path`` atomically (zip of JSON + npz, no pickle)."""
-        meta = {"model": model_fingerprint(self.model), "steps_seen": self.steps_seen, "buffer_start": self._buffer_start}
+    def save(self, path: str | os.PathLike, state: tuple[dict[str, Any], dict[str, np.ndarray]] | None = None) -> None:
+        """Write the stream's state (or a :meth:`state` taken earlier) to ``path`` atomically
+        (zip of JSON + npz, no pickle)."""
+        write_archive(path, STATE_FILE, *(state if state is not None else self.state()))
+
+    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """What :meth:`save` writes, copied: a server takes it under the stream's lock and writes
+        the file (milliseconds of I/O) after releasing it. The model's fingerprint is computed once."""
+        if self._fingerprint is None:
+            self._fingerprint = model_fingerprint(self.model)
+        meta = {"model": self._fingerprint, "steps_seen": self.steps_seen, "buffer_start": self._buffer_start}
         last = {} if self._last_row is None else {"last_row": self._last_row}  # None: no row seen yet
         terms = {} if self._terms is None else self._terms.state()
-        write_archive(path, STATE_FILE, meta, {"buffer": self._buffer, **last, **terms})
+        return meta, {name: np.array(value, copy=True) for name, value in {"buffer": self._buffer, **last, **terms}.items()}
 
     @classmethod
     def restore(cls, model: Any, path: str | os.PathLike, n_jobs: int | None = None) -> StreamScorer:

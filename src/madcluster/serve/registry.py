@@ -6,7 +6,9 @@ objects by id; with a state folder each changed stream's state is saved atomical
 ``save_interval`` seconds by a background thread (0: after every update), at shutdown, and read
 back at start-up, so streams survive a restart; a crash loses at most the last interval's rows.
 Saving once an interval, not once an update, keeps ``--state-dir`` near the in-memory cost: a save
-(a zip of the stream's state, ~ms) per update was most of an update's time.
+(a zip of the stream's state, ~ms) per update was most of an update's time. The saver copies a
+stream's state under its lock and writes the file (~8 ms with the fsync) after releasing it, so an
+update never waits for a file.
 """
 
 from __future__ import annotations
@@ -115,6 +117,7 @@ class StreamStore:
         self.save_interval = save_interval
         self._streams: dict[str, Stream] = {}
         self._lock = threading.Lock()
+        self._files = threading.Lock()  # held while a state file is written or removed
         self._dirty: set[str] = set()
         self._stop = threading.Event()
         self._saver: threading.Thread | None = None
@@ -199,16 +202,20 @@ class StreamStore:
             stream = self._streams.get(stream_id)
             if stream is None:  # closed since: its file is gone and stays gone
                 continue
-            with stream.lock:
+            with stream.lock:  # the state is copied under the lock; the file is written after it
                 if self._streams.get(stream_id) is not stream:
                     continue
+                state = stream.scorer.state()
+            with self._files:
+                if self._streams.get(stream_id) is not stream:  # closed meanwhile: no file
+                    continue
                 try:
-                    stream.scorer.save(self._state_path(stream_id))
+                    stream.scorer.save(self._state_path(stream_id), state)
                 except OSError:
                     with self._lock:  # saved on the next round
                         self._dirty.add(stream_id)
                     raise
-                saved += 1
+            saved += 1
         return saved
 
     def stop(self) -> None:
@@ -230,7 +237,7 @@ class StreamStore:
 
     def close(self, stream_id: str) -> None:
         self.get(stream_id)
-        with self._lock:
+        with self._files, self._lock:
             self._streams.pop(stream_id, None)
             self._dirty.discard(stream_id)
             if self.state_dir is not None:
