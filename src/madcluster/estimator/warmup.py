@@ -43,9 +43,12 @@ def calibrate(values: np.ndarray, positions: np.ndarray, table: np.ndarray, refe
     """``values`` at window ``positions``, those before ``reference_from`` quantile-mapped onto the
     reference distribution (the module docstring's equation)."""
     out = np.asarray(values, dtype=np.float64).copy()
+    early = positions < reference_from
+    if not early.any():  # a stream's steady rows: nothing to map (and no table work per row)
+        return out
     reference = table[-1]
     levels = np.linspace(0.0, 1.0, table.shape[1])
-    for position in np.unique(positions[positions < reference_from]):
+    for position in np.unique(positions[early]):
         rows = positions == position
         out[rows] = _map_quantiles(out[rows], table[position], reference, levels)
     return out
