@@ -7,7 +7,7 @@ the 5,000 test rows (median of 3, ms) and a 400-row one-row-at-a-time stream aft
 (per-row ms, p50 / p99, wall and thread CPU). Medians over the rounds, and after / before ratios.
 Writes ``benchmarks/results/float64_cost.json``::
 
-    git worktree add --detach /tmp/base-ops2 07d53c1      # the commit before float64 scoring
+    git worktree add --detach /tmp/base-ops2 ebab9c9      # main before float64 scoring
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/float64_cost.py --before-src /tmp/base-ops2/src
 """
 
@@ -73,7 +73,7 @@ def main() -> None:
     before, after = medians.values()
     summary = {
         "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/float64_cost.py --before-src /tmp/base-ops2/src "
-                   "(/tmp/base-ops2: git worktree of 07d53c1)",
+                   "(/tmp/base-ops2: git worktree of ebab9c9, main before this branch)",
         "rounds": args.rounds, "medians": medians,
         "after_over_before": {k: round(after[k] / before[k], 2) for k in before},
         "runs": runs,
