@@ -119,6 +119,10 @@ class FittedModel:
             self._scoring = (self.net, copy.deepcopy(self.net).double().eval())
         return self._scoring[1]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickles and deep copies leave the float64 copy out (rebuilt on first use)."""
+        return {**self.__dict__, "_scoring": None}
+
     @property
     def scoring_dtype(self) -> torch.dtype:
         """The dtype of :attr:`scoring_net`'s input (float64, or float32 for bfloat16 models)."""
