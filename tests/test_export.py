@@ -28,7 +28,8 @@ def _series(n: int, seed: int) -> np.ndarray:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("params", [{}, {"embedder": "usad"}], ids=["default", "usad"])
+@pytest.mark.parametrize("params", [{}, {"embedder": "usad"}, {"embedder": "beatgan", "embedder_params": {"channels": (8, 16)}}],
+                         ids=["default", "usad", "beatgan, a float32 graph (Conv)"])
 def test_cli_export_scores_equal_torch(tmp_path, params, capsys):
     model = MADCluster(input_terms=None, window_size=16, epochs=1, random_state=0, **params).fit(_series(400, 0))
     model.save(tmp_path / "m.mcz")
@@ -99,7 +100,7 @@ def test_the_export_check_compares_with_float64_and_says_so(trained, capsys):
     _, folder = trained
     assert main(["export", str(folder / "m.mcz"), "-o", str(folder / "again.onnx")]) == 0
     out = capsys.readouterr().out
-    assert "step scores of 64 probe windows, onnxruntime vs torch float64" in out
+    assert "step scores of 64 probe windows, onnxruntime float64 vs torch float64" in out
     assert "tolerance 1e-08 + 1e-08 |score|" in out and "OnnxScorer" in out
     import onnx
 

@@ -127,6 +127,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     if report.get("max_abs_diff") is not None:
         checked = (f"; checked {report['compared']}: max abs diff {report['max_abs_diff']:.2e} "
                    f"(tolerance {report['tolerance']})")
+    if report.get("why_float32"):
+        checked += f"; a float32 graph: {report['why_float32']}"
     print(f"wrote {args.output}: input {report['input']} {report['input_shape']}, output {report['output']}{checked}")
     print(f"score it without torch: madcluster score {args.output} DATA, or madcluster.OnnxScorer (docs/export.md)")
     return 0
