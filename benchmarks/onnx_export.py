@@ -74,7 +74,7 @@ def main() -> None:
     for r in rows:
         if r["exports"]:
             lines.append(f"| {r['embedder']} | yes | {r['dtype']} | {r['max_abs_diff']:.1e} | {r['max_abs_score']:.1f} | "
-                         f"{'yes' if r['export_check_passes'] else 'no'} ({r['tolerance']}) | {r['why_float32'] or ''} |")
+                         f"{'yes' if r['export_check_passes'] else 'no'} ({r['tolerance'].replace('|', chr(92) + '|')}) | {r['why_float32'] or ''} |")
         else:
             lines.append(f"| {r['embedder']} | no | | | | | {r['why']} |")
     atomic_write_text(args.out + ".md", "\n".join(lines) + "\n")
