@@ -17,7 +17,8 @@ ort = pytest.importorskip("onnxruntime")
 
 from madcluster import MADCluster
 from madcluster.cli import build_parser, main
-from madcluster.estimator.export import OnnxScorer, run_both
+from madcluster.estimator.export import run_both
+from madcluster.estimator.onnx_scorer import OnnxScorer
 from madcluster.exceptions import ModelFileError
 
 

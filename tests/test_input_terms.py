@@ -135,12 +135,28 @@ def test_one_term_alone(train_test):
     assert set(model.score_stats_) >= {OWN_SCORE, "input_term/ar"} and "input_term/kmeans" not in model.score_stats_
 
 
-def test_export_refuses_the_terms_and_says_how(tmp_path, with_terms):
-    pytest.importorskip("onnx")
-    from madcluster.estimator.export import ExportError, export_onnx
+def test_the_default_exports_and_scores_without_torch(tmp_path, train_test, with_terms):
+    """An ONNX file of a model with input terms carries them: onnxruntime + numpy give the .mcz
+    model's scores (in a process where importing torch fails)."""
+    pytest.importorskip("onnxruntime")
+    import os
+    import subprocess
+    import sys
 
-    with pytest.raises(ExportError, match="input_terms=None"):
-        export_onnx(with_terms, tmp_path / "m.onnx")
+    from madcluster.estimator.export import export_onnx
+
+    export_onnx(with_terms, tmp_path / "m.onnx")
+    test = train_test[1]
+    np.save(tmp_path / "x.npy", test)
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "import numpy as np\nfrom madcluster import OnnxScorer\n"
+            f"np.save({str(tmp_path / 's.npy')!r}, OnnxScorer({str(tmp_path / 'm.onnx')!r}).decision_function(np.load({str(tmp_path / 'x.npy')!r})))")
+    src = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "src")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": src, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    expected = with_terms.decision_function(test)
+    assert np.max(np.abs(np.load(tmp_path / "s.npy") - expected)) <= 1e-9 * np.abs(expected).max()
 
 
 @pytest.mark.parametrize("value", ["pca", "KMeans", 1, True, ("ar", "ar")])

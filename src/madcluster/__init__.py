@@ -26,7 +26,7 @@ _LAZY = {
     "PCADetector": "madcluster.baselines",
     "MADCluster": "madcluster.estimator.detector",
     "StreamScorer": "madcluster.estimator.streaming",
-    "OnnxScorer": "madcluster.estimator.export",
+    "OnnxScorer": "madcluster.estimator.onnx_scorer",
     "load_dataset": "madcluster.data.datasets",
     "evaluate": "madcluster.metrics",
     "NotFittedError": "madcluster.exceptions",

@@ -4,8 +4,8 @@
 table); ``paper`` is the paper's formulation exactly (the README's "The method and its options"): the embedder's paper settings
 pinned (for the D-RNN: no auxiliary loss), Eq. 7's raw sum, non-overlapping scoring windows,
 early stopping on the total loss. ``streaming`` is the default without the input terms
-(:mod:`madcluster.score.input_terms`): a causal model, so it streams, serves streams and exports to ONNX
-(what the default was before the terms, at the cost of their detection).
+(:mod:`madcluster.score.input_terms`): every score final at once (the default streams too, its
+scores final L rows later, :mod:`madcluster.score.term_streams`), at the cost of the terms' detection.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
         "The graph takes model-input windows [batch, window_size, width] (scaled rows, plus the "
         "roughness channels of the default) and returns the per-step score of every window step, "
         "as the torch model does. The file also holds what turns rows into windows and step scores into "
-        "one score per row (scaling, window grid, warm-up calibration, threshold): `madcluster score "
+        "one score per row (scaling, window grid, warm-up calibration, threshold, and the default's input terms): `madcluster score "
         "MODEL.onnx DATA` and the Python class madcluster.OnnxScorer score rows with onnxruntime "
         "and numpy alone (docs/export.md). The graph computes in float64, as the model scores; the "
         "check compares every step score of 64 probe windows, onnxruntime against torch, within "

@@ -147,7 +147,7 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--preset", "preset", {"choices": tuple(PRESETS)},
      ("default = the library default (what was measured to detect); paper = the paper's formulation "
      "exactly (raw Eq. 7 sum, non-overlapping scoring windows); streaming = the default without input "
-     "terms, a causal model that streams, serves streams and exports to ONNX; see the README's method table")),
+     "terms: its streamed scores are final at once (the default's L rows later), at the cost of the terms' detection; see the README's method table")),
     ("--mode", "mode", {"choices": MODES},
      ("full MADCluster, the paper's two ablations, or base-only (the base model without MADCluster; "
       "needs an embedder with its own loss). Every mode adds the same --input-terms, so full and "

@@ -1,7 +1,7 @@
 """Where windows start: the two grids every scoring path shares, in numpy alone.
 
 Kept apart from :mod:`madcluster.data.windows` (which gathers windows as torch tensors) so that
-what needs only the grid, such as :class:`~madcluster.estimator.export.OnnxScorer` and the input
+what needs only the grid, such as :class:`~madcluster.estimator.onnx_scorer.OnnxScorer` and the input
 terms it adds, runs without torch.
 """
 

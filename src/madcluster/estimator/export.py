@@ -1,15 +1,16 @@
-"""ONNX export of a fitted model, and :class:`OnnxScorer`, which scores rows with the exported
-file and numpy alone (no torch).
+"""ONNX export of a fitted model; :class:`~madcluster.estimator.onnx_scorer.OnnxScorer` scores rows
+with the exported file and numpy alone (no torch).
 
 The graph takes a batch of model-input windows ``windows [batch, window_size, width]`` (the scaled
 rows, plus the roughness channels where the model has them) and returns ``scores [batch,
 window_size]``: every window step's score, the base and head terms standardised and summed exactly
 as ``decision_function`` does before it maps windows back to rows. What turns rows into windows
 and window steps back into one score per row (scaling, the constant training columns, the window
-grid, the warm-up calibration, the threshold) is written into the file's ``metadata_props`` under
-:data:`METADATA_KEY` as JSON, so :class:`OnnxScorer` needs only the ``.onnx`` file::
+grid, the warm-up calibration, the threshold; the default's input terms as arrays, with their
+statistics and weights) is written into the file's ``metadata_props`` under :data:`METADATA_KEY`
+as JSON, so :class:`OnnxScorer` needs only the ``.onnx`` file::
 
-    from madcluster import OnnxScorer          # or madcluster.estimator.export
+    from madcluster import OnnxScorer          # or madcluster.estimator.onnx_scorer
 
     scorer = OnnxScorer("model.onnx")           # onnxruntime + numpy
     scores = scorer.decision_function(X)        # one score per row, as MADCluster.decision_function
@@ -41,13 +42,13 @@ import json
 import os
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from madcluster.atomic import atomic_path
-from madcluster.exceptions import DataError, MADClusterError, ModelFileError
+from madcluster.estimator.onnx_scorer import METADATA_KEY, METADATA_VERSION
+from madcluster.exceptions import MADClusterError
 
 if TYPE_CHECKING:
     from madcluster.estimator.fitted import FittedModel
@@ -59,9 +60,6 @@ TOLERANCE = {"float64": (1e-8, 1e-8), "float32": (1e-4, 1e-5)}
 # a float32 graph (a layer onnxruntime runs in float32 only, e.g. Conv) of a float64 model may be
 # this many times as far from the model as torch's own float32 network is
 FLOAT32_FACTOR = 4.0
-METADATA_KEY = "madcluster.scoring"
-METADATA_VERSION = 1
-SCORING_BATCH = 256  # windows per onnxruntime call in OnnxScorer
 
 
 class ExportError(MADClusterError):
@@ -113,10 +111,6 @@ def export_onnx(model: Any, path: str | os.PathLike, check: bool = True) -> dict
     from madcluster.estimator.onnx_rnn import unrolled
 
     detector = fitted_model(model)
-    if detector.parts.input_terms:
-        names = tuple(term.name for term in detector.parts.input_terms)
-        raise ExportError(f"{detector.name} has input_terms={names!r}, which score whole series, not "
-                          "windows: it does not export to ONNX (fit with --preset streaming, i.e. input_terms=None, to export)")
     windows = torch.from_numpy(detector.model_windows(_probe_series(detector))[0][:8])
     dtype = detector.scoring_dtype
     report: dict[str, Any] = {
@@ -244,115 +238,24 @@ def scoring_metadata(detector: FittedModel) -> dict[str, Any]:
         "warmup_quantiles": None if table is None else np.asarray(table, dtype=np.float64).tolist(),
         "warmup_reference_from": int(detector.warmup_reference_from()),
         "threshold": float(detector.threshold),
+        **input_terms_metadata(detector),
     }
 
 
-class OnnxScorer:
-    """Scores rows with an exported ``.onnx`` file, onnxruntime and numpy: one score per row, as
-    ``MADCluster.decision_function`` gives (to ~1e-12: both float64), warm-up calibration included.
+def input_terms_metadata(detector: FittedModel) -> dict[str, Any]:
+    """The input terms (numpy arrays, as in a model file), their training statistics and the part
+    weights: :class:`OnnxScorer` adds them to the graph's score with numpy, as
+    ``decision_function`` does (none: the key is absent and the score is the graph's alone)."""
+    from madcluster.score.input_terms import OWN_SCORE, term_key, terms_to_arrays
 
-    For a machine without torch: ``OnnxScorer("model.onnx").decision_function(X)``, ``predict(X)``
-    (0/1 flags, score > ``threshold_``); ``X`` is a ``(T, D)`` array or a DataFrame (columns
-    matched by name when the model recorded names), at least one window of rows.
-    """
-
-    def __init__(self, path: str | os.PathLike) -> None:
-        try:
-            import onnxruntime
-        except ImportError as exc:
-            raise ImportError(f"scoring an ONNX file needs onnxruntime: pip install onnxruntime ({exc})") from None
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise ModelFileError(f"ONNX file {str(self.path)!r} does not exist")
-        try:
-            self.session = onnxruntime.InferenceSession(os.fspath(self.path), providers=["CPUExecutionProvider"])
-        except Exception as exc:  # noqa: BLE001 - onnxruntime's errors are of its own types
-            raise ModelFileError(f"{str(self.path)!r} is not a readable ONNX file: {str(exc).splitlines()[0][:200]}") from None
-        meta = self.session.get_modelmeta().custom_metadata_map.get(METADATA_KEY)
-        if meta is None:
-            raise ModelFileError(f"{str(self.path)!r} has no {METADATA_KEY} metadata: export it again with `madcluster export`")
-        self.metadata: dict[str, Any] = json.loads(meta)
-        m = self.metadata
-        self.window_size: int = m["window_size"]
-        self.n_features_in_: int = m["n_features"]
-        self.feature_names_in_: np.ndarray | None = None if m["feature_names"] is None else np.asarray(m["feature_names"], dtype=object)
-        self.threshold_: float = m["threshold"]
-        self._mean = np.asarray(m["scaler_mean"], dtype=np.float64)
-        self._scale = np.asarray(m["scaler_scale"], dtype=np.float64)
-        self._table = None if m["warmup_quantiles"] is None else np.asarray(m["warmup_quantiles"], dtype=np.float64)
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Anomaly score per row of ``X`` ``(T,)``, float64, higher = more anomalous."""
-        from madcluster.data.constant_columns import bound_constant_columns
-        from madcluster.data.scaling import model_input
-        from madcluster.data.validation import align_columns, check_series
-
-        m = self.metadata
-        rows = check_series(align_columns(X, self.feature_names_in_, name="X"), min_length=self.window_size,
-                            n_features=self.n_features_in_, name="X")
-        rows = bound_constant_columns(rows, np.asarray(m["constant_columns"], dtype=np.int64), self._mean,
-                                      self.feature_names_in_, None)
-        series = model_input(rows, self._mean, self._scale, m["roughness_window"])
-        if m["causal"]:
-            scores, positions = self._causal_scores(series)
-        else:
-            scores, positions = self._averaged_scores(series), None
-        if self._table is not None and positions is not None:
-            from madcluster.estimator.warmup import calibrate
-
-            scores = calibrate(scores, positions, self._table, m["warmup_reference_from"])
-        if not np.all(np.isfinite(scores)):
-            raise DataError("the model produced non-finite scores: the input may be far outside the training range")
-        return scores
-
-    def predict(self, X: Any) -> np.ndarray:
-        """0/1 per row: score above ``threshold_``."""
-        return (self.decision_function(X) > self.threshold_).astype(np.int64)
-
-    def window_scores(self, windows: np.ndarray) -> np.ndarray:
-        """The graph's step scores ``[N, L]`` of model-input ``windows [N, L, width]``."""
-        parts = [
-            self.session.run(["scores"], {"windows": np.ascontiguousarray(windows[i : i + SCORING_BATCH], dtype=np.float32)})[0]
-            for i in range(0, len(windows), SCORING_BATCH)
-        ]
-        return np.concatenate(parts).astype(np.float64)
-
-    def _causal_scores(self, series: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each step's score from its window on the fixed causal grid (the one where it has the
-        most history), and its position in that window (for the warm-up calibration)."""
-        steps = np.arange(len(series))
-        windows = causal_window_of(steps, self.window_size, self.metadata["score_stride"])
-        starts = np.unique(windows)
-        values = self.window_scores(_gather(series, starts, self.window_size))
-        positions = steps - windows
-        return values[np.searchsorted(starts, windows), positions], positions
-
-    def _averaged_scores(self, series: np.ndarray) -> np.ndarray:
-        """Non-causal models: each step's score averaged over the windows that cover it."""
-        n, size, stride = len(series), self.window_size, self.metadata["score_stride"]
-        starts = np.arange(0, n - size + 1, stride, dtype=np.int64)
-        if starts[-1] != n - size:
-            starts = np.append(starts, n - size)
-        values = self.window_scores(_gather(series, starts, size))
-        positions = (starts[:, None] + np.arange(size)[None, :]).ravel()
-        totals = np.bincount(positions, weights=values.ravel(), minlength=n)
-        return totals / np.bincount(positions, minlength=n)
-
-
-def causal_window_of(steps: np.ndarray, window_size: int, stride: int) -> np.ndarray:
-    """Start of the window that scores each step, ``max(0, ceil((t - L + 1) / s)) * s``: the
-    formula of :func:`madcluster.data.windows.causal_window_of`, here without its torch import."""
-    steps = np.asarray(steps, dtype=np.int64)
-    return np.maximum(0, -(-(steps - window_size + 1) // stride)) * stride
-
-
-def _gather(series: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:
-    """Windows ``[N, L, width]`` at ``starts``, the series padded with its last row past its end
-    (as the torch path pads: a causal model never reads the padding for real steps)."""
-    missing = int(starts[-1]) + size - len(series)
-    if missing > 0:
-        series = np.concatenate([series, np.repeat(series[-1:], missing, axis=0)])
-    return series[starts[:, None] + np.arange(size)[None, :]]
+    parts = detector.parts
+    if not parts.input_terms:
+        return {}
+    keys = [OWN_SCORE, *(term_key(t) for t in parts.input_terms)]
+    arrays = {k: {"dtype": str(v.dtype), "shape": list(v.shape), "values": np.asarray(v).ravel().tolist()}
+              for k, v in terms_to_arrays(parts.input_terms).items()}
+    return {"input_terms": {"names": [t.name for t in parts.input_terms], "arrays": arrays,
+                            "stats": {k: [float(v) for v in parts.stats[k]] for k in keys}, "weights": dict(parts.weights)}}
 
 
 @contextlib.contextmanager
@@ -387,7 +290,6 @@ def _reason(exc: Exception) -> str:
 
 __all__ = [
     "ExportError",
-    "OnnxScorer",
     "WindowScores",  # noqa: F822 - built on first use by the module __getattr__ (no torch at import)
     "check_export",
     "export_onnx",

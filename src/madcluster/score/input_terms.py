@@ -132,7 +132,6 @@ class WindowKMeans:
         (windows every ``stride`` steps, the last one at the series end); with ``balanced_edges``
         the first and last L - 1 steps average as many windows as the middle
         (:func:`balanced_window_means`)."""
-        from madcluster.baselines import window_scores_to_points
         from madcluster.data.window_grid import window_starts
 
         read = rows if self.columns is None else np.asarray(rows)[:, self.columns]
@@ -140,6 +139,8 @@ class WindowKMeans:
         distances = window_distances(self, read, starts)
         if self.balanced_edges:
             return balanced_window_means(distances, starts, self.window_size, len(read))
+        from madcluster.baselines import window_scores_to_points  # files from before balanced ends
+
         return window_scores_to_points(distances, starts, self.window_size, len(read))
 
 
