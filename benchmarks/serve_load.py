@@ -1,6 +1,7 @@
 """Bounded load test of ``madcluster serve`` on loopback: a fleet, one-row stream updates.
 
-Fits a fleet of ``--models`` streaming models (``--preset streaming``, ``--epochs`` each; latency
+Fits a fleet of ``--models`` models (``--preset``, default ``streaming``; ``default`` streams with its
+input terms, final scores L rows later; ``--epochs`` each; latency
 does not depend on training) on demo series, starts the real server on the fleet folder in a
 subprocess (loopback only), and runs ``--clients`` concurrent clients for ``--seconds``: client i
 owns stream ``c<i>`` of model ``m<i % models>`` and posts its next ``--chunk`` rows (default one)
@@ -8,7 +9,7 @@ in a loop, as fast as answers come (a closed loop: it measures capacity, and its
 queueing, about clients / throughput) and, with ``--rate``, paced at that many updates a second
 per client (latency at a given load). Each load runs without and with ``--state-dir`` and reports:
 requests, errors, requests/s, p50/p99 latency per update, the server's CPU per request and peak
-memory (VmHWM), and that every stream's scores equal ``decision_function`` on the rows that
+memory (VmHWM), and that every stream's final scores (with its pending ones) equal ``decision_function`` on the rows that
 stream was sent. The clients run in this process, on the same machine. Writes
 ``benchmarks/results/serve_load.json``::
 
@@ -96,8 +97,10 @@ def client_loop(url: str, stream: str, model: str, series: np.ndarray, chunk: in
             if response.status_code != 200:
                 errors += 1
                 break
-            scores.extend(response.json()["scores"])
+            scores.extend(response.json()["final_scores"])
             sent += chunk
+        if sent:  # the steps not final yet (the default's last L rows), as they stand
+            scores.extend(client.get(f"/streams/{stream}").json()["pending_scores"])
     out[stream] = {"latencies": latencies, "errors": errors, "sent": sent, "scores": scores}
 
 
@@ -159,6 +162,7 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=4, help="models in the fleet")
     parser.add_argument("--chunk", type=int, default=1, help="rows per request")
     parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--preset", default="streaming", help="the models' preset (default: the default model, input terms included)")
     parser.add_argument("--window-size", type=int, default=100)
     parser.add_argument("--per-update-saves", action="store_true", help="also a run with --state-interval 0")
     parser.add_argument("--rate", type=float, default=0.0,
@@ -173,7 +177,7 @@ def main() -> None:
         models = {}
         for k in range(args.models):
             name = f"m{k}"
-            models[name] = MADCluster.from_preset("streaming", random_state=k, epochs=args.epochs, window_size=args.window_size).fit(demo.train)
+            models[name] = MADCluster.from_preset(args.preset, random_state=k, epochs=args.epochs, window_size=args.window_size).fit(demo.train)
             models[name].save(fleet / f"{name}.mcz")
         runs = []
         for rate in sorted({0.0, args.rate}, reverse=True):
@@ -184,7 +188,9 @@ def main() -> None:
     summary = {
         "command": (f"PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/serve_load.py --clients {args.clients} "
                     f"--seconds {args.seconds:g} --models {args.models} --chunk {args.chunk}"
-                    + (f" --rate {args.rate:g}" if args.rate else "") + (" --per-update-saves" if args.per_update_saves else "")),
+                    + (f" --rate {args.rate:g}" if args.rate else "") + (" --per-update-saves" if args.per_update_saves else "")
+                    + (f" --preset {args.preset}" if args.preset != "streaming" else "") + f" --out {args.out}"),
+        "preset": args.preset,
         "clients": args.clients, "models": args.models, "rows_per_request": args.chunk, "runs": runs,
         "machine": {"cpu_count": os.cpu_count(), "load_avg_1min_after": round(os.getloadavg()[0], 2)},
     }
