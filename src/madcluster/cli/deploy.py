@@ -22,13 +22,18 @@ pip install "madcluster[serve]").
 
 Endpoints (JSON in and out; rows oldest first, one number per column):
   GET  /health                   status, models, open streams
-  GET  /models                   each model's columns, window size, threshold, whether it streams
+  GET  /models                   each model's columns, window size, threshold, whether it streams,
+                                 after how many rows its scores are final (final_after_rows)
   POST /models/{model}/score     {"rows": [[...], ...], "columns": [...]}: scores and flags of a
                                  whole series (at least one window of rows)
   POST /streams/{stream}         {"rows": [[...]], "model": "..."}: append rows to a stream (opened
                                  on first use; model defaults to the stream's name in a fleet, or
-                                 the only model) and get each new row's score and flag at once
-  GET|DELETE /streams/{stream}   a stream's model and rows seen / close it
+                                 the only model) and get each new row's score and flag at once;
+                                 final_steps / final_scores / final_flags: the rows whose scores
+                                 became final (with the default's KMeans term, L rows back: a row's
+                                 first score is its score on the rows so far)
+  GET|DELETE /streams/{stream}   a stream's model, rows seen and pending (not yet final) scores /
+                                 close it
   GET  /metrics                  Prometheus: requests, latency, rows scored and flags per model
   GET  /docs                     the OpenAPI page
 
