@@ -57,15 +57,42 @@ def test_final_scores_are_the_whole_series_scores(model, test_rows, seed):
     assert np.max(np.abs(np.concatenate([*finals, pending.scores]) - whole)) < EXACT * np.abs(whole).max()
 
 
-def test_provisional_scores_are_the_scores_of_the_rows_so_far(model, test_rows):
+def test_pending_scores_are_the_scores_of_the_rows_so_far(model, test_rows):
     scorer = model.stream()
     for lo, hi in _chunks(len(test_rows), 2):
-        result = scorer.update(test_rows[lo:hi])
+        scorer.update(test_rows[lo:hi])
         if hi >= L and hi % 7 == 0:
             so_far = model.decision_function(test_rows[:hi])
-            assert np.max(np.abs(result.scores - so_far[lo:hi])) < EXACT * np.abs(so_far).max()
             pending = scorer.pending()
-            assert np.max(np.abs(pending.scores - so_far[pending.steps])) < EXACT * np.abs(so_far).max()
+            assert len(pending.steps) and np.max(np.abs(pending.scores - so_far[pending.steps])) < EXACT * np.abs(so_far).max()
+
+
+def test_first_scores_are_the_at_once_scores_read_from_steps_up_to_t(model, test_rows):
+    """Each row's first score reads rows <= t only: the KMeans part on the window ending at t."""
+    from madcluster.score.term_streams import at_once_scores
+
+    fitted = model.model_
+    rows = fitted.check_rows(test_rows)
+    parts = fitted.parts
+    expected = at_once_scores(fitted.score_with_history(rows), rows, parts.input_terms, parts.stats, parts.weights)
+    scorer = model.stream()
+    first = np.concatenate([scorer.update(test_rows[lo:hi]).scores for lo, hi in _chunks(len(test_rows), 3)])
+    assert np.max(np.abs(first - expected)) < EXACT * np.abs(expected).max()
+    prefix = model.stream()
+    cut = np.concatenate([prefix.update(test_rows[:150]).scores])
+    assert np.array_equal(cut, first[:150]) or np.max(np.abs(cut - first[:150])) < EXACT * np.abs(expected).max()
+
+
+def test_files_without_the_at_once_statistics_answer_with_the_provisional_score(model, test_rows):
+    import copy
+
+    old = copy.deepcopy(model)
+    old.model_.parts.stats = {k: v for k, v in old.model_.parts.stats.items() if not k.endswith("/at_once")}
+    scorer = old.stream()
+    scorer.update(test_rows[:100])
+    result = scorer.update(test_rows[100:130])
+    so_far = old.decision_function(test_rows[:130])
+    assert np.max(np.abs(result.scores - so_far[100:130])) < EXACT * np.abs(so_far).max()
 
 
 def test_a_score_is_final_L_rows_later_and_none_before_2L_rows(model, test_rows):

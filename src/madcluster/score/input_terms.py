@@ -51,6 +51,7 @@ FEW_LEVELS = 3  # columns with 2..FEW_LEVELS distinct training values: left out 
 AR_MAX_REGRESSORS = 1024  # wide data: fewer lags (at least 1), so the ridge solve stays about a second
 _CHUNK_VALUES = 1 << 22  # windows x values scored at a time (32 MB of float64)
 OWN = "own"  # the part_weights key of MADCluster's own score
+AT_ONCE = "/at_once"  # score_stats_ key suffix of a term's causal reading (kmeans: trailing windows)
 # Chosen on the development set (benchmarks/results/parts/README.md): the 46 TSB-AD series .509 ->
 # .564 mean VUS-PR, the synthetic suite .950 -> .943 ROC-AUC, the demo series .982 -> .985.
 DEFAULT_PART_WEIGHTS: dict[str, float] = {OWN: 0.5, "kmeans": 1.5, "ar": 1.0}
@@ -142,6 +143,14 @@ class WindowKMeans:
         from madcluster.baselines import window_scores_to_points  # files from before balanced ends
 
         return window_scores_to_points(distances, starts, self.window_size, len(read))
+
+    def trailing_scores(self, rows: np.ndarray) -> np.ndarray:
+        """Per step, the distance of the window *ending* there to its nearest centroid (before the
+        first full window, the series' first row repeated before it): the term read from steps <= t
+        only, which a stream gives at once (:mod:`madcluster.score.term_streams`)."""
+        read = np.asarray(rows) if self.columns is None else np.asarray(rows)[:, self.columns]
+        padded = np.vstack([np.repeat(read[:1], self.window_size - 1, axis=0), read])
+        return window_distances(self, padded, np.arange(len(read)))
 
 
 @dataclass(frozen=True)
@@ -299,7 +308,8 @@ def input_term_stats(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm]) 
     """Training mean and standard deviation of the own score and of each term (``score_stats_`` entries)."""
     from madcluster.score.scoring import mean_std
 
-    return {OWN_SCORE: mean_std(own), **{term_key(t): mean_std(t.scores(rows)) for t in terms}}
+    at_once = {term_key(t) + AT_ONCE: mean_std(t.trailing_scores(rows)) for t in terms if isinstance(t, WindowKMeans)}
+    return {OWN_SCORE: mean_std(own), **{term_key(t): mean_std(t.scores(rows)) for t in terms}, **at_once}
 
 
 def add_input_terms(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], stats: dict[str, Stats],
@@ -309,10 +319,12 @@ def add_input_terms(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], s
     return sum_parts([weighted_part(OWN, own, stats, weights), *(weighted_part(t.name, t.scores(rows), stats, weights) for t in terms)])
 
 
-def weighted_part(name: str, values: np.ndarray, stats: dict[str, Stats], weights: dict[str, float] | None) -> np.ndarray:
+def weighted_part(name: str, values: np.ndarray, stats: dict[str, Stats], weights: dict[str, float] | None,
+                  reading: str = "") -> np.ndarray:
     """Part ``name``'s ``values`` standardised with its training statistics and weighted (numpy
-    alone: the ONNX scorer adds the parts without torch)."""
-    mean, std = stats[OWN_SCORE if name == OWN else f"input_term/{name}"]
+    alone: the ONNX scorer adds the parts without torch); ``reading`` :data:`AT_ONCE`: the
+    statistics of the term's causal reading."""
+    mean, std = stats[OWN_SCORE if name == OWN else f"input_term/{name}{reading}"]
     return (weights or {}).get(name, 1.0) * ((values - mean) / std)
 
 
