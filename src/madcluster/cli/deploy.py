@@ -30,8 +30,8 @@ Endpoints (JSON in and out; rows oldest first, one number per column):
                                  on first use; model defaults to the stream's name in a fleet, or
                                  the only model) and get each new row's score and flag at once;
                                  final_steps / final_scores / final_flags: the rows whose scores
-                                 became final (with the default's KMeans term, L rows back: a row's
-                                 first score is its score on the rows so far)
+                                 became final (with the default's KMeans term, L rows back; a row's
+                                 first score reads rows <= t only, its final one the whole series)
   GET|DELETE /streams/{stream}   a stream's model, rows seen and pending (not yet final) scores /
                                  close it
   GET  /metrics                  Prometheus: requests, latency, rows scored and flags per model

@@ -8,12 +8,12 @@
         result.final_steps, result.final_scores   # the steps whose score is now final
     scorer.save("stream.mcs")                 # later: StreamScorer.restore(detector, "stream.mcs")
 
-With the default input terms (:mod:`madcluster.score.term_streams`) a new row's score is
-provisional: what ``decision_function`` gives it on the rows sent so far. The window-KMeans term
-averages windows that end up to L - 1 steps later, so a row's score is final L rows later, and the
-final scores are exactly the whole series' (:meth:`StreamScorer.pending` gives the not yet final
-ones as they stand). Without the KMeans term (``--preset streaming``, or ``input_terms=("ar",)``)
-every score is final at once.
+With the default input terms (:mod:`madcluster.score.term_streams`) the window-KMeans term
+averages windows that end up to L - 1 steps later, so a row is answered twice: at once with its
+at-once score (every part read from steps <= t, the KMeans part on the window ending at t), and L
+rows later with its final score, exactly the whole series' (:meth:`StreamScorer.pending` gives the
+not yet final ones as ``decision_function`` gives them on the rows so far). Without the KMeans
+term (``--preset streaming``, or ``input_terms=("ar",)``) every score is final at once.
 
 A causal model scores step t from one window on a fixed grid (``causal_window_of``), reading steps
 <= t only, so the scorer keeps just that window's rows (plus the roughness channels' reach) and calls
@@ -54,10 +54,10 @@ STEP_ROWS = 12
 
 @dataclass(frozen=True)
 class StreamResult:
-    """Scores of the rows just added: ``steps`` (their index in the stream), ``scores``, and
-    ``flags`` (score > the model's threshold); and the steps whose scores became final with this
-    update (``final_*``: the new rows themselves where every part is causal; with the KMeans
-    term, the rows L steps back, on the whole series' scale)."""
+    """Scores of the rows just added: ``steps`` (their index in the stream), ``scores`` (at once:
+    read from steps <= t), and ``flags`` (score > the model's threshold); and the steps whose
+    scores became final with this update (``final_*``: the new rows themselves where every part is
+    causal; with the KMeans term, the rows L steps back, the whole series' scores)."""
 
     steps: np.ndarray
     scores: np.ndarray

@@ -8,7 +8,8 @@ only by the ``serve`` command, so ``import madcluster`` never pulls the server s
 - ``POST /models/{model}/score``: ``{"rows": [[...], ...], "columns": [...]?}`` -> scores, flags
 - ``POST /streams/{stream}``: append rows to a stream (opened on first use), returns their scores
   and flags, and the steps whose scores became final (``final_steps``, ``final_scores``,
-  ``final_flags``: with the default's KMeans term, the rows ``final_after_rows`` back; see
+  ``final_flags``: with the default's KMeans term, the rows ``final_after_rows`` back, while a
+  row's first score reads rows <= t only; see
   :mod:`madcluster.score.term_streams`); ``GET`` / ``DELETE /streams/{stream}``
 - ``GET /metrics``: Prometheus text format (requests, latency, rows and flags per model)
 
