@@ -73,3 +73,17 @@ def test_calibrate_maps_early_positions_onto_the_reference():
     np.testing.assert_allclose((out[:, :8] > threshold).mean(axis=0), 0.05, atol=0.01)  # same share
     extreme = calibrate(np.array([1e6, 2e6]), np.array([0, 0]), table, 8)
     assert extreme[1] > extreme[0] > out.max(), "beyond the measured range the map keeps growing"
+
+
+def test_a_rounding_step_at_tied_quantiles_does_not_move_the_calibrated_score():
+    """Many training windows scoring the same at a position tie its quantiles; a value on the tie
+    and one 1e-14 away (a stream's float64 path) must map to the same calibrated score."""
+    from madcluster.estimator.warmup import calibrate, fit_quantile_table
+
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(400, 4))
+    scores[:80, 0] = 5.001694673592146  # a fifth of the windows: the same score at position 0
+    table = fit_quantile_table(scores, reference_from=2)
+    tie = np.asarray([5.001694673592146, 5.001694673592146 + 1e-14, 5.001694673592146 - 1e-14])
+    out = calibrate(tie, np.zeros(3, dtype=np.int64), table, reference_from=2)
+    assert out[0] == out[1] == out[2]

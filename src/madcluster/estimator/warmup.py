@@ -27,6 +27,7 @@ import numpy as np
 WARMUP_WINDOWS = 512  # training windows whose scores give the per-position quantiles
 LEVELS = 129  # quantile levels per position (0, 1/128, ..., 1)
 SPREAD_FLOOR = 1e-12
+TIE_RTOL = 1e-9  # a value this close (relative) to a quantile is read as that quantile (_snap_to_quantiles)
 
 
 def fit_quantile_table(window_scores: np.ndarray, reference_from: int) -> np.ndarray:
@@ -55,6 +56,7 @@ def calibrate(values: np.ndarray, positions: np.ndarray, table: np.ndarray, refe
 
 
 def _map_quantiles(values: np.ndarray, source: np.ndarray, target: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    values = _snap_to_quantiles(values, source)
     decile = len(levels) // 10
     scale = (target[-1 - decile] - target[decile]) / max(source[-1 - decile] - source[decile], SPREAD_FLOOR)
     mapped = np.interp(np.interp(values, source, levels), levels, target)
@@ -62,6 +64,20 @@ def _map_quantiles(values: np.ndarray, source: np.ndarray, target: np.ndarray, l
     mapped[above] = target[-1] + (values[above] - source[-1]) * scale
     mapped[below] = target[0] + (values[below] - source[0]) * scale
     return mapped
+
+
+def _snap_to_quantiles(values: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """``values`` within :data:`TIE_RTOL` of a quantile of ``source`` set to it exactly.
+
+    Why: where many training windows score the same at a position (identical first rows), several
+    quantiles tie, and a value on the tie maps to a level that a rounding step (1e-14, a stream's
+    float64 path against the whole series') can move across the tied levels: 0.36 apart on 002_MSL.
+    Snapped, both paths map the same number."""
+    index = np.clip(np.searchsorted(source, values), 1, len(source) - 1)
+    below, above = source[index - 1], source[index]
+    near_below = np.abs(values - below) <= TIE_RTOL * np.abs(below)
+    near_above = np.abs(values - above) <= TIE_RTOL * np.abs(above)
+    return np.where(near_below, below, np.where(near_above, above, values))
 
 
 def sample_starts(n_timesteps: int, window_size: int, max_windows: int) -> np.ndarray:
