@@ -223,6 +223,11 @@ class TermStreams:
             stream.load({k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
 
 
+def final_after_rows(terms: list[InputTerm]) -> int:
+    """Rows after a step until its streamed score is final (0: at once; the KMeans term: L)."""
+    return max((t.window_size for t in terms if isinstance(t, WindowKMeans)), default=0)
+
+
 def at_once_scores(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], stats: dict[str, Stats],
                    weights: dict[str, float]) -> np.ndarray:
     """The at-once scores of a whole series (what a stream answers each row with first): the
@@ -236,4 +241,4 @@ def at_once_scores(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], st
     return sum_parts(parts)
 
 
-__all__ = ["AutoRegressiveStream", "KMeansStream", "TermStreams", "TermUpdate", "at_once_scores"]
+__all__ = ["AutoRegressiveStream", "KMeansStream", "TermStreams", "TermUpdate", "at_once_scores", "final_after_rows"]

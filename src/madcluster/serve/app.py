@@ -105,6 +105,8 @@ def create_app(
 
 
 def _describe(model: Any) -> dict[str, Any]:
+    from madcluster.score.term_streams import final_after_rows
+
     names = getattr(model, "feature_names_in_", None)
     streams = model.model_.streams  # a causal own score (the input terms' scores are final L rows later)
     return {
@@ -114,7 +116,7 @@ def _describe(model: Any) -> dict[str, Any]:
         "threshold": model.threshold_,
         "embedder": model.embedder if isinstance(model.embedder, str) else "custom",
         "streams": streams,
-        "final_after_rows": int(model.window_size) if streams and any(t.name == "kmeans" for t in model.model_.parts.input_terms) else 0,
+        "final_after_rows": final_after_rows(model.model_.parts.input_terms) if streams else 0,
     }
 
 
