@@ -46,7 +46,6 @@ def _init() -> None:
 def run_series(source: str, series: Any, seed: int) -> dict[str, Any]:
     from madcluster import MADCluster
     from madcluster.metrics.tsbad import tsbad_vus
-    from madcluster.score.input_terms import sum_parts, weighted_part
 
     detector = MADCluster(random_state=seed, verbose=False).fit(series.train)
     model = detector.model_
@@ -67,8 +66,8 @@ def run_series(source: str, series: Any, seed: int) -> dict[str, Any]:
     own = model.score_with_history(rows)
     stats, weights = model.parts.stats, model.parts.weights
     ar = [t for t in model.parts.input_terms if t.name == "ar"]
-    own_ar = sum_parts([weighted_part("own", own, stats, weights), *(weighted_part("ar", t.scores(rows), stats, weights) for t in ar)])
-    at_once = at_once_scores(own, rows, model.parts.input_terms, stats, weights)
+    own_ar = at_once_scores(own, rows, ar, stats, weights, model.parts.smoothing)  # both read causally
+    at_once = at_once_scores(own, rows, model.parts.input_terms, stats, weights, model.parts.smoothing)
     scores = {"final": final_scores, "at once": first_scores, "own": own, "own + ar": own_ar}
     ms = np.asarray(latencies) * 1e3
     return {

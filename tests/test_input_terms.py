@@ -16,6 +16,7 @@ from madcluster.score.input_terms import (
     fit_autoregressive,
 )
 from madcluster.score.scoring import standardize
+from madcluster.score.smoothing import centred_means
 
 TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
 
@@ -45,7 +46,7 @@ def test_default_has_both_terms_and_none_turns_them_off(train_test, with_terms):
     assert MADCluster.from_preset("paper").input_terms is None  # the paper's score alone
 
 
-def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term(train_test, with_terms):
+def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term_smoothed(train_test, with_terms):
     train, test = train_test
     plain = MADCluster(input_terms=None, **TINY).fit(train)  # same seed: the same network
     kmeans, ar = with_terms.input_terms_
@@ -54,9 +55,11 @@ def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term(train_test, wit
     assert np.allclose(kmeans.scores(test)[middle], baseline.decision_function(test)[middle], rtol=1e-4, atol=1e-4)
     stats, w = with_terms.score_stats_, with_terms.part_weights_
     assert w == DEFAULT_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0}
-    expected = (w["own"] * standardize(plain.decision_function(test), stats[OWN_SCORE])
+    smooth = with_terms.part_smoothing_
+    assert smooth == {"own": TINY["window_size"] // 2, "ar": TINY["window_size"] // 10}
+    expected = (w["own"] * standardize(centred_means(plain.decision_function(test), smooth["own"]), stats[OWN_SCORE])
                 + w["kmeans"] * standardize(kmeans.scores(test), stats["input_term/kmeans"])
-                + w["ar"] * standardize(ar.scores(test), stats["input_term/ar"]))
+                + w["ar"] * standardize(centred_means(ar.scores(test), smooth["ar"]), stats["input_term/ar"]))
     scores = with_terms.decision_function(test)
     assert np.allclose(scores, expected)
     assert scores[200:215].mean() > np.percentile(scores[:150], 99)
@@ -66,11 +69,12 @@ def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term(train_test, wit
 def test_part_weights_weigh_each_standardised_part(train_test, with_terms):
     """Equal weights give the plain z-sum; a part at 0 drops out; bad tables are refused."""
     train, test = train_test
-    equal = MADCluster(part_weights={"own": 1, "kmeans": 1, "ar": 1}, **TINY).fit(train)
-    no_ar = MADCluster(part_weights={"ar": 0}, **TINY).fit(train)
-    stats = with_terms.score_stats_
+    raw = {"own": 1, "ar": 1}  # no smoothing: the parts as they are
+    equal = MADCluster(part_weights={"own": 1, "kmeans": 1, "ar": 1}, part_smoothing=raw, **TINY).fit(train)
+    no_ar = MADCluster(part_weights={"ar": 0}, part_smoothing=raw, **TINY).fit(train)
+    stats = equal.score_stats_
     own = standardize(MADCluster(input_terms=None, **TINY).fit(train).decision_function(test), stats[OWN_SCORE])
-    kmeans, ar = (standardize(t.scores(test), stats[f"input_term/{t.name}"]) for t in with_terms.input_terms_)
+    kmeans, ar = (standardize(t.scores(test), stats[f"input_term/{t.name}"]) for t in equal.input_terms_)
     assert np.allclose(equal.decision_function(test), own + kmeans + ar)
     assert np.allclose(no_ar.decision_function(test), 0.5 * own + 1.5 * kmeans)
     assert no_ar.part_weights_ == {"own": 0.5, "kmeans": 1.5, "ar": 0.0}

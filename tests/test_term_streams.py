@@ -74,7 +74,7 @@ def test_first_scores_are_the_at_once_scores_read_from_steps_up_to_t(model, test
     fitted = model.model_
     rows = fitted.check_rows(test_rows)
     parts = fitted.parts
-    expected = at_once_scores(fitted.score_with_history(rows), rows, parts.input_terms, parts.stats, parts.weights)
+    expected = at_once_scores(fitted.score_with_history(rows), rows, parts.input_terms, parts.stats, parts.weights, parts.smoothing)
     scorer = model.stream()
     first = np.concatenate([scorer.update(test_rows[lo:hi]).scores for lo, hi in _chunks(len(test_rows), 3)])
     assert np.max(np.abs(first - expected)) < EXACT * np.abs(expected).max()
@@ -106,8 +106,8 @@ def test_a_score_is_final_L_rows_later_and_none_before_2L_rows(model, test_rows)
     assert final_to[-1] == 2 * L  # then one a row, L back
 
 
-def test_a_causal_term_alone_is_final_at_once(test_rows):
-    model = MADCluster(input_terms="ar", **TINY).fit(_series(600, 0))
+def test_a_causal_term_alone_without_smoothing_is_final_at_once(test_rows):
+    model = MADCluster(input_terms="ar", part_smoothing={"own": 1, "ar": 1}, **TINY).fit(_series(600, 0))
     scorer = model.stream()
     result = scorer.update(test_rows[:50])
     assert np.array_equal(result.final_steps, result.steps) and np.array_equal(result.final_scores, result.scores)
@@ -149,3 +149,26 @@ def test_a_state_without_the_terms_is_refused(model, test_rows, tmp_path):
             cut.writestr(name, data)
     with pytest.raises(StreamError, match="input terms"):
         StreamScorer.restore(model, tmp_path / "cut.mcs")
+
+
+def test_smoothed_parts_alone_are_final_after_their_half_width(test_rows):
+    from madcluster.score.term_streams import final_after_rows
+
+    model = MADCluster(input_terms="ar", part_smoothing={"own": 8, "ar": 3}, **TINY).fit(_series(600, 0))
+    parts = model.model_.parts
+    assert parts.smoothing == {"own": 8, "ar": 3}
+    lag = final_after_rows(parts.input_terms, parts.smoothing)
+    assert lag == 8 - 3 - 1  # step t's block of 8 reaches 4 steps ahead; fixed once t + 8 - 3 rows are in
+    scorer, steps, scores = model.stream(), [], []
+    for n in range(1, 41):
+        result = scorer.update(test_rows[n - 1])
+        steps.extend(result.final_steps)
+        scores.extend(result.final_scores)
+        if n >= 8:  # from one full block on, every step up to lag rows back is final
+            assert steps[-1] == n - 1 - lag
+    whole, prefix = model.decision_function(test_rows), model.decision_function(test_rows[:40])
+    scale = np.abs(whole).max()
+    assert np.max(np.abs(np.asarray(scores) - whole[steps])) < EXACT * scale  # final = the whole series'
+    rest = scorer.pending()
+    assert np.array_equal(np.concatenate([steps, rest.steps]), np.arange(40))
+    assert np.max(np.abs(rest.scores - prefix[rest.steps])) < EXACT * scale  # pending = the rows so far

@@ -100,7 +100,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         f"= {detector.threshold_:.6g}"
     )
     if not detector.verbose:  # a verbose fit has printed it
-        say(f"score = {describe_parts(detector.part_weights_, detector.input_terms_)}")
+        say(f"score = {describe_parts(detector.part_weights_, detector.input_terms_, detector.part_smoothing_)}")
     say(f"model written to {args.output}")
     if args.history_plot:
         plot_history(h, path=args.history_plot)

@@ -172,6 +172,9 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--part-weight", "part_weights", {"action": "append", "metavar": "PART=W"},
      ("how much a standardised part counts in the score, repeatable: own (MADCluster's own score), "
       "kmeans, ar; parts not given keep their default (own=0.5 kmeans=1.5 ar=1), e.g. --part-weight own=1")),
+    ("--part-smoothing", "part_smoothing", {"action": "append", "metavar": "PART=STEPS"},
+     ("steps of the centred mean a point-wise part is read through, repeatable: own, ar; 1 turns it "
+      "off; parts not given keep their default (own = window // 2, ar = window // 10), e.g. --part-smoothing own=1")),
 )
 # what every command that trains uses where the estimator has no default of its own to offer
 CLI_SETTINGS = {"random_state": 0}
@@ -256,6 +259,8 @@ def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
         params["input_terms"] = None if terms == ("none",) else terms
     if "part_weights" in params:  # --part-weight own=1 --part-weight ar=0
         params["part_weights"] = _part_weights(params["part_weights"])
+    if "part_smoothing" in params:  # --part-smoothing own=1
+        params["part_smoothing"] = {k: _whole_steps(k, v) for k, v in _part_weights(params["part_smoothing"], "--part-smoothing").items()}
     embedder = EMBEDDERS.get(params.get("embedder", signature_default("embedder")))
     embedder_params = {k: v for k, v in sizes.items() if k in getattr(embedder, "size_options", {})}
     embedder_params.update(parse_key_values(getattr(args, "embedder_param", None)) or {})
@@ -269,7 +274,13 @@ def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
-def _part_weights(items: list[str]) -> dict[str, float]:
+def _whole_steps(name: str, value: float) -> int:
+    if value != int(value) or value < 1:
+        raise SystemExit(f"--part-smoothing {name}={value:g}: give a whole number of steps >= 1")
+    return int(value)
+
+
+def _part_weights(items: list[str], option: str = "--part-weight") -> dict[str, float]:
     """``["own=1", "ar=0"]`` as ``{"own": 1.0, "ar": 0.0}``, or a one-line exit."""
     out: dict[str, float] = {}
     for item in items:
@@ -279,7 +290,7 @@ def _part_weights(items: list[str]) -> dict[str, float]:
         except ValueError:
             sep = ""
         if not sep:
-            raise SystemExit(f"--part-weight {item!r}: give PART=WEIGHT, e.g. own=0.5")
+            raise SystemExit(f"{option} {item!r}: give PART=VALUE, e.g. own=0.5")
     return out
 
 

@@ -108,6 +108,9 @@ class MADCluster(BaseDetector):
         (:mod:`madcluster.score.term_streams`); no ONNX export. ``input_terms=None`` or ``("ar",)``: causal.
     part_weights : weight by part (``own``: MADCluster's score; terms by name; the rest default); None =
         ``{"own": 0.5, "kmeans": 1.5, "ar": 1.0}`` (``benchmarks/results/parts/README.md``).
+    part_smoothing : steps of the centred mean each point-wise part is read through before it is
+        standardised (``own``, ``ar``; 1: none; the rest default); None = ``own`` L // 2, ``ar``
+        L // 10 (:mod:`madcluster.score.smoothing`). Only with input terms.
 
     Each parameter's default and allowed values: :data:`madcluster.estimator.params.MADCLUSTER_PARAMS`.
     """
@@ -118,6 +121,7 @@ class MADCluster(BaseDetector):
     score_stats_ = FromModel("parts.stats")
     input_terms_ = FromModel("parts.input_terms")
     part_weights_ = FromModel("parts.weights")  # {} without input terms: the own score alone
+    part_smoothing_ = FromModel("parts.smoothing")  # {} without input terms or smoothing
     scaler_mean_ = FromModel("scaler_mean")
     scaler_scale_ = FromModel("scaler_scale")
     roughness_window_ = FromModel("roughness_window")
@@ -166,6 +170,7 @@ class MADCluster(BaseDetector):
         n_jobs: int | None = _D["n_jobs"],
         input_terms: tuple[str, ...] | str | None = _D["input_terms"],
         part_weights: dict[str, float] | None = _D["part_weights"],
+        part_smoothing: dict[str, int] | None = _D["part_smoothing"],
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -206,6 +211,7 @@ class MADCluster(BaseDetector):
         self.n_jobs = n_jobs
         self.input_terms = input_terms
         self.part_weights = part_weights
+        self.part_smoothing = part_smoothing
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:
@@ -294,9 +300,10 @@ class MADCluster(BaseDetector):
         """After the last epoch (seconds; ``madcluster fit`` defers Ctrl-C here): the score's parts,
         the threshold and the attribution baseline. Every mode fits the same input terms."""
         terms = check_input_terms(self.input_terms)
-        self._set_training_scores(model.fit_scores(data, scaled, terms, self.random_state, check_part_weights(self.part_weights)))
+        self._set_training_scores(model.fit_scores(data, scaled, terms, self.random_state, check_part_weights(self.part_weights),
+                                                   self.part_smoothing))
         if self.verbose:  # the fit's one line on how its score is made
-            print(f"score = {describe_parts(model.parts.weights, model.parts.input_terms)}", flush=True)
+            print(f"score = {describe_parts(model.parts.weights, model.parts.input_terms, model.parts.smoothing)}", flush=True)
         model.threshold = self.threshold_
         model.fit_attribution_baseline(scaled)
         return model

@@ -54,6 +54,7 @@ from madcluster.score.scoring import (
     point_outputs,
     score_statistics,
 )
+from madcluster.score.smoothing import resolve_part_smoothing
 from madcluster.training.loop import MADClusterNet
 
 
@@ -64,14 +65,15 @@ class ScoreParts:
     ``standardized`` and summed as ``base_combination`` says; then the input terms, each
     standardised and added to that score (key ``OWN_SCORE`` and ``input_term/<name>`` in
     ``stats``), each standardised part weighted by ``weights`` (by part name, ``own`` for the
-    score before the terms; empty: all 1). ``input_terms`` read whole series, so a model with any
-    scores whole series only."""
+    score before the terms; empty: all 1) after a centred mean of ``smoothing[part]`` steps
+    (:mod:`madcluster.score.smoothing`; empty: none). Without input terms, neither applies.""" 
 
     stats: dict[str, tuple[float, float]]
     scaling: str
     base_combination: str
     input_terms: list[Any] = field(default_factory=list)
     weights: dict[str, float] = field(default_factory=dict)
+    smoothing: dict[str, int] = field(default_factory=dict)
 
     def combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
         """The score (before the input terms) from the head's named terms, numpy arrays."""
@@ -83,7 +85,9 @@ class ScoreParts:
 
     def with_input_terms(self, scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``scores`` of all of checked ``rows`` plus the input terms (unchanged without terms)."""
-        return add_input_terms(scores, rows, self.input_terms, self.stats, self.weights) if self.input_terms else scores
+        if not self.input_terms:
+            return scores
+        return add_input_terms(scores, rows, self.input_terms, self.stats, self.weights, self.smoothing)
 
 
 @dataclass(eq=False)
@@ -292,10 +296,10 @@ class FittedModel:
 
     # ------------------------------------------------------------------ after training
     def fit_scores(self, data: np.ndarray, scaled: np.ndarray, input_terms: tuple[str, ...], random_state: int | None,
-                   weights: dict[str, float] | None = None) -> np.ndarray:
+                   weights: dict[str, float] | None = None, smoothing: dict[str, int] | None = None) -> np.ndarray:
         """Fit what comes after the network, in order: the terms' statistics (steady rows only),
-        the warm-up table, the input terms (weighted by ``weights``, the parts' full table);
-        returns the training scores behind the threshold."""
+        the warm-up table, the input terms (weighted by ``weights``, the parts' full table, and
+        smoothed by ``smoothing``, None: the defaults); returns the training scores behind the threshold."""
         terms = self.point_outputs(scaled, self.scoring_net.score)
         positions = self.warmup_positions(np.arange(len(scaled)))
         steady = positions >= self.warmup_reference_from()  # warm-up rows are calibrated, not counted
@@ -306,7 +310,9 @@ class FittedModel:
         if self.parts.input_terms:
             names = (OWN, *(t.name for t in self.parts.input_terms))
             self.parts.weights = {n: float((weights or {}).get(n, 1.0)) for n in names}
-            self.parts.stats.update(input_term_stats(scores, data, self.parts.input_terms))
+            widths = resolve_part_smoothing(smoothing, self.window_size)
+            self.parts.smoothing = {n: w for n, w in widths.items() if n in names and w > 1}
+            self.parts.stats.update(input_term_stats(scores, data, self.parts.input_terms, self.parts.smoothing))
             scores = self.parts.with_input_terms(scores, data)
         return scores
 

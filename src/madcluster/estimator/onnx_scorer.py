@@ -88,8 +88,8 @@ class OnnxScorer:
         if self._terms is not None:
             from madcluster.score.input_terms import add_input_terms
 
-            terms, stats, weights = self._terms
-            scores = add_input_terms(scores, rows, terms, stats, weights)
+            terms, stats, weights, smoothing = self._terms
+            scores = add_input_terms(scores, rows, terms, stats, weights, smoothing)
         if not np.all(np.isfinite(scores)):
             raise DataError("the model produced non-finite scores: the input may be far outside the training range")
         return scores
@@ -126,8 +126,9 @@ class OnnxScorer:
         return totals / np.bincount(positions, minlength=n)
 
 
-def _read_input_terms(meta: dict[str, Any] | None, path: Path) -> tuple[list[Any], dict[str, tuple[float, float]], dict[str, float]] | None:
-    """The input terms, statistics and weights :func:`~madcluster.estimator.export.input_terms_metadata` wrote."""
+def _read_input_terms(meta: dict[str, Any] | None, path: Path) -> tuple[list[Any], dict[str, tuple[float, float]], dict[str, float], dict[str, int]] | None:
+    """The input terms, statistics, weights and smoothing :func:`~madcluster.estimator.export.input_terms_metadata`
+    wrote (files from before smoothing: none)."""
     if meta is None:
         return None
     from madcluster.score.input_terms import terms_from_arrays
@@ -136,7 +137,8 @@ def _read_input_terms(meta: dict[str, Any] | None, path: Path) -> tuple[list[Any
         arrays = {k: np.asarray(v["values"], dtype=v["dtype"]).reshape(v["shape"]) for k, v in meta["arrays"].items()}
         terms = terms_from_arrays(tuple(meta["names"]), arrays)
         stats = {k: (float(v[0]), float(v[1])) for k, v in meta["stats"].items()}
-        return terms, stats, {k: float(v) for k, v in meta["weights"].items()}
+        smoothing = {k: int(v) for k, v in meta.get("smoothing", {}).items()}
+        return terms, stats, {k: float(v) for k, v in meta["weights"].items()}, smoothing
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFileError(f"{str(path)!r}: its input terms metadata is unreadable ({exc}): export it again") from None
 

@@ -31,6 +31,7 @@ from madcluster.defaults import (
 from madcluster.exceptions import ParameterError
 from madcluster.method.config import MethodConfig
 from madcluster.score.input_terms import DEFAULT_INPUT_TERMS, check_input_terms, check_part_weights
+from madcluster.score.smoothing import check_part_smoothing
 from madcluster.threads import DEFAULT_N_JOBS, check_n_jobs
 
 SCORE_COMBINATIONS = ("standardized", "raw")
@@ -77,6 +78,7 @@ MADCLUSTER_PARAMS: dict[str, Param] = {
     "n_jobs": Param(DEFAULT_N_JOBS, validate=check_n_jobs),
     "input_terms": Param(DEFAULT_INPUT_TERMS, validate=check_input_terms),
     "part_weights": Param(None, validate=check_part_weights),  # None: DEFAULT_PART_WEIGHTS
+    "part_smoothing": Param(None, validate=check_part_smoothing),  # None: DEFAULT_FRACTIONS of the window
 }
 
 

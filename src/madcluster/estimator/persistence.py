@@ -116,6 +116,7 @@ def save_model(path: str | os.PathLike, params: dict[str, Any], fitted: FittedMo
             "threshold_": fitted.threshold,
             "score_stats_": fitted.parts.stats,
             "part_weights_": fitted.parts.weights,
+            "part_smoothing_": fitted.parts.smoothing,
             "history_": history,
             "n_hidden": fitted.net.embedder.out_features,
             "constant_columns_": [int(j) for j in fitted.constant_columns],
@@ -158,6 +159,7 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
                 raise ModelFileError(f"{os.fspath(path)!r} was trained with a custom embedder module: pass the same architecture as MADCluster.load(path, embedder=MyModule(...))")
             params["embedder"] = embedder
         params["device"] = device
+        params.setdefault("part_smoothing", {"own": 1, "ar": 1})  # files from before part smoothing: none
         if isinstance(params["input_terms"], list):  # JSON has no tuples
             params["input_terms"] = tuple(params["input_terms"])
         scaler_mean = arrays["scaler_mean"]
@@ -166,7 +168,8 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
         names = record["feature_names_in_"]  # None: trained on an array, not named columns
         parts = ScoreParts({k: tuple(v) for k, v in record["score_stats_"].items()}, params["score_scaling"],
                            params["base_score_combination"], terms_from_arrays(check_input_terms(params["input_terms"]), arrays),
-                           {k: float(v) for k, v in record["part_weights_"].items()})
+                           {k: float(v) for k, v in record["part_weights_"].items()},
+                           {k: int(v) for k, v in record.get("part_smoothing_", {}).items()})  # before it: none
         on = check_device(device)
         fitted = FittedModel.for_network(
             net.to(on).eval(), params, scaler_mean=scaler_mean, scaler_scale=arrays["scaler_scale"],

@@ -88,7 +88,7 @@ class StreamScorer:
         self._warned: set[int] = set()  # constant training columns whose move was logged (once a stream)
         self._fingerprint: str | None = None  # model_fingerprint(model), once the state is first saved
         parts = model.parts
-        self._terms = TermStreams(parts.input_terms, parts.stats, parts.weights) if parts.input_terms else None
+        self._terms = TermStreams(parts.input_terms, parts.stats, parts.weights, parts.smoothing) if parts.input_terms else None
 
     def update(self, rows: Any) -> StreamResult:
         """Append ``rows`` (one row ``(D,)`` or a chunk ``(m, D)``) and score each of them."""

@@ -51,7 +51,7 @@ FEW_LEVELS = 3  # columns with 2..FEW_LEVELS distinct training values: left out 
 AR_MAX_REGRESSORS = 1024  # wide data: fewer lags (at least 1), so the ridge solve stays about a second
 _CHUNK_VALUES = 1 << 22  # windows x values scored at a time (32 MB of float64)
 OWN = "own"  # the part_weights key of MADCluster's own score
-AT_ONCE = "/at_once"  # score_stats_ key suffix of a term's causal reading (kmeans: trailing windows)
+AT_ONCE = "/at_once"  # score_stats_ key suffix of a part's causal reading (kmeans: trailing windows; smoothed: raw)
 # Chosen on the development set (benchmarks/results/parts/README.md): the 46 TSB-AD series .509 ->
 # .564 mean VUS-PR, the synthetic suite .950 -> .943 ROC-AUC, the demo series .982 -> .985.
 DEFAULT_PART_WEIGHTS: dict[str, float] = {OWN: 0.5, "kmeans": 1.5, "ar": 1.0}
@@ -78,12 +78,14 @@ def check_part_weights(value: object) -> dict[str, float]:
     return weights
 
 
-def describe_parts(weights: dict[str, float], terms: list[InputTerm]) -> str:
-    """``0.5 z(own) + 1.5 z(kmeans) + 1 z(ar)``: the score's formula, for fit-time messages."""
+def describe_parts(weights: dict[str, float], terms: list[InputTerm], smoothing: dict[str, int] | None = None) -> str:
+    """``0.5 z(own, mean of 50) + 1.5 z(kmeans) + 1 z(ar, mean of 10)``: the score's formula, for
+    fit-time messages."""
     if not terms:
         return "MADCluster's own score alone (no input terms)"
     names = [OWN, *(t.name for t in terms)]
-    return " + ".join(f"{weights.get(n, 1.0):g} z({n})" for n in names)
+    width = smoothing or {}
+    return " + ".join(f"{weights.get(n, 1.0):g} z({n}{f', mean of {width[n]}' if width.get(n, 1) > 1 else ''})" for n in names)
 
 
 def check_input_terms(value: object) -> tuple[str, ...]:
@@ -163,25 +165,37 @@ class AutoRegressive:
     coef: np.ndarray  # (lags * C + 1, C) for the C predicted columns
     lags: int
     columns: np.ndarray  # indices of the predicted columns (none: the term is 0)
+    # the training mean error, the value of a series' first ``lags`` steps (None in older files:
+    # those steps read the first row repeated as their history)
+    start_value: float | None = None
 
     name = "ar"
 
     def arrays(self) -> dict[str, np.ndarray]:
+        start = {} if self.start_value is None else {"start_value": np.asarray(self.start_value, dtype=np.float64)}
         return {"mean": self.mean, "scale": self.scale, "coef": self.coef, "lags": np.asarray(self.lags, dtype=np.int64),
-                "columns": np.asarray(self.columns, dtype=np.int64)}
+                "columns": np.asarray(self.columns, dtype=np.int64), **start}
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> AutoRegressive:
-        return cls(arrays["mean"], arrays["scale"], arrays["coef"], int(arrays["lags"]), arrays["columns"])
+        start = float(arrays["start_value"]) if "start_value" in arrays else None
+        return cls(arrays["mean"], arrays["scale"], arrays["coef"], int(arrays["lags"]), arrays["columns"], start)
 
-    def scores(self, rows: np.ndarray, history: np.ndarray | None = None) -> np.ndarray:
+    def scores(self, rows: np.ndarray, history: np.ndarray | None = None, first_step: int = 0) -> np.ndarray:
         """Squared next-step error per step, averaged over the predicted columns; ``history``:
         the ``lags`` standardised rows before ``rows`` (:meth:`standardise`; None: a series'
-        start, where steps < lags see the first row repeated)."""
+        start, where the first row repeated stands in for it); ``first_step``: the step of ``rows[0]``.
+
+        Steps ``< lags`` of a series have no full history: a prediction from the stand-in jumps,
+        and on normal data they were flagged three to four times as often as the rest. They take
+        ``start_value`` (the training mean error: no evidence either way) instead."""
         if len(self.columns) == 0:
             return np.zeros(len(rows))
         z = self.standardise(rows)
-        return ((lagged(z, self.lags, history) @ self.coef - z) ** 2).mean(axis=1)
+        values = ((lagged(z, self.lags, history) @ self.coef - z) ** 2).mean(axis=1)
+        if self.start_value is not None and first_step < self.lags:
+            values[: self.lags - first_step] = self.start_value
+        return values
 
     def standardise(self, rows: np.ndarray) -> np.ndarray:
         """The predicted columns of ``rows``, standardised as the predictor reads them."""
@@ -245,7 +259,8 @@ def fit_autoregressive(rows: np.ndarray, lags: int = AR_LAGS, ridge: float = AR_
     z = (data - mean) / scale
     a = lagged(z, lags)
     coef = np.linalg.solve(a.T @ a + ridge * np.eye(a.shape[1]), a.T @ z)
-    return AutoRegressive(mean, scale, coef, lags, columns)
+    errors = ((a @ coef - z) ** 2).mean(axis=1)[lags:]
+    return AutoRegressive(mean, scale, coef, lags, columns, float(errors.mean()) if len(errors) else 0.0)
 
 
 def fit_window_kmeans(rows: np.ndarray, window_size: int, random_state: int | None) -> WindowKMeans:
@@ -300,31 +315,50 @@ def window_distances(term: WindowKMeans, rows: np.ndarray, starts: np.ndarray) -
     return distances
 
 
-def term_key(term: InputTerm) -> str:
-    return f"input_term/{term.name}"
-
-
-def input_term_stats(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm]) -> dict[str, Stats]:
-    """Training mean and standard deviation of the own score and of each term (``score_stats_`` entries)."""
+def input_term_stats(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm],
+                     smoothing: dict[str, int] | None = None) -> dict[str, Stats]:
+    """Training mean and standard deviation of each part as the score reads it (``score_stats_``
+    entries): the own score and each term, centred means where ``smoothing`` says; and of each
+    part's causal reading where it differs (:data:`AT_ONCE`: KMeans on trailing windows, a smoothed
+    part's raw values), what a stream answers at once."""
     from madcluster.score.scoring import mean_std
 
-    at_once = {term_key(t) + AT_ONCE: mean_std(t.trailing_scores(rows)) for t in terms if isinstance(t, WindowKMeans)}
-    return {OWN_SCORE: mean_std(own), **{term_key(t): mean_std(t.scores(rows)) for t in terms}, **at_once}
+    raw = {OWN: own, **{t.name: t.scores(rows) for t in terms}}
+    stats = {part_key(n): mean_std(smoothed(n, v, smoothing)) for n, v in raw.items()}
+    stats.update({part_key(n, AT_ONCE): mean_std(v) for n, v in raw.items() if (smoothing or {}).get(n, 1) > 1})
+    stats.update({part_key(t.name, AT_ONCE): mean_std(t.trailing_scores(rows)) for t in terms if isinstance(t, WindowKMeans)})
+    return stats
+
+
+def smoothed(name: str, values: np.ndarray, smoothing: dict[str, int] | None) -> np.ndarray:
+    """Part ``name``'s per-step ``values`` of a whole series as the score reads them: centred
+    means of ``smoothing[name]`` steps (:mod:`madcluster.score.smoothing`), or as they are."""
+    from madcluster.score.smoothing import centred_means
+
+    width = (smoothing or {}).get(name, 1)
+    return centred_means(values, width) if width > 1 else values
+
+
+def part_key(name: str, reading: str = "") -> str:
+    """The ``score_stats_`` key of part ``name`` (``reading``: "" or :data:`AT_ONCE`)."""
+    return (OWN_SCORE if name == OWN else f"input_term/{name}") + reading
 
 
 def add_input_terms(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], stats: dict[str, Stats],
-                    weights: dict[str, float] | None = None) -> np.ndarray:
+                    weights: dict[str, float] | None = None, smoothing: dict[str, int] | None = None) -> np.ndarray:
     """``w_own z(own) + sum of w_term z(term)`` with the training statistics in ``stats`` (a part
-    missing from ``weights``, e.g. in files from before weights: 1)."""
-    return sum_parts([weighted_part(OWN, own, stats, weights), *(weighted_part(t.name, t.scores(rows), stats, weights) for t in terms)])
+    missing from ``weights``, e.g. in files from before weights: 1), each part smoothed as
+    ``smoothing`` says (none in files from before it)."""
+    raw = [(OWN, own), *((t.name, t.scores(rows)) for t in terms)]
+    return sum_parts([weighted_part(n, smoothed(n, v, smoothing), stats, weights) for n, v in raw])
 
 
 def weighted_part(name: str, values: np.ndarray, stats: dict[str, Stats], weights: dict[str, float] | None,
                   reading: str = "") -> np.ndarray:
     """Part ``name``'s ``values`` standardised with its training statistics and weighted (numpy
     alone: the ONNX scorer adds the parts without torch); ``reading`` :data:`AT_ONCE`: the
-    statistics of the term's causal reading."""
-    mean, std = stats[OWN_SCORE if name == OWN else f"input_term/{name}{reading}"]
+    statistics of the part's causal reading."""
+    mean, std = stats[part_key(name, reading)]
     return (weights or {}).get(name, 1.0) * ((values - mean) / std)
 
 

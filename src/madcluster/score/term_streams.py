@@ -38,10 +38,12 @@ from madcluster.score.input_terms import (
     InputTerm,
     WindowKMeans,
     balanced_window_means,
+    part_key,
     sum_parts,
     weighted_part,
     window_distances,
 )
+from madcluster.score.smoothing import SmoothedStream
 
 if TYPE_CHECKING:
     from madcluster.score.scoring import Stats
@@ -125,6 +127,7 @@ class AutoRegressiveStream:
 
     term: AutoRegressive
     history: np.ndarray | None = None  # None: no row seen yet
+    steps_seen: int = 0
 
     def final_before(self, n: int) -> int:
         return n
@@ -135,15 +138,17 @@ class AutoRegressiveStream:
             return np.zeros(len(rows))
         z = self.term.standardise(rows)
         history = np.repeat(z[:1], self.term.lags, axis=0) if self.history is None else self.history
-        values = self.term.scores(rows, history)
+        values = self.term.scores(rows, history, self.steps_seen)
         self.history = np.concatenate([history, z])[-self.term.lags :]
+        self.steps_seen += len(rows)
         return values
 
     def state(self) -> dict[str, np.ndarray]:
-        return {} if self.history is None else {"history": self.history}
+        return {} if self.history is None else {"history": self.history, "steps": np.asarray(self.steps_seen, dtype=np.int64)}
 
     def load(self, arrays: dict[str, np.ndarray]) -> None:
         self.history = arrays.get("history")
+        self.steps_seen = int(arrays.get("steps", 0 if self.history is None else self.term.lags))
 
 
 @dataclass(frozen=True)
@@ -157,87 +162,113 @@ class TermUpdate:
 
 
 class TermStreams:
-    """The input terms of one stream and the weighted parts of its not yet final steps."""
+    """The parts of one stream: the input terms, each point-wise part's recent values (for its
+    centred mean, :mod:`madcluster.score.smoothing`), and the steps not yet final."""
 
-    def __init__(self, terms: list[InputTerm], stats: dict[str, Stats], weights: dict[str, float]) -> None:
+    def __init__(self, terms: list[InputTerm], stats: dict[str, Stats], weights: dict[str, float],
+                 smoothing: dict[str, int] | None = None) -> None:
         self.names = [OWN, *(t.name for t in terms)]
         self.stats, self.weights = stats, weights
-        # the KMeans part read at once (trailing windows); model files from before it: None, and a
-        # new row's first score is its score on the rows so far
-        self.at_once = all(f"input_term/{t.name}{AT_ONCE}" in stats for t in terms if isinstance(t, WindowKMeans))
-        self.streams = [KMeansStream(t) if isinstance(t, WindowKMeans) else AutoRegressiveStream(t) for t in terms]
+        self.streams = {t.name: KMeansStream(t) if isinstance(t, WindowKMeans) else AutoRegressiveStream(t) for t in terms}
+        # the point-wise parts (own, ar): their values, read through their centred means (width 1: none)
+        point = [n for n in self.names if not isinstance(self.streams.get(n), KMeansStream)]
+        self.readings = {n: SmoothedStream((smoothing or {}).get(n, 1)) for n in point}
+        # parts whose causal reading differs (KMeans: trailing windows; smoothed: raw values), read
+        # with their own statistics at once; model files from before those: None, and a new row's
+        # first score is its score on the rows so far
+        self.read_apart = [n for n in self.names if n not in self.readings or self.readings[n].width > 1]
+        self.at_once = all(part_key(n, AT_ONCE) in stats for n in self.read_apart)
         self.steps_seen = 0
-        self.pending = np.empty((0, len(self.names)))  # weighted parts of steps pending_from.. (NaN: not yet known)
-
-    @property
-    def pending_from(self) -> int:
-        return self.steps_seen - len(self.pending)
+        self.pending_from = 0  # the first step whose score is not final yet
 
     def update(self, own: np.ndarray, rows: np.ndarray) -> TermUpdate:
         """``own``: the new rows' own scores (warm-up calibrated); ``rows``: the new checked rows."""
         seen, total = self.steps_seen, self.steps_seen + len(rows)
-        new = np.full((len(rows), len(self.names)), np.nan)
-        new[:, 0] = weighted_part(OWN, own, self.stats, self.weights)
-        for j, stream in enumerate(self.streams, start=1):
+        raw = {OWN: np.asarray(own, dtype=np.float64)}
+        for name, stream in self.streams.items():
             if isinstance(stream, AutoRegressiveStream):
-                new[:, j] = weighted_part(self.names[j], stream.append_values(rows), self.stats, self.weights)
+                raw[name] = stream.append_values(rows)
             else:
                 stream.append(rows)
-        parts = np.concatenate([self.pending, new])
-        steps = np.arange(total - len(parts), total)
-        for j, stream in enumerate(self.streams, start=1):
-            if isinstance(stream, KMeansStream):
-                parts[:, j] = weighted_part(self.names[j], stream.values(steps), self.stats, self.weights)
-                if self.at_once:
-                    new[:, j] = weighted_part(self.names[j], stream.at_once, self.stats, self.weights, AT_ONCE)
+        for name, values in raw.items():
+            self.readings[name].append(values)
         self.steps_seen = total
-        final_from = total - len(parts)
-        final_to = max(final_from, min(stream.final_before(total) for stream in self.streams))
-        scores = self._scores(parts)
-        first_scores = self._scores(new) if self.at_once else scores[seen - final_from :]
-        self.pending = parts[final_to - final_from :]
-        for stream in self.streams:
+        final_from = self.pending_from
+        scores = self._scores(np.arange(final_from, total))
+        if self.at_once:
+            first_scores = sum_parts([self._at_once(n, raw) for n in self.names])
+        else:
+            first_scores = scores[seen - final_from :]
+        finals = [s.final_before(total) for s in self.streams.values() if isinstance(s, KMeansStream)]
+        final_to = max(final_from, min([*finals, *(r.final_before() for r in self.readings.values())]))
+        self.pending_from = final_to
+        for stream in self.streams.values():
             if isinstance(stream, KMeansStream):
                 stream.forget_before(final_to)
+        for reading in self.readings.values():
+            reading.forget_before(final_to)
         return TermUpdate(scores=first_scores, final_from=final_from, final_scores=scores[: final_to - final_from])
+
+    def _at_once(self, name: str, raw: dict[str, np.ndarray]) -> np.ndarray:
+        """Part ``name``'s weighted causal reading of the newest rows."""
+        if name in raw:
+            reading = AT_ONCE if name in self.read_apart else ""
+            return weighted_part(name, raw[name], self.stats, self.weights, reading)
+        return weighted_part(name, self.streams[name].at_once, self.stats, self.weights, AT_ONCE)
 
     def pending_scores(self) -> np.ndarray:
         """Scores of the steps ``pending_from..`` on the rows so far (those ``decision_function`` gives)."""
-        return self._scores(self.pending.copy())
+        return self._scores(np.arange(self.pending_from, self.steps_seen))
 
-    @staticmethod
-    def _scores(parts: np.ndarray) -> np.ndarray:
-        known = np.where(np.isnan(parts), 0.0, parts)  # a term with no window yet: its training mean
-        return sum_parts(list(known.T))
+    def _scores(self, steps: np.ndarray) -> np.ndarray:
+        """The scores of ``steps`` on the rows so far: every part read as the whole series reads it."""
+        parts = []
+        for name in self.names:
+            if name in self.readings:
+                values = self.readings[name].means(steps)
+            else:
+                values = self.streams[name].values(steps)
+            part = weighted_part(name, values, self.stats, self.weights)
+            parts.append(np.where(np.isnan(part), 0.0, part))  # a term with no window yet: its training mean
+        return sum_parts(parts)
 
     def state(self) -> dict[str, np.ndarray]:
-        out = {"terms/steps": np.asarray(self.steps_seen, dtype=np.int64), "terms/pending": self.pending}
-        for name, stream in zip(self.names[1:], self.streams):
+        out = {"terms/steps": np.asarray([self.steps_seen, self.pending_from], dtype=np.int64)}
+        for name, stream in self.streams.items():
             out.update({f"terms/{name}/{k}": v for k, v in stream.state().items()})
+        for name, reading in self.readings.items():
+            out.update({f"terms/reading/{name}/{k}": v for k, v in reading.state().items()})
         return out
 
     def load(self, arrays: dict[str, np.ndarray]) -> None:
-        self.steps_seen, self.pending = int(arrays["terms/steps"]), arrays["terms/pending"]
-        for name, stream in zip(self.names[1:], self.streams):
-            prefix = f"terms/{name}/"
-            stream.load({k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+        self.steps_seen, self.pending_from = (int(v) for v in arrays["terms/steps"])
+        for prefix, items in (("terms/", self.streams), ("terms/reading/", self.readings)):
+            for name, stream in items.items():
+                key = f"{prefix}{name}/"
+                stream.load({k[len(key):]: v for k, v in arrays.items() if k.startswith(key)})
 
 
-def final_after_rows(terms: list[InputTerm]) -> int:
-    """Rows after a step until its streamed score is final (0: at once; the KMeans term: L)."""
-    return max((t.window_size for t in terms if isinstance(t, WindowKMeans)), default=0)
+def final_after_rows(terms: list[InputTerm], smoothing: dict[str, int] | None = None) -> int:
+    """Rows after a step until its streamed score is final (0: at once; the KMeans term: L; a
+    centred mean of w steps: ``w - (w - 1) // 2 - 1``)."""
+    means = [w - (w - 1) // 2 - 1 for w in (smoothing or {}).values() if w > 1]
+    return max([*(t.window_size for t in terms if isinstance(t, WindowKMeans)), *means], default=0)
 
 
 def at_once_scores(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], stats: dict[str, Stats],
-                   weights: dict[str, float]) -> np.ndarray:
+                   weights: dict[str, float], smoothing: dict[str, int] | None = None) -> np.ndarray:
     """The at-once scores of a whole series (what a stream answers each row with first): the
-    weighted parts with the KMeans term on trailing windows; ``own``: the own scores of ``rows``."""
-    parts = [weighted_part(OWN, own, stats, weights)]
+    weighted parts, each read causally (the KMeans term on trailing windows, a smoothed part's raw
+    values); ``own``: the own scores of ``rows``."""
+    def reading(name: str) -> str:
+        return AT_ONCE if (smoothing or {}).get(name, 1) > 1 else ""
+
+    parts = [weighted_part(OWN, own, stats, weights, reading(OWN))]
     for term in terms:
         if isinstance(term, WindowKMeans):
             parts.append(weighted_part(term.name, term.trailing_scores(rows), stats, weights, AT_ONCE))
         else:
-            parts.append(weighted_part(term.name, term.scores(rows), stats, weights))
+            parts.append(weighted_part(term.name, term.scores(rows), stats, weights, reading(term.name)))
     return sum_parts(parts)
 
 

@@ -116,7 +116,7 @@ def _describe(model: Any) -> dict[str, Any]:
         "threshold": model.threshold_,
         "embedder": model.embedder if isinstance(model.embedder, str) else "custom",
         "streams": streams,
-        "final_after_rows": final_after_rows(model.model_.parts.input_terms) if streams else 0,
+        "final_after_rows": final_after_rows(model.model_.parts.input_terms, model.model_.parts.smoothing) if streams else 0,
     }
 
 
