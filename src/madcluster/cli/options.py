@@ -166,15 +166,11 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
      ("append each channel's log mean squared step over the last W steps to the embedder's input; 0 "
      "turns it off (None: the embedder's default, 3 for the D-RNN, 0 for the others and for --preset paper)")),
     ("--input-terms", "input_terms", {"nargs": "+", "choices": (*INPUT_TERMS, "none"), "metavar": "TERM"},
-     ("input-space terms added to MADCluster's standardised score: kmeans (window KMeans) and/or ar "
-      "(ridge next-step error), or none (default: kmeans ar; --preset paper: none). A model with kmeans "
-      "scores whole series only: fit with --input-terms none (or ar) to stream, serve or export ONNX")),
-    ("--part-weight", "part_weights", {"action": "append", "metavar": "PART=W"},
-     ("how much a standardised part counts in the score, repeatable: own (MADCluster's own score), "
-      "kmeans, ar; parts not given keep their default (own=0.5 kmeans=1.5 ar=1), e.g. --part-weight own=1")),
-    ("--part-smoothing", "part_smoothing", {"action": "append", "metavar": "PART=STEPS"},
-     ("steps of the centred mean a point-wise part is read through, repeatable: own, ar; 1 turns it "
-      "off; parts not given keep their default (own = window // 2, ar = window // 10), e.g. --part-smoothing own=1")),
+     "input-space terms added to MADCluster's score: kmeans (window KMeans), ar (ridge next-step error) or none"),
+    ("--part-weight", "part_weights", {"action": "append", "metavar": "PART=W"}, ("weight of a standardised part, "
+     "repeatable: own (MADCluster's score), kmeans, ar (default: own=0.5 kmeans=1.5 ar=1), e.g. own=1")),
+    ("--part-smoothing", "part_smoothing", {"action": "append", "metavar": "PART=STEPS"}, ("steps of the centred mean own "
+     "or ar is read through, repeatable; 1: none (default: own = window // 2, ar = window // 10), e.g. own=1")),
 )
 # what every command that trains uses where the estimator has no default of its own to offer
 CLI_SETTINGS = {"random_state": 0}
@@ -258,9 +254,9 @@ def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
             raise SystemExit("--input-terms: 'none' stands alone (no input terms)")
         params["input_terms"] = None if terms == ("none",) else terms
     if "part_weights" in params:  # --part-weight own=1 --part-weight ar=0
-        params["part_weights"] = _part_weights(params["part_weights"])
+        params["part_weights"] = _part_values(params["part_weights"], "--part-weight", float)
     if "part_smoothing" in params:  # --part-smoothing own=1
-        params["part_smoothing"] = {k: _whole_steps(k, v) for k, v in _part_weights(params["part_smoothing"], "--part-smoothing").items()}
+        params["part_smoothing"] = _part_values(params["part_smoothing"], "--part-smoothing", int)
     embedder = EMBEDDERS.get(params.get("embedder", signature_default("embedder")))
     embedder_params = {k: v for k, v in sizes.items() if k in getattr(embedder, "size_options", {})}
     embedder_params.update(parse_key_values(getattr(args, "embedder_param", None)) or {})
@@ -274,23 +270,17 @@ def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
-def _whole_steps(name: str, value: float) -> int:
-    if value != int(value) or value < 1:
-        raise SystemExit(f"--part-smoothing {name}={value:g}: give a whole number of steps >= 1")
-    return int(value)
-
-
-def _part_weights(items: list[str], option: str = "--part-weight") -> dict[str, float]:
-    """``["own=1", "ar=0"]`` as ``{"own": 1.0, "ar": 0.0}``, or a one-line exit."""
-    out: dict[str, float] = {}
+def _part_values(items: list[str], option: str, kind: type) -> dict[str, Any]:
+    """``["own=1", "ar=0"]`` as ``{"own": kind(1), "ar": kind(0)}``, or a one-line exit."""
+    out = {}
     for item in items:
         name, sep, value = item.partition("=")
         try:
-            out[name.strip()] = float(value)
+            out[name.strip()] = kind(value)
         except ValueError:
             sep = ""
         if not sep:
-            raise SystemExit(f"{option} {item!r}: give PART=VALUE, e.g. own=0.5")
+            raise SystemExit(f"{option} {item!r}: give PART={'WEIGHT' if kind is float else 'STEPS'}, e.g. own=1")
     return out
 
 
@@ -307,13 +297,9 @@ def add_runtime_options(group, *, device: str | None = None) -> None:
     ``n_jobs``; every command shares its default, :mod:`madcluster.threads`)."""
     shown = device or "the estimator's: auto, CUDA if available"
     group.add_argument("--device", default=device, help=f"cpu, cuda, cuda:N or auto (default: {shown})")
-    group.add_argument(
-        "--threads",
-        type=threads_option,
-        default=None,
-        help="CPU threads for torch: 1 or more, or -1 for every core (default: 1, right when other "
-        "jobs share the cores; more threads help only on a machine of your own)",
-    )
+    group.add_argument("--threads", type=threads_option, default=None,
+                       help="CPU threads for torch: 1 or more, or -1 for every core (default: 1, right when other "
+                       "jobs share the cores; more threads help only on a machine of your own)")
 
 
 def apply_runtime(args: argparse.Namespace) -> None:
