@@ -42,7 +42,9 @@ def series_parts(series, dump: dict, seed: int, names: tuple[str, ...], window: 
 
 
 def main() -> None:
-    from part_rules import GRID, RULES
+    from functools import partial
+
+    from part_rules import GRID, RULES, SMOOTHING
     from tsbad import load_series
 
     from madcluster.metrics.tsbad import tsbad_vus
@@ -56,6 +58,7 @@ def main() -> None:
     parser.add_argument("--parts", nargs="+", default=["kmeans", "ar"])
     parser.add_argument("--cache", default=None)
     parser.add_argument("--grid", action="store_true", help="the weight grid instead of the rules")
+    parser.add_argument("--smoothing", action="store_true", help="the smoothing grid (part_rules.SMOOTHING) instead of the rules")
     parser.add_argument("--source", choices=["tsbad", "suite", "demo"], default="tsbad",
                         help="suite / demo: dumps holding their rows, scored by ROC-AUC over all steps")
     args = parser.parse_args()
@@ -63,7 +66,7 @@ def main() -> None:
     cache = pickle.loads(cache_path.read_bytes()) if cache_path and cache_path.exists() else {}
     names = tuple(args.parts)
     results: dict[str, dict[str, list[float]]] = {}
-    RULES = GRID if args.grid else RULES
+    RULES = SMOOTHING if args.smoothing else GRID if args.grid else RULES
     if args.source != "tsbad":
         from types import SimpleNamespace
 
@@ -75,6 +78,7 @@ def main() -> None:
             series = SimpleNamespace(train=dump["train"], test=dump["test"])
             parts = series_parts(series, dump, args.seed, names, window)
             for rule, combine in RULES.items():
+                combine = partial(combine, window=window) if args.smoothing else combine
                 for label, score in combine(parts).items():
                     results.setdefault(f"{rule}: {label}", {}).setdefault(path.stem, []).append(
                         roc_auc_score(dump["labels"], score))

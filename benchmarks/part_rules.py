@@ -10,7 +10,10 @@ summed); the others weigh parts differently, all from training data alone:
   evidence for them;
 * ``held-out``: each z divided by how much louder the part is on held-out normal rows (the part
   fitted on the head of the training rows, scored on its tail) than in sample;
-* ``net x w``, ``GRID``: fixed weights per part.
+* ``net x w``, ``GRID``: fixed weights per part;
+* ``SMOOTHING``: fixed weights, with the point-wise parts (own, ar) read through centred means
+  of a fraction of the window (``part_combination.py --smoothing``; the default's rule since
+  ``part_smoothing``).
 """
 
 from __future__ import annotations
@@ -144,6 +147,28 @@ def _weighted(net: float, kmeans: float, ar: float) -> Callable[[Parts], dict[st
 
 GRID = {f"w net {n} kmeans {k} ar {a}": _weighted(n, k, a)
         for n in (0.0, 0.15, 0.25, 0.35, 0.5, 0.75, 1.0) for k in (1.0, 1.5, 2.0, 3.0) for a in (0.5, 1.0)}
+
+def _smoothed(own_fraction: float, ar_fraction: float, own: float, kmeans: float, ar: float) -> Callable[..., dict[str, np.ndarray]]:
+    """The weighted z-sum with own and ar read through centred means of ``fraction * window``
+    steps (:func:`madcluster.score.smoothing.centred_means`; 0: none), each standardised on its
+    smoothed training scores, as the fitted model does."""
+    from madcluster.score.smoothing import centred_means
+
+    def combine(parts: Parts, window: int = 100) -> dict[str, np.ndarray]:
+        widths = {"net": max(1, int(own_fraction * window)), "ar": max(1, int(ar_fraction * window)), "kmeans": 1}
+        v = {n: _z(centred_means(p[0], widths[n]), centred_means(p[1], widths[n])) for n, p in parts.items()}
+        return {"weighted": own * v["net"] + kmeans * v["kmeans"] + ar * v["ar"]}
+
+    return combine
+
+
+SMOOTHING = {
+    f"own mean {fn} L, ar mean {fa} L, w {w}": _smoothed(fn, fa, *w)
+    for w in ((0.5, 1.5, 1.0), (0.0, 1.5, 1.0), (1.0, 1.0, 1.0))
+    for fn in (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0) for fa in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
+}
+SMOOTHING.update({f"own alone, mean {fn} L": _smoothed(fn, 0.0, 1.0, 0.0, 0.0) for fn in (0.0, 0.2, 0.5, 1.0)})
+SMOOTHING.update({f"ar alone, mean {fa} L": _smoothed(0.0, fa, 0.0, 0.0, 1.0) for fa in (0.0, 0.05, 0.1, 0.2)})
 
 RULES: dict[str, Callable[[Parts], dict[str, np.ndarray]]] = {
     "held-out q.99": _heldout_scaled(0.99, False),

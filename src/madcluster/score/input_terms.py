@@ -259,7 +259,7 @@ def fit_autoregressive(rows: np.ndarray, lags: int = AR_LAGS, ridge: float = AR_
     z = (data - mean) / scale
     a = lagged(z, lags)
     coef = np.linalg.solve(a.T @ a + ridge * np.eye(a.shape[1]), a.T @ z)
-    errors = ((a @ coef - z) ** 2).mean(axis=1)[lags:]
+    errors = ((a @ coef - z) ** 2).mean(axis=1)[lags:] if len(columns) else np.zeros(0)
     return AutoRegressive(mean, scale, coef, lags, columns, float(errors.mean()) if len(errors) else 0.0)
 
 
