@@ -105,7 +105,7 @@ class MADCluster(BaseDetector):
         (off: MADCluster's score alone, as ``paper``). The score is then the weighted sum of each
         part standardised on its training scores (:mod:`madcluster.score.input_terms`). ``"kmeans"``
         averages windows that end after a step: a stream's scores are final L rows later
-        (:mod:`madcluster.score.term_streams`); no ONNX export. ``input_terms=None`` or ``("ar",)``: causal.
+        (:mod:`madcluster.score.term_streams`). ``input_terms=None``: every streamed score final at once.
     part_weights : weight by part (``own``: MADCluster's score; terms by name; the rest default); None =
         ``{"own": 0.5, "kmeans": 1.5, "ar": 1.0}`` (``benchmarks/results/parts/README.md``).
     part_smoothing : steps of the centred mean each point-wise part is read through before it is

@@ -12,8 +12,9 @@ With the default input terms (:mod:`madcluster.score.term_streams`) the window-K
 averages windows that end up to L - 1 steps later, so a row is answered twice: at once with its
 at-once score (every part read from steps <= t, the KMeans part on the window ending at t), and L
 rows later with its final score, exactly the whole series' (:meth:`StreamScorer.pending` gives the
-not yet final ones as ``decision_function`` gives them on the rows so far). Without the KMeans
-term (``--preset streaming``, or ``input_terms=("ar",)``) every score is final at once.
+not yet final ones as ``decision_function`` gives them on the rows so far). Without input terms
+(``--preset streaming``) every score is final at once; with the ridge term alone, once the centred
+means of the point-wise parts are fixed (a few rows; none with ``part_smoothing={"own": 1, "ar": 1}``).
 
 A causal model scores step t from one window on a fixed grid (``causal_window_of``), reading steps
 <= t only, so the scorer keeps just that window's rows (plus the roughness channels' reach) and calls

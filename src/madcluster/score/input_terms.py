@@ -21,10 +21,12 @@ Two cheap terms fitted on the training rows close most of that gap without touch
 The score is ``w_own z(MADCluster's own score) + sum of w_term z(term)``, each standardised with
 its training mean and standard deviation (the rule of ``base_score_combination="standardized"``)
 and weighted by ``part_weights`` (default :data:`DEFAULT_PART_WEIGHTS`: own 0.5, kmeans 1.5,
-ar 1; chosen on the development set, ``benchmarks/results/parts/README.md``). Fitted terms are
-plain arrays (model files hold no pickle). The ``kmeans`` term averages windows that start after a
-step, so a model with it is not causal: it does not stream, export to ONNX or enter
-:meth:`~madcluster.MADCluster.explain`'s occlusion (``input_terms=None`` gives a causal model).
+ar 1; chosen on the development set, ``benchmarks/results/parts/README.md``). The point-wise parts
+(own, ar) are first read through centred means (``part_smoothing``, :mod:`madcluster.score.smoothing`).
+Fitted terms are plain arrays (model files hold no pickle). The ``kmeans`` term averages windows
+that start after a step, so a stream's score of it is final L rows later
+(:mod:`madcluster.score.term_streams`); the terms do not enter
+:meth:`~madcluster.MADCluster.explain`'s occlusion.
 """
 
 from __future__ import annotations
