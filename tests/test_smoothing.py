@@ -9,10 +9,12 @@ from madcluster import MADCluster
 from madcluster.exceptions import ParameterError
 from madcluster.score.smoothing import (
     SmoothedStream,
+    causal_width,
     centred_means,
     check_part_smoothing,
     final_before,
     resolve_part_smoothing,
+    trailing_means,
 )
 
 
@@ -88,3 +90,19 @@ def test_without_input_terms_nothing_is_smoothed():
     rows = np.sin(np.arange(400)[:, None] / 4 + np.arange(2)).astype(np.float32)
     model = MADCluster(input_terms=None, window_size=20, epochs=1, epoch_windows=32, random_state=0).fit(rows)
     assert model.part_smoothing_ == {}
+
+
+@pytest.mark.parametrize("width", [1, 3, 25])
+def test_trailing_means_match_a_direct_loop_and_the_stream(width):
+    values = np.random.default_rng(width).normal(size=120)
+    direct = np.array([values[max(0, t - width + 1) : t + 1].mean() for t in range(len(values))])
+    assert np.allclose(trailing_means(values, width), direct, rtol=0, atol=1e-12)
+    stream = SmoothedStream(2 * width - 1)  # a centred block of 2w - 1 cut at t: the w newest values
+    assert causal_width(stream.width) == width
+    got = []
+    for lo in range(0, 120, 7):
+        stream.append(values[lo : lo + 7])
+        steps = np.arange(lo, min(lo + 7, 120))
+        got.extend(stream.trailing(steps))
+        stream.forget_before(stream.final_before())
+    assert np.array_equal(np.asarray(got), trailing_means(values, width))

@@ -322,12 +322,13 @@ def input_term_stats(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm],
     """Training mean and standard deviation of each part as the score reads it (``score_stats_``
     entries): the own score and each term, centred means where ``smoothing`` says; and of each
     part's causal reading where it differs (:data:`AT_ONCE`: KMeans on trailing windows, a smoothed
-    part's raw values), what a stream answers at once."""
+    part's trailing mean), what a stream answers at once."""
     from madcluster.score.scoring import mean_std
 
     raw = {OWN: own, **{t.name: t.scores(rows) for t in terms}}
     stats = {part_key(n): mean_std(smoothed(n, v, smoothing)) for n, v in raw.items()}
-    stats.update({part_key(n, AT_ONCE): mean_std(v) for n, v in raw.items() if (smoothing or {}).get(n, 1) > 1})
+    stats.update({part_key(n, AT_ONCE): mean_std(read_at_once(n, v, smoothing)) for n, v in raw.items()
+                  if (smoothing or {}).get(n, 1) > 1})
     stats.update({part_key(t.name, AT_ONCE): mean_std(t.trailing_scores(rows)) for t in terms if isinstance(t, WindowKMeans)})
     return stats
 
@@ -339,6 +340,15 @@ def smoothed(name: str, values: np.ndarray, smoothing: dict[str, int] | None) ->
 
     width = (smoothing or {}).get(name, 1)
     return centred_means(values, width) if width > 1 else values
+
+
+def read_at_once(name: str, values: np.ndarray, smoothing: dict[str, int] | None) -> np.ndarray:
+    """Part ``name``'s per-step ``values`` as a stream reads them at once: a smoothed part's
+    centred blocks cut at each step (:func:`~madcluster.score.smoothing.trailing_means`)."""
+    from madcluster.score.smoothing import causal_width, trailing_means
+
+    width = (smoothing or {}).get(name, 1)
+    return trailing_means(values, causal_width(width)) if width > 1 else values
 
 
 def part_key(name: str, reading: str = "") -> str:

@@ -12,7 +12,8 @@ Each step averages exactly ``width`` values, the block centred on it; near eithe
 of as many values nearest to it (as :func:`~madcluster.score.input_terms.balanced_window_means`
 does for windows), so the first and last steps swing no more than the middle. A step's mean reads
 up to ``width // 2`` later steps, so a stream's value of it is final a few rows later
-(:class:`SmoothedStream`).
+(:class:`SmoothedStream`); what a stream answers at once reads the block cut at the step (a
+trailing mean of ``(width - 1) // 2 + 1`` values, :func:`trailing_means`).
 """
 
 from __future__ import annotations
@@ -74,6 +75,28 @@ def centred_means(values: np.ndarray, width: int, n_steps: int | None = None, st
     return total / span
 
 
+def causal_width(width: int) -> int:
+    """Values in the part of a centred block of ``width`` that lies at or before its step."""
+    return (width - 1) // 2 + 1
+
+
+def trailing_means(values: np.ndarray, width: int, steps: np.ndarray | None = None, first: int = 0) -> np.ndarray:
+    """Per step t, the mean of the values of steps ``t - width + 1 .. t`` (fewer at the series'
+    start): a centred mean cut at t (:func:`causal_width`), what a stream can read at once.
+
+    ``values`` holds steps ``first..``; ``steps`` (default: all of them) must find their values in it.
+    Each mean adds its values in order, so a stream and a whole series give the same bits."""
+    values = np.asarray(values, dtype=np.float64)
+    steps = np.arange(first, first + len(values)) if steps is None else np.asarray(steps)
+    start = np.maximum(steps - width + 1, 0)
+    count = steps - start + 1
+    total = np.zeros(len(steps))
+    for k in range(int(count.max(initial=0))):
+        index = start + k
+        total = total + np.where(index <= steps, values[np.minimum(index, steps) - first], 0.0)
+    return total / np.maximum(count, 1)
+
+
 def final_before(width: int, n_steps: int) -> int:
     """The first step whose centred mean ``n_steps`` values do not fix yet (later values may move
     its block): ``t`` is final once ``t - (width - 1) // 2 <= n - width``."""
@@ -99,6 +122,10 @@ class SmoothedStream:
         """The centred means of ``steps`` on the values seen so far (as if the series ended here)."""
         return centred_means(self.values, self.width, self.steps_seen, steps, self.first)
 
+    def trailing(self, steps: np.ndarray) -> np.ndarray:
+        """The at-once reading of ``steps`` (the newest ones): their centred blocks cut at each step."""
+        return trailing_means(self.values, causal_width(self.width), steps, self.first)
+
     def final_before(self) -> int:
         return final_before(self.width, self.steps_seen)
 
@@ -115,5 +142,5 @@ class SmoothedStream:
         self.values = arrays["values"].astype(np.float64)
 
 
-__all__ = ["DEFAULT_FRACTIONS", "SMOOTHABLE", "SmoothedStream", "centred_means", "check_part_smoothing",
-           "final_before", "resolve_part_smoothing"]
+__all__ = ["DEFAULT_FRACTIONS", "SMOOTHABLE", "SmoothedStream", "causal_width", "centred_means", "check_part_smoothing",
+           "final_before", "resolve_part_smoothing", "trailing_means"]

@@ -12,7 +12,8 @@ block of the last ``L`` windows, :func:`~madcluster.score.input_terms.balanced_w
 
 So a stream of a model with the KMeans term answers each row twice. At once, with the **at-once
 score**: every part read from steps <= t, the KMeans part on the window *ending* at t
-(:meth:`~madcluster.score.input_terms.WindowKMeans.trailing_scores`) and the smoothed parts raw,
+(:meth:`~madcluster.score.input_terms.WindowKMeans.trailing_scores`), each smoothed part through
+its centred block cut at t (a trailing mean),
 each standardised with its own training statistics (``score_stats_["input_term/kmeans/at_once"]``,
 ``.../ar/at_once``, ``before_input_terms/at_once``): causal, it does not lag a
 window behind, and it detects far more than the provisional value would (46 TSB-AD series:
@@ -41,6 +42,7 @@ from madcluster.score.input_terms import (
     WindowKMeans,
     balanced_window_means,
     part_key,
+    read_at_once,
     sum_parts,
     weighted_part,
     window_distances,
@@ -212,11 +214,14 @@ class TermStreams:
         return TermUpdate(scores=first_scores, final_from=final_from, final_scores=scores[: final_to - final_from])
 
     def _at_once(self, name: str, raw: dict[str, np.ndarray]) -> np.ndarray:
-        """Part ``name``'s weighted causal reading of the newest rows."""
-        if name in raw:
-            reading = AT_ONCE if name in self.read_apart else ""
-            return weighted_part(name, raw[name], self.stats, self.weights, reading)
-        return weighted_part(name, self.streams[name].at_once, self.stats, self.weights, AT_ONCE)
+        """Part ``name``'s weighted causal reading of the newest rows (a smoothed part: its
+        trailing mean, :meth:`~madcluster.score.smoothing.SmoothedStream.trailing`)."""
+        if name not in raw:
+            return weighted_part(name, self.streams[name].at_once, self.stats, self.weights, AT_ONCE)
+        if name not in self.read_apart:
+            return weighted_part(name, raw[name], self.stats, self.weights)
+        steps = np.arange(self.steps_seen - len(raw[name]), self.steps_seen)
+        return weighted_part(name, self.readings[name].trailing(steps), self.stats, self.weights, AT_ONCE)
 
     def pending_scores(self) -> np.ndarray:
         """Scores of the steps ``pending_from..`` on the rows so far (those ``decision_function`` gives)."""
@@ -260,17 +265,18 @@ def final_after_rows(terms: list[InputTerm], smoothing: dict[str, int] | None = 
 def at_once_scores(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm], stats: dict[str, Stats],
                    weights: dict[str, float], smoothing: dict[str, int] | None = None) -> np.ndarray:
     """The at-once scores of a whole series (what a stream answers each row with first): the
-    weighted parts, each read causally (the KMeans term on trailing windows, a smoothed part's raw
-    values); ``own``: the own scores of ``rows``."""
-    def reading(name: str) -> str:
-        return AT_ONCE if (smoothing or {}).get(name, 1) > 1 else ""
+    weighted parts, each read causally (the KMeans term on trailing windows, a smoothed part through
+    its trailing mean); ``own``: the own scores of ``rows``."""
+    def part(name: str, values: np.ndarray) -> np.ndarray:
+        reading = AT_ONCE if (smoothing or {}).get(name, 1) > 1 else ""
+        return weighted_part(name, read_at_once(name, values, smoothing), stats, weights, reading)
 
-    parts = [weighted_part(OWN, own, stats, weights, reading(OWN))]
+    parts = [part(OWN, own)]
     for term in terms:
         if isinstance(term, WindowKMeans):
             parts.append(weighted_part(term.name, term.trailing_scores(rows), stats, weights, AT_ONCE))
         else:
-            parts.append(weighted_part(term.name, term.scores(rows), stats, weights, reading(term.name)))
+            parts.append(part(term.name, term.scores(rows)))
     return sum_parts(parts)
 
 
