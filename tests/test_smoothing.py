@@ -106,3 +106,27 @@ def test_trailing_means_match_a_direct_loop_and_the_stream(width):
         got.extend(stream.trailing(steps))
         stream.forget_before(stream.final_before())
     assert np.array_equal(np.asarray(got), trailing_means(values, width))
+
+
+def test_model_files_keep_the_widths_and_older_files_mean_none(tmp_path):
+    import json
+    import zipfile
+
+    rows = np.sin(np.arange(500)[:, None] / 4 + np.arange(2)).astype(np.float32)
+    model = MADCluster(window_size=20, epochs=1, epoch_windows=32, random_state=0, part_smoothing={"ar": 3}).fit(rows)
+    assert model.part_smoothing_ == {"own": 10, "ar": 3}
+    model.save(tmp_path / "m.mcz")
+    loaded = MADCluster.load(tmp_path / "m.mcz")
+    assert loaded.part_smoothing_ == {"own": 10, "ar": 3} and loaded.get_params()["part_smoothing"] == {"ar": 3}
+    assert np.array_equal(loaded.decision_function(rows[:200]), model.decision_function(rows[:200]))
+    # a file from before part smoothing: no widths recorded, so none apply
+    with zipfile.ZipFile(tmp_path / "m.mcz") as zf:
+        files = {name: zf.read(name) for name in zf.namelist()}
+    config = json.loads(files["config.json"])
+    del config["fitted"]["part_smoothing_"], config["params"]["part_smoothing"]
+    files["config.json"] = json.dumps(config).encode()
+    with zipfile.ZipFile(tmp_path / "old.mcz", "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    old = MADCluster.load(tmp_path / "old.mcz")
+    assert old.part_smoothing_ == {} and old.get_params()["part_smoothing"] == {"own": 1, "ar": 1}
