@@ -46,6 +46,7 @@ from madcluster.estimator.warmup import WARMUP_WINDOWS, calibrate, fit_quantile_
 from madcluster.exceptions import ParameterError
 from madcluster.score.input_terms import OWN, add_input_terms, fit_input_terms, input_term_stats
 from madcluster.score.scoring import (
+    CPU_SCORING_BATCH,
     MIN_SCORING_BATCH,
     causal_point_outputs,
     combine,
@@ -221,9 +222,10 @@ class FittedModel:
         weight = next(net.parameters())
         dtype = self.scoring_dtype if net is self.scoring_net else weight.dtype
         series = torch.from_numpy(scaled).to(weight.device, dtype)
+        batch = self.scoring_batch if weight.device.type != "cpu" else min(self.scoring_batch, CPU_SCORING_BATCH)
         if self.causal:
-            return causal_point_outputs(read, series, self.window_size, self.score_stride, self.scoring_batch, first_step, score_from)
-        return point_outputs(read, series, self.window_size, self.score_stride, self.scoring_batch, net.embedder.causal)
+            return causal_point_outputs(read, series, self.window_size, self.score_stride, batch, first_step, score_from)
+        return point_outputs(read, series, self.window_size, self.score_stride, batch, net.embedder.causal)
 
     # ------------------------------------------------------------------ streaming and ONNX
     def row_stepper(self) -> DilatedRNNSteps | None:
