@@ -339,10 +339,12 @@ class FittedModel:
         starts = sample_starts(len(data), self.window_size, WARMUP_WINDOWS)
         fresh = np.stack([self.model_input(data[s : s + self.window_size]) for s in starts])
         net = self.scoring_net
+        windows = torch.from_numpy(fresh).to(next(net.parameters()).device, self.scoring_dtype)
+        step = self.scoring_batch if windows.device.type != "cpu" else CPU_SCORING_BATCH
         with torch.no_grad():
-            terms = net.score(torch.from_numpy(fresh).to(next(net.parameters()).device, self.scoring_dtype))
-        scores = self.parts.combine({name: values.double().cpu().numpy() for name, values in terms.items()})
-        return fit_quantile_table(scores, self.warmup_reference_from())
+            chunks = [net.score(windows[i : i + step]) for i in range(0, len(windows), step)]
+        terms = {name: torch.cat([c[name] for c in chunks]).double().cpu().numpy() for name in chunks[0]}
+        return fit_quantile_table(self.parts.combine(terms), self.warmup_reference_from())
 
 
 class FromModel:
