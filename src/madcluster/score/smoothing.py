@@ -59,8 +59,8 @@ def centred_means(values: np.ndarray, width: int, n_steps: int | None = None, st
     ``a_t = clip(t - (width - 1) // 2, 0, n_steps - width)`` (all ``n_steps`` when fewer).
 
     ``values`` holds steps ``first..`` of a series of ``n_steps`` (default: ``first + len(values)``);
-    ``steps`` (default: all of them) must find their blocks in it. Each mean adds its values in
-    order, so a stream and a whole series give the same bits.
+    ``steps`` (default: all of them) must find their blocks in it. A block's sum depends on its
+    values alone, so a stream and a whole series give the same bits.
     """
     values = np.asarray(values, dtype=np.float64)
     n = first + len(values) if n_steps is None else n_steps
@@ -69,10 +69,7 @@ def centred_means(values: np.ndarray, width: int, n_steps: int | None = None, st
         return values[steps - first]
     span = min(width, n)
     start = np.clip(steps - (width - 1) // 2, 0, n - span) - first
-    total = np.zeros(len(steps))
-    for k in range(span):
-        total = total + values[start + k]
-    return total / span
+    return values[start[:, None] + np.arange(span)].sum(axis=1) / span
 
 
 def causal_width(width: int) -> int:
@@ -84,17 +81,13 @@ def trailing_means(values: np.ndarray, width: int, steps: np.ndarray | None = No
     """Per step t, the mean of the values of steps ``t - width + 1 .. t`` (fewer at the series'
     start): a centred mean cut at t (:func:`causal_width`), what a stream can read at once.
 
-    ``values`` holds steps ``first..``; ``steps`` (default: all of them) must find their values in it.
-    Each mean adds its values in order, so a stream and a whole series give the same bits."""
+    ``values`` holds steps ``first..``; ``steps`` (default: all of them) must find their values in
+    it (``first`` is 0 for steps before ``width - 1``). A window's sum depends on its values alone
+    (the steps before the series' start count as 0), so a stream and a whole series give the same bits."""
     values = np.asarray(values, dtype=np.float64)
     steps = np.arange(first, first + len(values)) if steps is None else np.asarray(steps)
-    start = np.maximum(steps - width + 1, 0)
-    count = steps - start + 1
-    total = np.zeros(len(steps))
-    for k in range(int(count.max(initial=0))):
-        index = start + k
-        total = total + np.where(index <= steps, values[np.minimum(index, steps) - first], 0.0)
-    return total / np.maximum(count, 1)
+    padded = np.concatenate([np.zeros(width - 1), values])
+    return padded[(steps - first)[:, None] + np.arange(width)].sum(axis=1) / np.minimum(steps + 1, width)
 
 
 def final_before(width: int, n_steps: int) -> int:
