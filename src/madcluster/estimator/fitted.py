@@ -67,7 +67,7 @@ class ScoreParts:
     standardised and added to that score (key ``OWN_SCORE`` and ``input_term/<name>`` in
     ``stats``), each standardised part weighted by ``weights`` (by part name, ``own`` for the
     score before the terms; empty: all 1) after a centred mean of ``smoothing[part]`` steps
-    (:mod:`madcluster.score.smoothing`; empty: none). Without input terms, neither applies.""" 
+    (:mod:`madcluster.score.smoothing`; empty: none). Without input terms, neither applies."""
 
     stats: dict[str, tuple[float, float]]
     scaling: str
@@ -222,10 +222,15 @@ class FittedModel:
         weight = next(net.parameters())
         dtype = self.scoring_dtype if net is self.scoring_net else weight.dtype
         series = torch.from_numpy(scaled).to(weight.device, dtype)
-        batch = self.scoring_batch if weight.device.type != "cpu" else min(self.scoring_batch, CPU_SCORING_BATCH)
+        batch = self.batch_on(weight.device)
         if self.causal:
             return causal_point_outputs(read, series, self.window_size, self.score_stride, batch, first_step, score_from)
         return point_outputs(read, series, self.window_size, self.score_stride, batch, net.embedder.causal)
+
+    def batch_on(self, device: torch.device) -> int:
+        """Windows scored at a time on ``device``: :attr:`scoring_batch`, at most
+        :data:`~madcluster.score.scoring.CPU_SCORING_BATCH` on a CPU (float64 is faster in small batches)."""
+        return self.scoring_batch if device.type != "cpu" else min(self.scoring_batch, CPU_SCORING_BATCH)
 
     # ------------------------------------------------------------------ streaming and ONNX
     def row_stepper(self) -> DilatedRNNSteps | None:
@@ -340,7 +345,7 @@ class FittedModel:
         fresh = np.stack([self.model_input(data[s : s + self.window_size]) for s in starts])
         net = self.scoring_net
         windows = torch.from_numpy(fresh).to(next(net.parameters()).device, self.scoring_dtype)
-        step = self.scoring_batch if windows.device.type != "cpu" else CPU_SCORING_BATCH
+        step = self.batch_on(windows.device)
         with torch.no_grad():
             chunks = [net.score(windows[i : i + step]) for i in range(0, len(windows), step)]
         terms = {name: torch.cat([c[name] for c in chunks]).double().cpu().numpy() for name in chunks[0]}

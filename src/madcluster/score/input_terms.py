@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from madcluster.exceptions import ParameterError
+from madcluster.score.smoothing import causal_width, centred_means, trailing_means
 
 if TYPE_CHECKING:
     from madcluster.score.scoring import Stats
@@ -53,7 +54,7 @@ FEW_LEVELS = 3  # columns with 2..FEW_LEVELS distinct training values: left out 
 AR_MAX_REGRESSORS = 1024  # wide data: fewer lags (at least 1), so the ridge solve stays about a second
 _CHUNK_VALUES = 1 << 22  # windows x values scored at a time (32 MB of float64)
 OWN = "own"  # the part_weights key of MADCluster's own score
-AT_ONCE = "/at_once"  # score_stats_ key suffix of a part's causal reading (kmeans: trailing windows; smoothed: raw)
+AT_ONCE = "/at_once"  # score_stats_ key suffix of a part's causal reading (kmeans: trailing windows; smoothed: trailing mean)
 # Chosen on the development set (benchmarks/results/parts/README.md): the 46 TSB-AD series .509 ->
 # .564 mean VUS-PR, the synthetic suite .950 -> .943 ROC-AUC, the demo series .982 -> .985.
 DEFAULT_PART_WEIGHTS: dict[str, float] = {OWN: 0.5, "kmeans": 1.5, "ar": 1.0}
@@ -336,8 +337,6 @@ def input_term_stats(own: np.ndarray, rows: np.ndarray, terms: list[InputTerm],
 def smoothed(name: str, values: np.ndarray, smoothing: dict[str, int] | None) -> np.ndarray:
     """Part ``name``'s per-step ``values`` of a whole series as the score reads them: centred
     means of ``smoothing[name]`` steps (:mod:`madcluster.score.smoothing`), or as they are."""
-    from madcluster.score.smoothing import centred_means
-
     width = (smoothing or {}).get(name, 1)
     return centred_means(values, width) if width > 1 else values
 
@@ -345,8 +344,6 @@ def smoothed(name: str, values: np.ndarray, smoothing: dict[str, int] | None) ->
 def read_at_once(name: str, values: np.ndarray, smoothing: dict[str, int] | None) -> np.ndarray:
     """Part ``name``'s per-step ``values`` as a stream reads them at once: a smoothed part's
     centred blocks cut at each step (:func:`~madcluster.score.smoothing.trailing_means`)."""
-    from madcluster.score.smoothing import causal_width, trailing_means
-
     width = (smoothing or {}).get(name, 1)
     return trailing_means(values, causal_width(width)) if width > 1 else values
 

@@ -3,7 +3,8 @@
 The ridge next-step term is causal: a new row's value reads its ``lags`` predecessors. But the
 point-wise parts (the own score and that term) are read through centred means of ``w`` steps
 (:mod:`madcluster.score.smoothing`), final ``w - (w - 1) // 2 - 1`` rows later. The window-KMeans
-term averages the windows covering a step, so step t reads up to ``L - 1`` later rows. Of ``n >= 2 L`` rows seen, a step ``t < n - L`` is **final**: no later row
+term averages the windows covering a step, so step t reads up to ``L - 1`` later rows. Of
+``n >= 2 L`` rows seen, a step ``t < n - L`` is **final**: no later row
 changes its value (the windows it averages all lie within the rows seen, and the series' end block
 no longer reaches it; the first L steps average the first L windows, so nothing is final before
 2 L rows). A newer step is **provisional**: it gets the value ``decision_function`` gives
@@ -13,8 +14,8 @@ block of the last ``L`` windows, :func:`~madcluster.score.input_terms.balanced_w
 So a stream of a model with the KMeans term answers each row twice. At once, with the **at-once
 score**: every part read from steps <= t, the KMeans part on the window *ending* at t
 (:meth:`~madcluster.score.input_terms.WindowKMeans.trailing_scores`), each smoothed part through
-its centred block cut at t (a trailing mean),
-each standardised with its own training statistics (``score_stats_["input_term/kmeans/at_once"]``,
+its centred block cut at t (a trailing mean), each standardised with its own training statistics
+(``score_stats_["input_term/kmeans/at_once"]``,
 ``.../ar/at_once``, ``before_input_terms/at_once``): causal, it does not lag a
 window behind, and it detects far more than the provisional value would (46 TSB-AD series:
 ``benchmarks/results/stream_quality.md``). ``L`` rows later, with the **final score**: the whole
