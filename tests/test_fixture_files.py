@@ -1,0 +1,77 @@
+"""Files written by main at ``bb28e52`` (model format 2, stream state format 1, ONNX metadata
+version 1; ``tests/fixtures/bb28e52/make.py``) load, score and resume as they did then."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from madcluster import MADCluster
+from madcluster.estimator.streaming import StreamScorer
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bb28e52"
+EXPECTED = dict(np.load(FIXTURES / "expected.npz"))
+NAMES = ("default", "ar", "streaming")
+CHUNKS_AFTER = (2, 1, 17, 30)  # as make.py fed the rows after the saved state
+SPLIT = 150
+TOL = 1e-9
+
+
+def _close(got: np.ndarray, want: np.ndarray) -> None:
+    """Within 1e-9 of the scale of what the old code gave."""
+    assert got.shape == want.shape
+    scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+    np.testing.assert_allclose(got, want, rtol=0, atol=TOL * scale)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_model_files_load_and_score_as_they_did(name, tmp_path):
+    model = MADCluster.load(FIXTURES / f"{name}.mcz")
+    assert model.threshold_ == float(EXPECTED[f"{name}_threshold"])
+    _close(model.decision_function(EXPECTED["test"]), EXPECTED[f"{name}_scores"])
+    model.save(tmp_path / "again.mcz")  # written again in today's format: the same scores
+    again = MADCluster.load(tmp_path / "again.mcz").decision_function(EXPECTED["test"])
+    _close(again, EXPECTED[f"{name}_scores"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_stream_states_resume_as_they_did(name):
+    model = MADCluster.load(FIXTURES / f"{name}.mcz")
+    scorer = StreamScorer.restore(model, FIXTURES / f"{name}.mcs")
+    assert scorer.steps_seen == SPLIT
+    rows, at = EXPECTED["test"][SPLIT:], 0
+    at_once, final_steps, final_scores = [], [], []
+    for size in CHUNKS_AFTER:
+        result = scorer.update(rows[at : at + size])
+        at += size
+        at_once.append(result.scores)
+        final_steps.append(result.final_steps)
+        final_scores.append(result.final_scores)
+    _close(np.concatenate(at_once), EXPECTED[f"{name}_resumed_at_once"])
+    assert np.array_equal(np.concatenate(final_steps), EXPECTED[f"{name}_resumed_final_steps"])
+    _close(np.concatenate(final_scores), EXPECTED[f"{name}_resumed_final_scores"])
+    pending = scorer.pending()
+    assert np.array_equal(pending.steps, EXPECTED[f"{name}_pending_steps"])
+    _close(pending.scores, EXPECTED[f"{name}_pending_scores"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_fresh_stream_gives_what_the_old_one_gave(name):
+    """Also: the final scores and the pending ones are ``decision_function`` of the whole."""
+    model = MADCluster.load(FIXTURES / f"{name}.mcz")
+    scorer = model.stream()
+    results = [scorer.update(c) for c in np.array_split(EXPECTED["test"], 7)]
+    finals = np.concatenate([r.final_scores for r in results] + [scorer.pending().scores])
+    _close(finals, EXPECTED[f"{name}_scores"])
+    _close(np.concatenate([r.scores for r in results]), EXPECTED[f"{name}_stream_at_once"])
+
+
+def test_the_onnx_file_scores_as_it_did():
+    pytest.importorskip("onnxruntime")
+    from madcluster.estimator.onnx_scorer import OnnxScorer
+
+    scorer = OnnxScorer(FIXTURES / "default.onnx")
+    assert scorer.threshold_ == float(EXPECTED["default_threshold"])
+    _close(scorer.decision_function(EXPECTED["test"]), EXPECTED["default_scores"])
