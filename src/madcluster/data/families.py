@@ -22,6 +22,7 @@ be required to hold on *every* family (its worst family decides), not on one set
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -60,7 +61,7 @@ def _slots(rng: np.random.Generator, n_test: int, count: int, longest: int) -> l
     """``count`` anomaly starts spread over the test rows, none in the first 10%."""
     usable = n_test - n_test // 10 - longest
     edges = np.linspace(n_test // 10, n_test // 10 + usable, count + 1)
-    return [int(rng.integers(lo, max(lo + 1, hi - longest))) for lo, hi in zip(edges[:-1], edges[1:])]
+    return [int(rng.integers(lo, max(lo + 1, hi - longest))) for lo, hi in pairwise(edges)]
 
 
 def _mackey_glass(n: int, rng: np.random.Generator, tau: int = 17, step: int = 3) -> np.ndarray:

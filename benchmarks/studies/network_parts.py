@@ -1,0 +1,87 @@
+"""Fit the default once per development series and dump its network part (issue 34's studies).
+
+Why: the network is the only expensive part of the default's score. Choosing how the parts combine
+means trying many rules over the same series, so the network's standardised own score is dumped once
+per series (test and training rows, float32) with the default's ``decision_function`` and its fit
+time; the cheap parts are refitted by the reader (``benchmarks/studies/part_study.py``).
+
+    python benchmarks/studies/dev_bundle.py --data-dir ../shared/datasets --out /tmp/dev_bundle.npz
+    python benchmarks/studies/network_parts.py --bundle /tmp/dev_bundle.npz --out /tmp/net --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+
+def read_bundle(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
+    """{name: {train, test, labels, family}} from a bundle written by ``dev_bundle.py``."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    with np.load(path) as bundle:
+        for key in bundle.files:
+            name, field = key.rsplit("/", 1)
+            out.setdefault(name, {})[field] = bundle[key]
+    return out
+
+
+def dump_one(name: str, arrays: dict[str, np.ndarray], seed: int, out: Path) -> str:
+    import torch
+
+    from madcluster import MADCluster
+    from madcluster.score.input_terms import OWN_SCORE
+    from madcluster.score.scoring import standardize
+
+    torch.set_num_threads(1)
+    path = out / f"{name}.npz"
+    if path.exists():
+        return f"{name}: exists"
+    t0 = time.perf_counter()
+    detector = MADCluster(random_state=seed).fit(arrays["train"])
+    fit_s = time.perf_counter() - t0
+
+    def own(rows: np.ndarray) -> np.ndarray:
+        checked = detector.model_.check_rows(rows)
+        return standardize(detector.model_.score_with_history(checked), detector.score_stats_[OWN_SCORE])
+
+    result = {
+        "net_test": own(arrays["test"]).astype(np.float32),
+        "net_train": own(arrays["train"]).astype(np.float32),
+        "default_test": detector.decision_function(arrays["test"]).astype(np.float32),
+        "fit_seconds": np.asarray(fit_s),
+    }
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, **result)
+    os.replace(tmp, path)
+    return f"{name}: fit {fit_s:.1f}s, total {time.perf_counter() - t0:.1f}s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--series", nargs="*", default=None, help="name prefixes (default: all)")
+    args = parser.parse_args()
+    series = read_bundle(args.bundle)
+    if args.series:
+        series = {k: v for k, v in series.items() if any(k.startswith(p) for p in args.series)}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    # largest first, so the slowest fits do not start last
+    order = sorted(series, key=lambda k: -series[k]["train"].size)
+    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(dump_one, name, series[name], args.seed, out) for name in order]
+        for i, future in enumerate(as_completed(futures), 1):
+            print(f"[{i}/{len(futures)}] {future.result()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
