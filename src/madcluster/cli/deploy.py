@@ -142,14 +142,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 def score_onnx_command(args: argparse.Namespace, outputs: tuple[str, str | None]) -> int:
     """``madcluster score model.onnx DATA``: scores with onnxruntime and numpy alone (no torch:
     :class:`madcluster.OnnxScorer`), the same CSV and plot as a ``.mcz`` model gives, without
-    the per-channel attribution (it needs the torch model)."""
-
-
+    the per-channel attribution (it needs the torch model). Imports no torch, pandas or
+    matplotlib, so the torch-free install runs it (README: "ONNX without torch"); without
+    matplotlib the plot is skipped with a note."""
     from madcluster import OnnxScorer
     from madcluster.cli.console import print_note
     from madcluster.cli.options import read_input
     from madcluster.cli.score_outputs import write_score_outputs
-    from madcluster.data.columns import check_columns, feature_values
+    from madcluster.data.columns import check_columns, model_ordered_values
     from madcluster.exceptions import OutputPathError
 
     output, plot = outputs
@@ -163,7 +163,8 @@ def score_onnx_command(args: argparse.Namespace, outputs: tuple[str, str | None]
         table, args.data, scorer, label_column=args.label_column,
         note=lambda message: print_note(args, message),
     )
-    scores = scorer.decision_function(feature_values(table, args.data))
+    scores = scorer.decision_function(model_ordered_values(table, args.data, scorer))
     threshold = scorer.threshold_ if args.threshold is None else args.threshold
-    write_score_outputs(table, args.data, scores, threshold, output, plot, engine="onnxruntime", plot_tag="ONNX")
+    write_score_outputs(table, args.data, scores, threshold, output, plot, engine="onnxruntime", plot_tag="ONNX",
+                        plot_args=args)
     return 0

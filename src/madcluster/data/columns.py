@@ -35,6 +35,16 @@ def feature_values(table, path: str) -> Any:
     return table.values
 
 
+def model_ordered_values(table, path: str, detector) -> Any:
+    """The table's values as an array in the model's column order (named files are matched by
+    name, after :func:`check_columns`), without pandas: the torch-free ONNX scoring path."""
+    fitted = getattr(detector, "feature_names_in_", None)
+    if fitted is None or not _named(table, path):
+        return table.values
+    order = [list(table.columns).index(str(c)) for c in fitted]
+    return table.values[:, order]
+
+
 def label_hint(columns: Sequence[str], label_column: Any) -> str:
     """``; the file has a column named 'label': ... pass --label-column label`` (or "")."""
     if label_column is not None:

@@ -49,6 +49,8 @@ ColumnKey = str | int
 SUPPORTED_SUFFIXES: dict[str, str] = {
     ".csv": "csv",
     ".csv.gz": "csv",
+    ".tsv": "csv",  # tab-separated: the separator is detected as in any CSV
+    ".tsv.gz": "csv",
     ".parquet": "parquet",
     ".pq": "parquet",
     ".npy": "npy",
@@ -127,6 +129,16 @@ def read_table(
     for everything else that makes the file unusable.
     """
     path = Path(path)
+    if not has_pandas():  # the torch-free install (README: "ONNX without torch")
+        from madcluster.data.plain_table import read_plain_columns, table_from_columns
+
+        if fill_missing:
+            raise ImportError("fill_missing=True needs pandas: pip install pandas")
+        kind = _existing(path)
+        names, data, has_header = read_plain_columns(path, kind, header=header, sep=sep, decimal=decimal,
+                                                     encoding=encoding)
+        return table_from_columns(names, data, has_header=has_header, source=str(path), label_column=label_column,
+                                  columns=columns, drop_columns=drop_columns, sort_by_time=sort_by_time)
     frame = read_frame(path, header=header, sep=sep, decimal=decimal, encoding=encoding)
     return table_from_frame(
         frame,
@@ -272,13 +284,26 @@ def read_frame(
     (:func:`madcluster.data.csv_format.read_csv_frame`).
     """
     path = Path(path)
+    kind = _existing(path)
+    if kind != "csv":
+        return _read_frame(path, kind)
+    return read_csv_frame(path, header=header, sep=sep, decimal=decimal, encoding=encoding)
+
+
+def has_pandas() -> bool:
+    """Whether pandas can be imported (the torch-free install has numpy and onnxruntime only)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pandas") is not None
+
+
+def _existing(path: Path) -> str:
+    """The file's kind (:func:`file_format`), or ``DatasetNotFoundError`` when it is not a file."""
     kind = file_format(path)
     if not path.is_file():
         where = "is a directory, not a file" if path.is_dir() else "does not exist"
         raise DatasetNotFoundError(f"cannot read {str(path)!r}: the file {where}")
-    if kind != "csv":
-        return _read_frame(path, kind)
-    return read_csv_frame(path, header=header, sep=sep, decimal=decimal, encoding=encoding)
+    return kind
 
 
 # ----------------------------------------------------------------------------------------------
@@ -297,7 +322,12 @@ def _read_frame(path: Path, kind: str) -> Any:
             return pd.read_parquet(path, engine="pyarrow")
         except (OSError, ValueError) as exc:  # pyarrow errors subclass these
             raise DataError(f"{str(path)!r} is not a readable Parquet file: {exc}") from None
-    # npy
+    arr = load_npy(path)
+    return pd.DataFrame(arr, columns=[str(i) for i in range(arr.shape[1])], copy=False)
+
+
+def load_npy(path: Path) -> np.ndarray:
+    """One plain 2-D numeric array from a ``.npy`` file (never unpickled), or ``DataError``."""
     try:
         arr = np.load(path, allow_pickle=False)
     except ValueError as exc:
@@ -318,7 +348,7 @@ def _read_frame(path: Path, kind: str) -> Any:
         np.issubdtype(arr.dtype, np.number) or arr.dtype == bool
     ):
         raise DataError(f"{str(path)!r} must hold a numeric array, got dtype {arr.dtype}")
-    return pd.DataFrame(arr, columns=[str(i) for i in range(arr.shape[1])], copy=False)
+    return arr
 
 
 def _resolve(key: ColumnKey, names: list[str], source: str, *, what: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,3 +31,36 @@ def scores_frame(
     if labels is not None:
         frame["label"] = labels
     return frame
+
+
+def write_scores_csv(
+    path: str | os.PathLike[str],
+    scores: np.ndarray,
+    predicted: np.ndarray,
+    *,
+    labels: np.ndarray | None = None,
+    timestamp_column: str | None = None,
+    timestamps: Any = None,
+    top_channels: Sequence[str] | None = None,
+) -> None:
+    """:func:`scores_frame` written as CSV (``row`` first), with the csv module: the torch-free
+    install has no pandas. Floats are written as Python's ``repr`` (the shortest text that reads
+    back to the same number), as pandas writes them."""
+    names = ["row"]
+    if timestamp_column is not None:
+        names.append(timestamp_column if timestamp_column not in ("score", "is_anomaly") else "timestamp")
+    names += ["score", "is_anomaly"] + (["top_channels"] if top_channels is not None else [])
+    names += ["label"] if labels is not None else []
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(names)
+        for i, (score, flag) in enumerate(zip(np.asarray(scores, dtype=np.float64).tolist(), np.asarray(predicted).tolist())):
+            row: list[Any] = [i]
+            if timestamp_column is not None:
+                row.append(timestamps[i])
+            row += [repr(score), int(flag)]
+            if top_channels is not None:
+                row.append(top_channels[i])
+            if labels is not None:
+                row.append(int(labels[i]))
+            writer.writerow(row)

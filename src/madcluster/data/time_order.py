@@ -61,6 +61,10 @@ def time_order(
 
 def _as_numbers(raw: Any) -> np.ndarray | None:
     """Timestamps as float64 (datetimes in ns), or None when some of them do not parse."""
+    from madcluster.data.io import has_pandas
+
+    if not has_pandas():
+        return _as_numbers_plain(raw)
     import pandas as pd
 
     values = pd.Series(np.asarray(raw))
@@ -78,6 +82,26 @@ def _as_numbers(raw: Any) -> np.ndarray | None:
     if getattr(times.dt, "tz", None) is not None:
         times = times.dt.tz_convert("UTC").dt.tz_localize(None)
     return times.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(np.float64)
+
+
+def _as_numbers_plain(raw: Any) -> np.ndarray | None:
+    """:func:`_as_numbers` without pandas (the torch-free install): numbers, or ISO 8601 times."""
+    values = np.asarray(raw)
+    if values.dtype != object and np.issubdtype(values.dtype, np.number):
+        numbers = values.astype(np.float64)
+        return numbers if np.isfinite(numbers).all() else None
+    from datetime import datetime, timezone
+
+    out = np.empty(len(values), dtype=np.float64)
+    try:
+        for i, value in enumerate(values):
+            stamp = datetime.fromisoformat(str(value).strip())
+            if stamp.tzinfo is None:
+                stamp = stamp.replace(tzinfo=timezone.utc)
+            out[i] = stamp.timestamp() * 1e9
+    except ValueError:
+        return None
+    return out
 
 
 def _warn_duplicates(where: str, steps: np.ndarray, raw: Any) -> None:
