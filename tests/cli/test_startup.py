@@ -1,7 +1,7 @@
 """Start-up cost: torch, pandas and scikit-learn load only when needed.
 
-``fit --help`` / ``demo --help`` are the exception: they show each training flag's default read
-from the estimator's signature (the single source of settings), which imports the estimator.
+``fit --help`` / ``demo --help`` read the embedders' and the image detector's defaults from their
+source without importing them (tests/cli/test_help_defaults.py).
 
 Each check runs a fresh interpreter, since this test process has long imported everything.
 """

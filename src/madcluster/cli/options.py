@@ -186,8 +186,20 @@ class SettingsHelpFormatter(argparse.HelpFormatter):
             return action.help
         default = getattr(action, "shown_default", _FROM_SIGNATURE)
         if default is _FROM_SIGNATURE:
-            default = signature_default(param)
+            default = help_default(param)
         return f"{action.help} (default: {default})"
+
+
+def help_default(param: str) -> Any:
+    """:func:`signature_default` for help text: an embedder's or the image detector's default is
+    read from its source (:mod:`madcluster.cli.help_defaults`), so ``fit --help`` imports no torch."""
+    if "." in param:
+        from madcluster.cli.help_defaults import NOT_FOUND, source_default
+
+        found = source_default(param)
+        if found is not NOT_FOUND:
+            return found
+    return signature_default(param)
 
 
 def signature_default(param: str) -> Any:
