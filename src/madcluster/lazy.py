@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from importlib import import_module
+from importlib.util import find_spec
 from typing import Any
 
 
@@ -17,13 +18,18 @@ def lazy_exports(
     """``(__getattr__, __dir__)`` for ``package``: ``exports`` maps a name to its module.
 
     The first access imports the module and stores the value in ``namespace`` (the package's
-    ``globals()``), so later accesses are plain lookups.
+    ``globals()``), so later accesses are plain lookups. A name that is a submodule of ``package``
+    is imported on first access too: ``import madcluster; madcluster.metrics.evaluate(...)`` works
+    as ``import numpy; numpy.linalg`` does, while ``import madcluster`` itself stays light.
     """
 
     def __getattr__(name: str) -> Any:
-        if name not in exports:
+        if name in exports:
+            value = getattr(import_module(exports[name]), name)
+        elif not name.startswith("_") and find_spec(f"{package}.{name}") is not None:
+            value = import_module(f"{package}.{name}")  # sets the package's attribute itself
+        else:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(import_module(exports[name]), name)
         namespace[name] = value
         return value
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import NoReturn
 
@@ -61,12 +62,23 @@ def print_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> d
     return metrics
 
 
+#: What reads as a negative number on a command line: -1, -1.5, -.5, -1e308, -1.5E-3, -inf, -nan.
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
+
+
 class OneLineErrorParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line plus where to look, not the usage block.
 
     A mistyped flag of ``madcluster fit`` used to print twenty lines of usage before the message;
     the message and ``see `madcluster fit --help``` are what the user needs. Exit status stays 2.
+    Negative numbers in any notation (``--threshold -1e308``, ``-.5``, ``-inf``) are values, not
+    options (argparse's own rule knows ``-1`` and ``-1.5`` only).
     """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._negative_number_matcher = NEGATIVE_NUMBER
+
 
     def error(self, message: str) -> NoReturn:
         try:
