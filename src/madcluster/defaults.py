@@ -20,6 +20,9 @@ DEFAULT_EPOCHS = 20
 # Training windows per epoch (drawn anew each epoch): an epoch's cost no longer grows with the
 # series. Measured in benchmarks/results/fit_budget.md (synthetic suite and the 20,000 x 6 fit).
 DEFAULT_EPOCH_WINDOWS = 1920
+# Epochs of a warm-started refit (MADCluster.refit): the network starts trained; measured in
+# benchmarks/results/fit_budget.md (a permanent level shift, warm against from scratch).
+REFIT_EPOCHS = 3
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from madcluster.base import BaseDetector
 from madcluster.data.constant_columns import constant_columns, warn_constant_at_fit
 from madcluster.data.scaling import fit_input_scaler, model_input
 from madcluster.data.validation import check_series
-from madcluster.defaults import defaults
+from madcluster.defaults import REFIT_EPOCHS, defaults
 from madcluster.embedders import EMBEDDERS
 from madcluster.estimator.fitted import FittedModel, FromModel, ScoreParts
 from madcluster.estimator.network_fit import (
@@ -127,7 +127,7 @@ class MADCluster(BaseDetector):
     roughness_window_ = FromModel("roughness_window")
     constant_columns_ = FromModel("constant_columns")
     warmup_quantiles_ = FromModel("warmup_quantiles")
-    attribution_baseline_ = FromModel("attribution_baseline")
+    attribution_baseline_ = FromModel("explain_baseline")  # measured at the first explain() or save
 
     def __init__(
         self,
@@ -258,8 +258,26 @@ class MADCluster(BaseDetector):
         with torch_threads(self.n_jobs):
             return self._fit(X, validation_data, pool_radius, checkpoint, resume)
 
+    def refit(self, X: Any, *, epochs: int = REFIT_EPOCHS, from_scratch: bool = False) -> MADCluster:
+        """Fit again on recent rows ``X`` (T, D), all normal, for a new normal after a deploy or a
+        migration: the network starts from this model's weights and trains ``epochs`` epochs
+        (early stopping as in :meth:`fit`), and everything after it is fitted anew from ``X``: the
+        input scaling, the score's statistics and parts, the warm-up table and the threshold.
+        ``X`` has the training columns (a DataFrame's matched by name) and at least one window.
+        ``from_scratch=True``: a fresh network and this detector's own ``epochs`` (the comparison
+        ``benchmarks/new_normal.py`` measures). The parameters do not change; ``history_`` is the refit's."""
+        self._check_fitted()
+        check_series(self._align_feature_names(X), min_length=self.window_size, n_features=self.n_features_in_, name="X")
+        if from_scratch:
+            return self.fit(X)
+        MADCLUSTER_PARAMS["epochs"].check("epochs", epochs)
+        warm = self.model_.net
+        with torch_threads(self.n_jobs):
+            return self._fit(X, None, False, None, False, warm=warm, epochs=epochs)
+
     def _fit(
         self, X: Any, validation_data: Any, pool_radius: bool, checkpoint: str | os.PathLike | None, resume: bool,
+        warm: nn.Module | None = None, epochs: int | None = None,
     ) -> MADCluster:
         data = check_series(X, min_length=self.window_size, name="X")
         if self.threshold == "pot":
@@ -269,6 +287,8 @@ class MADCluster(BaseDetector):
         if pool_radius and validation_data is None:
             raise ParameterError("pool_radius=True needs validation_data")
         params = self.get_params(deep=False)
+        if warm is not None:  # a refit: this many epochs, no pretraining (the weights are trained)
+            params.update(epochs=epochs, pretrain_epochs=0)
         roughness = resolve_roughness(params)
         mean, scale = fit_input_scaler(data, self.scaling, roughness)
         constant = constant_columns(data)
@@ -283,8 +303,14 @@ class MADCluster(BaseDetector):
             ), mean, scale, roughness)
 
         identity = self._training_identity() if checkpoint is not None else {}
-        trained = train_detector_network(params, lambda: build_network(params, len(mean)), identity, scaled, extra_val,
-                                         pool_radius, checkpoint, resume)
+
+        def build() -> nn.Module:
+            net = build_network(params, len(mean))
+            if warm is not None:
+                net.load_state_dict(warm.state_dict())
+            return net
+
+        trained = train_detector_network(params, build, identity, scaled, extra_val, pool_radius, checkpoint, resume)
         self.device_, self.history_, self.center_path_ = trained.device, trained.history, trained.center_path
         model = FittedModel.for_network(
             trained.net, params, scaler_mean=mean, scaler_scale=scale, roughness_window=roughness,
@@ -305,7 +331,7 @@ class MADCluster(BaseDetector):
         if self.verbose:  # the fit's one line on how its score is made
             print(f"score = {describe_parts(model.parts.weights, model.parts.input_terms, model.parts.smoothing)}", flush=True)
         model.threshold = self.threshold_
-        model.fit_attribution_baseline(scaled)
+        model.defer_attribution_baseline(scaled)
         return model
 
     def _training_identity(self) -> dict[str, str]:
@@ -371,6 +397,8 @@ class MADCluster(BaseDetector):
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted detector to ``path`` (zip of JSON config + npz weights), atomically."""
         self._check_fitted()
+        with torch_threads(self.n_jobs):  # a deferred attribution baseline is measured as explain() would
+            self.model_.explain_baseline  # noqa: B018
         save_model(path, self.get_params(), self.model_, decision_scores=self.decision_scores_,
                    history=self.history_, center_path=self.center_path_)
 
