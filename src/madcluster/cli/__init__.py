@@ -3,6 +3,7 @@
     madcluster demo                       train and evaluate on the embedded demo series
     madcluster fit DATA -o model.mcz      train on a CSV / Parquet / .npy file
     madcluster score model.mcz DATA       scores CSV (+ PNG plot)
+    madcluster refit model.mcz RECENT     a new normal: refit on recent rows, warm-started
     madcluster fit bottle/ --embedder rd4ad -o m.mcz   images: an MVTec class folder (its train/good)
     madcluster score m.mcz bottle/test/crack --maps maps/   one score per image, anomaly-map PNGs
     madcluster benchmark --dataset MSL    paper metrics on a benchmark dataset
@@ -45,6 +46,7 @@ COMMAND_HELP = {
     "benchmark": "train, score and evaluate on MSL / SMAP / SMD / PSM with every threshold "
     "protocol; --images: the paper's image tables (MVTec AD or a generated set)",
     "report": "one self-contained HTML page (or Markdown) from benchmark result JSONs",
+    "refit": "refit a model on recent rows (a new normal), warm-started from it",
     "serve": "HTTP scoring service (batch, per-series streams, health, Prometheus metrics)",
     "export": "export a model to ONNX (a window batch in, per-step scores out)",
 }
@@ -70,6 +72,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
         "score": _add_score_parser,
         "benchmark": _add_benchmark_parser,
         "report": _add_report_parser,
+        "refit": _add_refit_parser,
     }
     for name, add in builders.items():
         if commands is None or name in commands:
@@ -82,6 +85,12 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
         for name in ("serve", "export"):
             sub.add_parser(name, help=COMMAND_HELP[name])
     return parser
+
+
+def _add_refit_parser(sub) -> None:
+    from madcluster.cli.refit import add_refit_parser
+
+    add_refit_parser(sub, COMMAND_HELP["refit"])
 
 
 def _add_demo_parser(sub) -> None:
@@ -274,6 +283,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (ValueError, OSError, ImportError) as exc:  # FileNotFoundError, PermissionError, ...
         return _fail(args, exc)
+    except (MemoryError, RuntimeError) as exc:  # a failed allocation: one line, not torch's traceback
+        from madcluster.cli.fit_checks import is_out_of_memory, out_of_memory_message
+
+        if not is_out_of_memory(exc):
+            raise
+        return _fail(args, MemoryError(out_of_memory_message(exc)))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

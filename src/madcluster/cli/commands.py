@@ -24,7 +24,6 @@ from madcluster.cli.score_outputs import write_score_outputs
 from madcluster.data.columns import check_columns, feature_values, label_hint, name_list
 from madcluster.exceptions import DataError, OutputPathError
 from madcluster.method.diagnostics import collapse_diagnosis
-from madcluster.score.input_terms import describe_parts
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -44,11 +43,14 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from madcluster.training.checkpoint import TrainingInterrupted, partial_path
     from madcluster.viz import plot_history
 
+    from madcluster.cli.fit_checks import check_layers, check_memory, check_series_settings
+
     check_output_path(args.output, what="model file", not_same_as=[args.data])
     if args.history_plot:
         check_output_path(
             args.history_plot, what="history plot", not_same_as=[args.data, args.output]
         )
+    check_layers(detector_params_from_args(args) | {"window_size": _window_size(args)})
     apply_runtime(args)
     table = read_input(args.data, args)
     dropped = [f"{c} ({why})" for c, why in table.dropped.items()]
@@ -66,6 +68,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
             "training is unsupervised and uses all rows",
         )
     detector = detector_from_args(args)
+    check_series_settings(detector, len(table), lambda message: print(f"warning: {message}", file=sys.stderr))
+    check_memory(detector, table.values.shape[1])
     checkpoint = partial_path(args.output)
     t0 = time.perf_counter()
     finishing = finish_despite_ctrl_c(detector)
@@ -100,12 +104,23 @@ def cmd_fit(args: argparse.Namespace) -> int:
         f"= {detector.threshold_:.6g}"
     )
     if not detector.verbose:  # a verbose fit has printed it
-        say(f"score = {describe_parts(detector.part_weights_, detector.input_terms_, detector.part_smoothing_)}")
+        say(f"score = {detector.model_.parts.combination.describe()}")
     say(f"model written to {args.output}")
     if args.history_plot:
         plot_history(h, path=args.history_plot)
         say(f"training curves written to {args.history_plot}")
     return 0
+
+
+def _window_size(args: argparse.Namespace) -> int:
+    """The window the fit will use: the flag's, else the preset's or the estimator's default."""
+    from madcluster.cli.options import signature_default
+    from madcluster.presets import PRESETS
+
+    if args.window_size is not None:
+        return int(args.window_size)
+    preset = PRESETS.get(args.preset or "default") or {}
+    return int(preset.get("window_size", signature_default("window_size")))
 
 
 def _diverged(detector: Any) -> str:
