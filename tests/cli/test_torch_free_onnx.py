@@ -43,7 +43,7 @@ RUN_WITHOUT = textwrap.dedent(f"""
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", RUN_WITHOUT, *args], capture_output=True, text=True, timeout=300,
+    return subprocess.run([sys.executable, "-c", RUN_WITHOUT, *args], check=False, capture_output=True, text=True, timeout=300,
                           env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
 
 

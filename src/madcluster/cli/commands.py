@@ -40,10 +40,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise DataError(hint)
 
         return fit_fleet_command(args, {**detector_params_from_args(args), "verbose": False})
+    from madcluster.cli.fit_checks import check_layers, check_memory, check_series_settings
     from madcluster.training.checkpoint import TrainingInterrupted, partial_path
     from madcluster.viz import plot_history
-
-    from madcluster.cli.fit_checks import check_layers, check_memory, check_series_settings
 
     check_output_path(args.output, what="model file", not_same_as=[args.data])
     if args.history_plot:

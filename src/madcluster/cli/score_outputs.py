@@ -28,8 +28,8 @@ def write_score_outputs(
     from madcluster.estimator.attribution import top_channels
 
     predicted = (scores > threshold).astype(np.int64)
-    columns = dict(labels=table.labels, timestamp_column=table.timestamp_column, timestamps=table.timestamps,
-                   top_channels=None if contributions is None else top_channels(contributions, table.columns))
+    columns = {"labels": table.labels, "timestamp_column": table.timestamp_column, "timestamps": table.timestamps,
+               "top_channels": None if contributions is None else top_channels(contributions, table.columns)}
     with atomic_path(output) as tmp:
         if has_pandas():
             scores_frame(scores, predicted, **columns).to_csv(tmp, index_label="row")
