@@ -149,6 +149,12 @@ def _add_fit_parser(sub) -> None:
         action="store_true",
         help="no progress bars, epoch lines or notes (results still print)",
     )
+    fit.add_argument(
+        "--all-rows",
+        action="store_true",
+        help="a TSB-AD file (NAME_tr_N_1st_F.csv) trains on its first N rows, as TSB-AD's protocol; this trains "
+        "on every row instead",
+    )
     add_input_options(fit)
     add_training_options(fit, CLI_SETTINGS)
     add_fleet_arguments(fit)

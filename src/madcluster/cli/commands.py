@@ -51,7 +51,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         )
     check_layers(detector_params_from_args(args) | {"window_size": _window_size(args)})
     apply_runtime(args)
-    table = read_input(args.data, args)
+    table = _tsbad_training_rows(args, read_input(args.data, args))
     dropped = [f"{c} ({why})" for c, why in table.dropped.items()]
     say(f"features ({len(table.columns)}): {name_list(table.columns)}")
     if dropped or args.label_column is not None:
@@ -109,6 +109,32 @@ def cmd_fit(args: argparse.Namespace) -> int:
         plot_history(h, path=args.history_plot)
         say(f"training curves written to {args.history_plot}")
     return 0
+
+
+def _tsbad_training_rows(args: argparse.Namespace, table: Any) -> Any:
+    """A TSB-AD file (``..._tr_N_1st_F.csv``) trains on its first N rows, as TSB-AD's protocol and
+    ``madcluster benchmark`` do (the rest holds the anomalies), with its ``Label`` column as labels;
+    said on stderr. ``--all-rows`` trains on every row."""
+    import dataclasses
+
+    from madcluster.data.tsbad import FILE_NAME, LABEL_COLUMN, parse_tsbad_name
+
+    if not FILE_NAME.match(Path(args.data).name):
+        return table
+    name = parse_tsbad_name(args.data)
+    if args.label_column is None and LABEL_COLUMN in table.columns:
+        args.label_column = LABEL_COLUMN
+        table = read_input(args.data, args)
+        print_note(args, f"{args.data}: a TSB-AD file: its {LABEL_COLUMN!r} column is read as labels, not as a feature")
+    if getattr(args, "all_rows", False) or name.train_length >= len(table):
+        return table
+    n = name.train_length
+    print_note(args, f"{args.data}: a TSB-AD file (tr_{n}): training on its first {n} of {len(table)} rows, as TSB-AD's "
+                     "protocol does (the rest holds the anomalies); --all-rows trains on every row")
+    return dataclasses.replace(
+        table, values=table.values[:n], labels=None if table.labels is None else table.labels[:n],
+        timestamps=None if table.timestamps is None else table.timestamps[:n],
+    )
 
 
 def _window_size(args: argparse.Namespace) -> int:
