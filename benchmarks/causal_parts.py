@@ -53,19 +53,21 @@ def run(item):
     from part_scores import default_rows
 
     from madcluster.metrics.tsbad import tsbad_vus
-    from madcluster.score.input_terms import fit_autoregressive, fit_window_kmeans
+    from madcluster.score.autoregressive import AutoRegressive
+    from madcluster.score.parts import FitContext
+    from madcluster.score.window_kmeans import WindowKMeans
 
     warnings.filterwarnings("ignore")
     train_rows = np.asarray(train, dtype=np.float64)
     test_rows = default_rows(train, test)
     dump = dict(np.load(dumpfile))
     parts = {"net": (dump["net_test"].astype(np.float64), dump["net_train"].astype(np.float64))}
-    ar = fit_autoregressive(train_rows)
-    parts["ar"] = (ar.scores(test_rows), ar.scores(train_rows))
+    ar = AutoRegressive.fit(train_rows)
+    parts["ar"] = (ar.values(test_rows), ar.values(train_rows))
     for L in (100, 50, 25):
-        term = fit_window_kmeans(train_rows, min(L, len(train_rows)//2), seed)
+        term = WindowKMeans.fit(train_rows, FitContext(min(L, len(train_rows)//2), seed))
         if L == 100:
-            parts["kmeans"] = (term.scores(test_rows), term.scores(train_rows))
+            parts["kmeans"] = (term.values(test_rows), term.values(train_rows))
         ms = (1, 5, 10, 25) if L == 100 else (1, 5)
         dt, rt = trailing_resid(term, test_rows, ms)
         dr, rr = trailing_resid(term, train_rows, ms)

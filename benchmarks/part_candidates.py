@@ -18,15 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from madcluster.score.input_terms import (
-    FEW_LEVELS,
-    AutoRegressive,
-    WindowKMeans,
-    column_levels,
-    fit_autoregressive,
-    fit_window_kmeans,
-    window_distances,
-)
+from madcluster.score.autoregressive import AutoRegressive
+from madcluster.score.parts import FitContext
+from madcluster.score.window_kmeans import FEW_LEVELS, WindowKMeans, column_levels, window_distances
 
 MAX_NEIGHBOURS = 1024  # training windows a discord compares against (a regular subsample)
 _CHUNK = 1 << 22
@@ -116,10 +110,10 @@ class _Plain:
     term: WindowKMeans | AutoRegressive
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
-        return self.term.scores(rows)
+        return self.term.values(rows)
 
     def reference_scores(self, rows: np.ndarray) -> np.ndarray:
-        return self.term.scores(rows)
+        return self.term.values(rows)
 
 
 def fit_parts(names: tuple[str, ...], rows: np.ndarray, window: int, seed: int | None) -> dict:
@@ -128,10 +122,10 @@ def fit_parts(names: tuple[str, ...], rows: np.ndarray, window: int, seed: int |
     kmeans = None
     for name in names:
         if name in ("kmeans", "kmeans_causal"):
-            kmeans = kmeans or fit_window_kmeans(rows, window, seed)
+            kmeans = kmeans or WindowKMeans.fit(rows, FitContext(window, seed))
             out[name] = _Plain(kmeans) if name == "kmeans" else TrailingKMeans(kmeans)
         elif name == "ar":
-            out[name] = _Plain(fit_autoregressive(rows))
+            out[name] = _Plain(AutoRegressive.fit(rows))
         elif name == "discord":
             out[name] = fit_discord(rows, window)
         else:

@@ -68,11 +68,10 @@ def default_rows(train: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def own_scores(detector, rows: np.ndarray) -> np.ndarray:
-    from madcluster.score.input_terms import OWN_SCORE
     from madcluster.score.scoring import standardize
 
     checked = detector.model_.check_rows(rows)
-    return standardize(detector.model_.score_with_history(checked), detector.score_stats_[OWN_SCORE])
+    return standardize(detector.model_.score_with_history(checked), detector.model_.parts.combination.stats["own"])
 
 
 def dump_one(name: str, series, seed: int, variants: int, out: Path, params: dict | None = None,

@@ -61,13 +61,14 @@ WINDOW_VARIANTS: list[tuple[int, int]] = []
 
 def load(path: Path, train: np.ndarray, test: np.ndarray) -> dict[str, np.ndarray]:
     from madcluster.baselines import KMeansDetector
-    from madcluster.score.input_terms import WindowKMeans, fit_autoregressive
+    from madcluster.score.autoregressive import AutoRegressive
     from madcluster.score.scoring import mean_std, standardize
+    from madcluster.score.window_kmeans import WindowKMeans
 
     arrays = dict(np.load(path))
     extra = input_terms(train.astype(np.float64), test.astype(np.float64))
-    lib_ar = fit_autoregressive(train)
-    arrays["z_libar"] = standardize(lib_ar.scores(test), mean_std(lib_ar.scores(train)))
+    lib_ar = AutoRegressive.fit(train)
+    arrays["z_libar"] = standardize(lib_ar.values(test), mean_std(lib_ar.values(train)))
     for name in ("maxz", "pca", "ar"):
         arrays[f"z_{name}"] = standardize(extra[name], mean_std(extra[f"train/{name}"]))
         eps = 1e-3 * np.median(extra[f"train/{name}"]) + 1e-12
@@ -76,8 +77,8 @@ def load(path: Path, train: np.ndarray, test: np.ndarray) -> dict[str, np.ndarra
     for distinct in (3, 10):
         keep = [j for j in range(train.shape[1]) if len(np.unique(train[:, j])) > distinct]
         if keep:
-            ar = fit_autoregressive(train[:, keep])
-            arrays[f"z_ar{distinct}"] = standardize(ar.scores(test[:, keep]), mean_std(ar.scores(train[:, keep])))
+            ar = AutoRegressive.fit(train[:, keep])
+            arrays[f"z_ar{distinct}"] = standardize(ar.values(test[:, keep]), mean_std(ar.values(train[:, keep])))
         else:
             arrays[f"z_ar{distinct}"] = np.zeros(len(test))
     levels = np.array([len(np.unique(train[:, j])) for j in range(train.shape[1])])
@@ -98,7 +99,7 @@ def load(path: Path, train: np.ndarray, test: np.ndarray) -> dict[str, np.ndarra
 
 def trailing(term, rows: np.ndarray) -> np.ndarray:
     """Causal window term: step t scores the window ending at t (the first window for t < L - 1)."""
-    from madcluster.score.input_terms import window_distances
+    from madcluster.score.window_kmeans import window_distances
 
     d = window_distances(term, rows, np.arange(len(rows) - term.window_size + 1))
     return np.concatenate([np.full(term.window_size - 1, d[0]), d])

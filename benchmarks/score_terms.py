@@ -88,7 +88,7 @@ def network_terms(detector: Any, rows: np.ndarray) -> tuple[dict[str, np.ndarray
     checked = detector.model_.check_rows(rows)
     terms = detector.model_.point_outputs(detector.model_.model_input(checked), detector.net_.score)
     terms = {k: np.asarray(v, dtype=np.float64) for k, v in terms.items()}
-    return terms, detector.input_terms_[0].scores(checked)
+    return terms, detector.input_terms_[0].values(checked)
 
 
 def dump_one(task: dict[str, Any]) -> str:

@@ -3,13 +3,13 @@
 For each series: fit ``MADCluster(random_state=seed)`` (the default) on the training points, then
 feed the test points to ``detector.stream()`` one row at a time, as a live feed would. Each row
 gets its at-once score (every part read from steps <= t, the KMeans part on the window ending at
-t) and its final score L rows later (:mod:`madcluster.score.term_streams`). Reported, TSB-AD's
+t) and its final score L rows later (:mod:`madcluster.score.combination`). Reported, TSB-AD's
 VUS-PR of:
 
 * ``final``: the final scores (with the last rows' pending ones), checked equal to
   ``decision_function`` on the whole test series;
 * ``at once``: the score each row got when it arrived (what an alert at once sees), checked
-  equal to :func:`~madcluster.score.term_streams.at_once_scores` of the whole test series;
+  equal to :meth:`~madcluster.score.combination.Combination.at_once_score` of the whole test series;
 * ``own``: MADCluster's own score alone, the network (what ``--preset streaming`` scores at once);
 * ``own + ar``: the two causal parts, weighted as in the default (an at-once score without the KMeans term).
 
@@ -58,16 +58,16 @@ def run_series(source: str, series: Any, seed: int) -> dict[str, Any]:
         provisional.append(result.scores)
         final.append(result.final_scores)
     final.append(scorer.pending().scores)
-    from madcluster.score.term_streams import at_once_scores
+    from dataclasses import replace
 
     final_scores, first_scores = np.concatenate(final), np.concatenate(provisional)
     whole = detector.decision_function(series.test)
     rows = model.check_rows(series.test)
     own = model.score_with_history(rows)
-    stats, weights = model.parts.stats, model.parts.weights
-    ar = [t for t in model.parts.input_terms if t.name == "ar"]
-    own_ar = at_once_scores(own, rows, ar, stats, weights, model.parts.smoothing)  # both read causally
-    at_once = at_once_scores(own, rows, model.parts.input_terms, stats, weights, model.parts.smoothing)
+    combination = model.parts.combination
+    own_and_ar = replace(combination, parts=tuple(p for p in combination.parts if p.name in ("own", "ar")))
+    own_ar = own_and_ar.at_once_score(rows, own)  # both read causally
+    at_once = combination.at_once_score(rows, own)
     scores = {"final": final_scores, "at once": first_scores, "own": own, "own + ar": own_ar}
     ms = np.asarray(latencies) * 1e3
     return {

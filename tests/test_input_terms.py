@@ -8,15 +8,12 @@ import pytest
 from madcluster import MADCluster
 from madcluster.baselines import KMeansDetector
 from madcluster.exceptions import ParameterError
-from madcluster.score.input_terms import (
-    DEFAULT_PART_WEIGHTS,
-    OWN_SCORE,
-    AutoRegressive,
-    WindowKMeans,
-    fit_autoregressive,
-)
+from madcluster.score.autoregressive import AutoRegressive
+from madcluster.score.input_terms import DEFAULT_PART_WEIGHTS
+from madcluster.score.parts import FitContext
 from madcluster.score.scoring import standardize
 from madcluster.score.smoothing import centred_means
+from madcluster.score.window_kmeans import WindowKMeans
 
 TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
 
@@ -42,7 +39,7 @@ def test_default_has_both_terms_and_none_turns_them_off(train_test, with_terms):
     assert MADCluster().input_terms == ("kmeans", "ar")
     assert [t.name for t in with_terms.input_terms_] == ["kmeans", "ar"]
     plain = MADCluster(input_terms=None, **TINY).fit(train_test[0])
-    assert plain.input_terms_ == [] and OWN_SCORE not in plain.score_stats_
+    assert plain.input_terms_ == [] and not plain.model_.parts.combination.stats
     assert MADCluster.from_preset("paper").input_terms is None  # the paper's score alone
 
 
@@ -52,14 +49,14 @@ def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term_smoothed(train_
     kmeans, ar = with_terms.input_terms_
     baseline = KMeansDetector(window_size=TINY["window_size"], random_state=0).fit(train)
     middle = slice(TINY["window_size"] - 1, len(test) - TINY["window_size"] + 1)  # the ends: balanced_window_means
-    assert np.allclose(kmeans.scores(test)[middle], baseline.decision_function(test)[middle], rtol=1e-4, atol=1e-4)
-    stats, w = with_terms.score_stats_, with_terms.part_weights_
+    assert np.allclose(kmeans.values(test)[middle], baseline.decision_function(test)[middle], rtol=1e-4, atol=1e-4)
+    stats, w = with_terms.model_.parts.combination.stats, with_terms.part_weights_
     assert w == DEFAULT_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0}
     smooth = with_terms.part_smoothing_
     assert smooth == {"own": TINY["window_size"] // 2, "ar": TINY["window_size"] // 10}
-    expected = (w["own"] * standardize(centred_means(plain.decision_function(test), smooth["own"]), stats[OWN_SCORE])
-                + w["kmeans"] * standardize(kmeans.scores(test), stats["input_term/kmeans"])
-                + w["ar"] * standardize(centred_means(ar.scores(test), smooth["ar"]), stats["input_term/ar"]))
+    expected = (w["own"] * standardize(centred_means(plain.decision_function(test), smooth["own"]), stats["own"])
+                + w["kmeans"] * standardize(kmeans.values(test), stats["kmeans"])
+                + w["ar"] * standardize(centred_means(ar.values(test), smooth["ar"]), stats["ar"]))
     scores = with_terms.decision_function(test)
     assert np.allclose(scores, expected)
     assert scores[200:215].mean() > np.percentile(scores[:150], 99)
@@ -72,9 +69,9 @@ def test_part_weights_weigh_each_standardised_part(train_test, with_terms):
     raw = {"own": 1, "ar": 1}  # no smoothing: the parts as they are
     equal = MADCluster(part_weights={"own": 1, "kmeans": 1, "ar": 1}, part_smoothing=raw, **TINY).fit(train)
     no_ar = MADCluster(part_weights={"ar": 0}, part_smoothing=raw, **TINY).fit(train)
-    stats = equal.score_stats_
-    own = standardize(MADCluster(input_terms=None, **TINY).fit(train).decision_function(test), stats[OWN_SCORE])
-    kmeans, ar = (standardize(t.scores(test), stats[f"input_term/{t.name}"]) for t in equal.input_terms_)
+    stats = equal.model_.parts.combination.stats
+    own = standardize(MADCluster(input_terms=None, **TINY).fit(train).decision_function(test), stats["own"])
+    kmeans, ar = (standardize(t.values(test), stats[t.name]) for t in equal.input_terms_)
     assert np.allclose(equal.decision_function(test), own + kmeans + ar)
     assert np.allclose(no_ar.decision_function(test), 0.5 * own + 1.5 * kmeans)
     assert no_ar.part_weights_ == {"own": 0.5, "kmeans": 1.5, "ar": 0.0}
@@ -92,7 +89,7 @@ def test_kmeans_ends_average_as_many_windows_as_the_middle():
 
     from madcluster.baselines import window_scores_to_points
     from madcluster.data.windows import window_starts
-    from madcluster.score.input_terms import balanced_window_means
+    from madcluster.score.window_kmeans import balanced_window_means
 
     starts = window_starts(200, 20, 2)
     ones = balanced_window_means(np.ones(len(starts)), starts, 20, 200)
@@ -105,9 +102,9 @@ def test_kmeans_ends_average_as_many_windows_as_the_middle():
     rows = rng.normal(size=(300, 2))
     term = WindowKMeans(np.zeros(2), np.ones(2), rng.normal(size=(3, 40)).astype(np.float32), 20, 2, None, True)
     old = replace(term, balanced_edges=False)
-    assert not np.allclose(term.scores(rows)[:5], old.scores(rows)[:5])
-    assert WindowKMeans.from_arrays(old.arrays()).balanced_edges is False
-    assert WindowKMeans.from_arrays(term.arrays()).balanced_edges is True
+    assert not np.allclose(term.values(rows)[:5], old.values(rows)[:5])
+    assert WindowKMeans.from_arrays(old.to_arrays()).balanced_edges is False
+    assert WindowKMeans.from_arrays(term.to_arrays()).balanced_edges is True
 
 
 def test_ar_term_is_a_ridge_next_step_error():
@@ -115,11 +112,11 @@ def test_ar_term_is_a_ridge_next_step_error():
     x = np.zeros((400, 2))
     for t in range(1, 400):  # an AR(1) series: the predictor should learn 0.9
         x[t] = 0.9 * x[t - 1] + 0.1 * rng.normal(size=2)
-    term = fit_autoregressive(x, lags=1, ridge=1e-6)
+    term = AutoRegressive.fit(x, None, lags=1, ridge=1e-6)
     assert np.allclose(np.diag(term.coef[:2]), 0.9, atol=0.05)
     spiked = x.copy()
     spiked[300] += 5.0
-    errors = term.scores(spiked)
+    errors = term.values(spiked)
     assert errors.argmax() in (300, 301) and errors[300] > 50 * np.median(errors)
 
 
@@ -136,7 +133,7 @@ def test_save_load_round_trip_gives_identical_scores(tmp_path, train_test, with_
 def test_one_term_alone(train_test):
     model = MADCluster(input_terms="ar", **TINY).fit(train_test[0])
     assert [t.name for t in model.input_terms_] == ["ar"]
-    assert set(model.score_stats_) >= {OWN_SCORE, "input_term/ar"} and "input_term/kmeans" not in model.score_stats_
+    assert set(model.model_.parts.combination.stats) == {"own", "ar"}
 
 
 def test_the_default_exports_and_scores_without_torch(tmp_path, train_test, with_terms):
@@ -173,12 +170,12 @@ def test_ar_term_skips_columns_with_few_levels():
     rng = np.random.default_rng(1)
     smooth = np.sin(np.arange(500) / 7)[:, None] + 0.05 * rng.normal(size=(500, 1))
     command = rng.integers(0, 2, size=(500, 1)).astype(float)  # a binary channel: unpredictable steps
-    term = fit_autoregressive(np.hstack([smooth, command]))
+    term = AutoRegressive.fit(np.hstack([smooth, command]))
     assert list(term.columns) == [0]
     flipped = np.hstack([smooth, 1 - command])  # every command flipped: nothing the term reads changed
-    assert np.allclose(term.scores(flipped), term.scores(np.hstack([smooth, command])))
-    only_binary = fit_autoregressive(command)
-    assert len(only_binary.columns) == 0 and not only_binary.scores(command).any()
+    assert np.allclose(term.values(flipped), term.values(np.hstack([smooth, command])))
+    only_binary = AutoRegressive.fit(command)
+    assert len(only_binary.columns) == 0 and not only_binary.values(command).any()
 
 
 def test_streaming_preset_is_the_default_without_terms_and_streams(train_test):
@@ -208,7 +205,7 @@ def test_a_model_file_written_with_window_term_loads_as_the_kmeans_term(tmp_path
     del params["input_terms"]
     params["window_term"] = "kmeans"
     stats = fitted["score_stats_"]
-    stats["before_window_term"], stats["window_term"] = stats.pop(OWN_SCORE), stats.pop("input_term/kmeans")
+    stats["before_window_term"], stats["window_term"] = stats.pop("before_input_terms"), stats.pop("input_term/kmeans")
     arrays = {k.replace("input_terms/kmeans/", "window_term/"): v for k, v in arrays.items()}
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
@@ -223,26 +220,24 @@ def test_a_model_file_written_with_window_term_loads_as_the_kmeans_term(tmp_path
 def test_ar_term_uses_fewer_lags_on_wide_data():
     rng = np.random.default_rng(2)
     wide = rng.normal(size=(300, 400))
-    term = fit_autoregressive(wide)
+    term = AutoRegressive.fit(wide)
     assert term.lags == 2 and term.coef.shape == (2 * 400 + 1, 400)
-    assert term.scores(wide).shape == (300,)
+    assert term.values(wide).shape == (300,)
 
 
 def test_kmeans_term_leaves_out_binary_columns_but_keeps_constant_ones():
-    from madcluster.score.input_terms import fit_window_kmeans
-
     rng = np.random.default_rng(3)
     smooth = np.sin(np.arange(600) / 7)[:, None] + 0.05 * rng.normal(size=(600, 1))
     command = (rng.random((600, 1)) < 0.02).astype(float)  # a rarely toggling command channel
     constant = np.zeros((600, 1))
     train = np.hstack([smooth, command, constant])
-    term = fit_window_kmeans(train, 20, 0)
+    term = WindowKMeans.fit(train, FitContext(20, 0))
     assert list(term.columns) == [0, 2]
     toggled = train.copy()
     toggled[300:305, 1] = 1 - toggled[300:305, 1]  # toggles: not read
-    assert np.allclose(term.scores(toggled), term.scores(train))
+    assert np.allclose(term.values(toggled), term.values(train))
     moved = train.copy()
     moved[300:305, 2] = 3.0  # the constant column moves: read
-    assert term.scores(moved)[300:305].min() > term.scores(train)[300:305].max()
-    only_binary = fit_window_kmeans(command, 20, 0)  # nothing else to read: every column
+    assert term.values(moved)[300:305].min() > term.values(train)[300:305].max()
+    only_binary = WindowKMeans.fit(command, FitContext(20, 0))  # nothing else to read: every column
     assert list(only_binary.columns) == [0]

@@ -1,5 +1,5 @@
 """Streaming a model with input terms (the default): provisional scores at once, final ones L rows
-later, and the final scores are the whole series' (:mod:`madcluster.score.term_streams`)."""
+later, and the final scores are the whole series' (:mod:`madcluster.score.combination`)."""
 
 from __future__ import annotations
 
@@ -69,12 +69,9 @@ def test_pending_scores_are_the_scores_of_the_rows_so_far(model, test_rows):
 
 def test_first_scores_are_the_at_once_scores_read_from_steps_up_to_t(model, test_rows):
     """Each row's first score reads rows <= t only: the KMeans part on the window ending at t."""
-    from madcluster.score.term_streams import at_once_scores
-
     fitted = model.model_
     rows = fitted.check_rows(test_rows)
-    parts = fitted.parts
-    expected = at_once_scores(fitted.score_with_history(rows), rows, parts.input_terms, parts.stats, parts.weights, parts.smoothing)
+    expected = fitted.parts.combination.at_once_score(rows, fitted.score_with_history(rows))
     scorer = model.stream()
     first = np.concatenate([scorer.update(test_rows[lo:hi]).scores for lo, hi in _chunks(len(test_rows), 3)])
     assert np.max(np.abs(first - expected)) < EXACT * np.abs(expected).max()
@@ -85,9 +82,10 @@ def test_first_scores_are_the_at_once_scores_read_from_steps_up_to_t(model, test
 
 def test_files_without_the_at_once_statistics_answer_with_the_provisional_score(model, test_rows):
     import copy
+    from dataclasses import replace
 
     old = copy.deepcopy(model)
-    old.model_.parts.stats = {k: v for k, v in old.model_.parts.stats.items() if not k.endswith("/at_once")}
+    old.model_.parts.combination = replace(old.model_.parts.combination, at_once_stats={})
     scorer = old.stream()
     scorer.update(test_rows[:100])
     result = scorer.update(test_rows[100:130])
@@ -152,12 +150,10 @@ def test_a_state_without_the_terms_is_refused(model, test_rows, tmp_path):
 
 
 def test_smoothed_parts_alone_are_final_after_their_half_width(test_rows):
-    from madcluster.score.term_streams import final_after_rows
-
     model = MADCluster(input_terms="ar", part_smoothing={"own": 8, "ar": 3}, **TINY).fit(_series(600, 0))
     parts = model.model_.parts
     assert parts.smoothing == {"own": 8, "ar": 3}
-    lag = final_after_rows(parts.input_terms, parts.smoothing)
+    lag = parts.combination.final_after()
     assert lag == 8 - 3 - 1  # step t's block of 8 reaches 4 steps ahead; fixed once t + 8 - 3 rows are in
     scorer, steps, scores = model.stream(), [], []
     for n in range(1, 41):

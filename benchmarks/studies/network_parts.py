@@ -35,7 +35,6 @@ def dump_one(name: str, arrays: dict[str, np.ndarray], seed: int, out: Path) -> 
     import torch
 
     from madcluster import MADCluster
-    from madcluster.score.input_terms import OWN_SCORE
     from madcluster.score.scoring import standardize
 
     torch.set_num_threads(1)
@@ -48,7 +47,7 @@ def dump_one(name: str, arrays: dict[str, np.ndarray], seed: int, out: Path) -> 
 
     def own(rows: np.ndarray) -> np.ndarray:
         checked = detector.model_.check_rows(rows)
-        return standardize(detector.model_.score_with_history(checked), detector.score_stats_[OWN_SCORE])
+        return standardize(detector.model_.score_with_history(checked), detector.model_.parts.combination.stats["own"])
 
     result = {
         "net_test": own(arrays["test"]).astype(np.float32),

@@ -5,7 +5,7 @@ table); ``paper`` is the paper's formulation exactly (the README's "The method a
 pinned (for the D-RNN: no auxiliary loss), Eq. 7's raw sum, non-overlapping scoring windows,
 early stopping on the total loss. ``streaming`` is the default without the input terms
 (:mod:`madcluster.score.input_terms`): every score final at once (the default streams too, its
-scores final L rows later, :mod:`madcluster.score.term_streams`), at the cost of the terms' detection.
+scores final L rows later, :mod:`madcluster.score.combination`), at the cost of the terms' detection.
 """
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def test_base_only_and_full_add_the_same_input_terms():
     alone, full = (detector("usad", mode=mode).fit(x) for mode in ("base-only", "full"))
     assert [t.name for t in alone.input_terms_] == [t.name for t in full.input_terms_] == ["kmeans", "ar"]
     for a, b in zip(alone.input_terms_, full.input_terms_):
-        np.testing.assert_allclose(a.scores(x), b.scores(x))
+        np.testing.assert_allclose(a.values(x), b.values(x))
     assert alone.part_weights_ == full.part_weights_
 
 @pytest.mark.slow

@@ -35,7 +35,7 @@ from madcluster.exceptions import ParameterError, StreamError
 from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.presets import preset_params
-from madcluster.score.input_terms import check_input_terms, check_part_weights, describe_parts
+from madcluster.score.input_terms import check_input_terms, check_part_weights
 from madcluster.threads import torch_threads
 
 _D = defaults(MADCLUSTER_PARAMS)  # the signature's defaults, written once in the table
@@ -105,7 +105,7 @@ class MADCluster(BaseDetector):
         (off: MADCluster's score alone, as ``paper``). The score is then the weighted sum of each
         part standardised on its training scores (:mod:`madcluster.score.input_terms`). ``"kmeans"``
         averages windows that end after a step: a stream's scores are final L rows later
-        (:mod:`madcluster.score.term_streams`). ``input_terms=None``: every streamed score final at once.
+        (:mod:`madcluster.score.combination`). ``input_terms=None``: every streamed score final at once.
     part_weights : weight by part (``own``: MADCluster's score; terms by name; the rest default); None =
         ``{"own": 0.5, "kmeans": 1.5, "ar": 1.0}`` (``benchmarks/results/parts/README.md``).
     part_smoothing : steps of the centred mean each point-wise part is read through before it is
@@ -329,7 +329,7 @@ class MADCluster(BaseDetector):
         self._set_training_scores(model.fit_scores(data, scaled, terms, self.random_state, check_part_weights(self.part_weights),
                                                    self.part_smoothing))
         if self.verbose:  # the fit's one line on how its score is made
-            print(f"score = {describe_parts(model.parts.weights, model.parts.input_terms, model.parts.smoothing)}", flush=True)
+            print(f"score = {model.parts.combination.describe()}", flush=True)
         model.threshold = self.threshold_
         model.defer_attribution_baseline(scaled)
         return model

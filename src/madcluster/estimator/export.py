@@ -246,16 +246,18 @@ def input_terms_metadata(detector: FittedModel) -> dict[str, Any]:
     """The input terms (numpy arrays, as in a model file), their training statistics and the part
     weights: :class:`OnnxScorer` adds them to the graph's score with numpy, as
     ``decision_function`` does (none: the key is absent and the score is the graph's alone)."""
-    from madcluster.score.input_terms import OWN, part_key, terms_to_arrays
+    from madcluster.score.schema import combination_arrays, format2_stats
 
     parts = detector.parts
-    if not parts.input_terms:
+    combination = parts.combination
+    if not combination.combines:
         return {}
-    keys = [part_key(n) for n in (OWN, *(t.name for t in parts.input_terms))]
+    stats = format2_stats({}, combination)
+    keys = [k for k in stats if not k.endswith("/at_once")]  # version 1: the final readings' statistics
     arrays = {k: {"dtype": str(v.dtype), "shape": list(v.shape), "values": np.asarray(v).ravel().tolist()}
-              for k, v in terms_to_arrays(parts.input_terms).items()}
-    return {"input_terms": {"names": [t.name for t in parts.input_terms], "arrays": arrays,
-                            "stats": {k: [float(v) for v in parts.stats[k]] for k in keys}, "weights": dict(parts.weights),
+              for k, v in combination_arrays(combination).items()}
+    return {"input_terms": {"names": [t.name for t in combination.terms], "arrays": arrays,
+                            "stats": {k: [float(v) for v in stats[k]] for k in keys}, "weights": dict(parts.weights),
                             "smoothing": dict(parts.smoothing)}}
 
 

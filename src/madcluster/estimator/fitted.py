@@ -45,7 +45,8 @@ from madcluster.estimator.attribution import (
 )
 from madcluster.estimator.warmup import WARMUP_WINDOWS, calibrate, fit_quantile_table, sample_starts
 from madcluster.exceptions import ParameterError
-from madcluster.score.input_terms import OWN, add_input_terms, fit_input_terms, input_term_stats
+from madcluster.score.combination import Combination
+from madcluster.score.parts import FitContext, Part
 from madcluster.score.scoring import (
     CPU_SCORING_BATCH,
     MIN_SCORING_BATCH,
@@ -63,19 +64,27 @@ from madcluster.training.loop import MADClusterNet
 @dataclass(eq=False)
 class ScoreParts:
     """The score's parts and how they combine: the head's named terms (and the base model's own
-    score, ``base``), each standardised with its training statistics when ``scaling`` is
-    ``standardized`` and summed as ``base_combination`` says; then the input terms, each
-    standardised and added to that score (key ``OWN_SCORE`` and ``input_term/<name>`` in
-    ``stats``), each standardised part weighted by ``weights`` (by part name, ``own`` for the
-    score before the terms; empty: all 1) after a centred mean of ``smoothing[part]`` steps
-    (:mod:`madcluster.score.smoothing`; empty: none). Without input terms, neither applies."""
+    score, ``base``), each standardised with its training statistics ``stats`` when ``scaling``
+    is ``standardized`` and summed as ``base_combination`` says, give the own score; the
+    :class:`~madcluster.score.combination.Combination` adds the input terms to it (none: the own
+    score as it is)."""
 
     stats: dict[str, tuple[float, float]]
     scaling: str
     base_combination: str
-    input_terms: list[Any] = field(default_factory=list)
-    weights: dict[str, float] = field(default_factory=dict)
-    smoothing: dict[str, int] = field(default_factory=dict)
+    combination: Combination = field(default_factory=Combination.own_alone)
+
+    @property
+    def input_terms(self) -> list[Part]:
+        return self.combination.terms
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return self.combination.weights
+
+    @property
+    def smoothing(self) -> dict[str, int]:
+        return self.combination.smoothing
 
     def combine(self, terms: dict[str, np.ndarray]) -> np.ndarray:
         """The score (before the input terms) from the head's named terms, numpy arrays."""
@@ -87,9 +96,7 @@ class ScoreParts:
 
     def with_input_terms(self, scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``scores`` of all of checked ``rows`` plus the input terms (unchanged without terms)."""
-        if not self.input_terms:
-            return scores
-        return add_input_terms(scores, rows, self.input_terms, self.stats, self.weights, self.smoothing)
+        return self.combination.score(rows, scores)
 
 
 @dataclass(eq=False)
@@ -182,7 +189,7 @@ class FittedModel:
     @property
     def streams(self) -> bool:
         """Whether rows can be scored as they come: a causal own score (input terms stream too,
-        :mod:`madcluster.score.term_streams`)."""
+        :mod:`madcluster.score.combination`)."""
         return self.causal
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -321,14 +328,10 @@ class FittedModel:
         self.parts.stats = score_statistics({n: v[steady] for n, v in terms.items()}, self.parts.scaling)
         self.warmup_quantiles = self._fit_warmup(data) if self.causal else None
         scores = self.calibrate_warmup(self.parts.combine(terms), positions)
-        self.parts.input_terms = fit_input_terms(input_terms, data, self.window_size, random_state)
-        if self.parts.input_terms:
-            names = (OWN, *(t.name for t in self.parts.input_terms))
-            self.parts.weights = {n: float((weights or {}).get(n, 1.0)) for n in names}
-            widths = resolve_part_smoothing(smoothing, self.window_size)
-            self.parts.smoothing = {n: w for n, w in widths.items() if n in names and w > 1}
-            self.parts.stats.update(input_term_stats(scores, data, self.parts.input_terms, self.parts.smoothing))
-            scores = self.parts.with_input_terms(scores, data)
+        widths = resolve_part_smoothing(smoothing, self.window_size)
+        context = FitContext(self.window_size, random_state)
+        self.parts.combination = Combination.fit(input_terms, data, scores, context, weights, widths)
+        scores = self.parts.with_input_terms(scores, data)
         return scores
 
     def defer_attribution_baseline(self, scaled: np.ndarray) -> None:

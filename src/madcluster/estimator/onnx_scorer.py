@@ -86,10 +86,7 @@ class OnnxScorer:
 
             scores = calibrate(scores, positions, self._table, m["warmup_reference_from"])
         if self._terms is not None:
-            from madcluster.score.input_terms import add_input_terms
-
-            terms, stats, weights, smoothing = self._terms
-            scores = add_input_terms(scores, rows, terms, stats, weights, smoothing)
+            scores = self._terms.score(rows, scores)
         if not np.all(np.isfinite(scores)):
             raise DataError("the model produced non-finite scores: the input may be far outside the training range")
         return scores
@@ -126,19 +123,18 @@ class OnnxScorer:
         return totals / np.bincount(positions, minlength=n)
 
 
-def _read_input_terms(meta: dict[str, Any] | None, path: Path) -> tuple[list[Any], dict[str, tuple[float, float]], dict[str, float], dict[str, int]] | None:
-    """The input terms, statistics, weights and smoothing :func:`~madcluster.estimator.export.input_terms_metadata`
-    wrote (files from before smoothing: none)."""
+def _read_input_terms(meta: dict[str, Any] | None, path: Path) -> Any:
+    """The :class:`~madcluster.score.combination.Combination` that
+    :func:`~madcluster.estimator.export.input_terms_metadata` wrote (None: the graph's score alone)."""
     if meta is None:
         return None
-    from madcluster.score.input_terms import terms_from_arrays
+    from madcluster.score.schema import combination_from, format2_record
 
     try:
         arrays = {k: np.asarray(v["values"], dtype=v["dtype"]).reshape(v["shape"]) for k, v in meta["arrays"].items()}
-        terms = terms_from_arrays(tuple(meta["names"]), arrays)
-        stats = {k: (float(v[0]), float(v[1])) for k, v in meta["stats"].items()}
-        smoothing = {k: int(v) for k, v in meta.get("smoothing", {}).items()}
-        return terms, stats, {k: float(v) for k, v in meta["weights"].items()}, smoothing
+        _, record = format2_record(tuple(meta["names"]), meta["stats"], meta["weights"],
+                                   meta.get("smoothing", {}), arrays)  # before smoothing: none
+        return combination_from(record, arrays)
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFileError(f"{str(path)!r}: its input terms metadata is unreadable ({exc}): export it again") from None
 

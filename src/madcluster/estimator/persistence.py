@@ -21,11 +21,12 @@ from madcluster.estimator.archive import ArchiveKind, read_archive, write_archiv
 from madcluster.estimator.fitted import FittedModel, ScoreParts
 from madcluster.estimator.network_fit import build_network, resolve_roughness
 from madcluster.exceptions import ModelFileError
-from madcluster.score.input_terms import (
-    OWN_SCORE,
-    check_input_terms,
-    terms_from_arrays,
-    terms_to_arrays,
+from madcluster.score.input_terms import check_input_terms
+from madcluster.score.schema import (
+    combination_arrays,
+    combination_from,
+    format2_record,
+    format2_stats,
 )
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def save_model(path: str | os.PathLike, params: dict[str, Any], fitted: FittedMo
             "n_features_in_": fitted.n_features,
             "feature_names_in_": None if names is None else [str(n) for n in names],
             "threshold_": fitted.threshold,
-            "score_stats_": fitted.parts.stats,
+            "score_stats_": format2_stats(fitted.parts.stats, fitted.parts.combination),
             "part_weights_": fitted.parts.weights,
             "part_smoothing_": fitted.parts.smoothing,
             "history_": history,
@@ -127,7 +128,7 @@ def save_model(path: str | os.PathLike, params: dict[str, Any], fitted: FittedMo
     optional = {"center_path": center_path, "warmup_quantiles": fitted.warmup_quantiles,
                 "attribution_baseline": fitted.attribution_baseline}
     arrays.update({name: value for name, value in optional.items() if value is not None})
-    arrays.update(terms_to_arrays(fitted.parts.input_terms))
+    arrays.update(combination_arrays(fitted.parts.combination))
     write_model_file(path, config, arrays)
 
 
@@ -141,7 +142,7 @@ def _upgrade_window_term(params: dict[str, Any], fitted: dict[str, Any], arrays:
     for key in [k for k in arrays if k.startswith("window_term/")]:
         arrays["input_terms/kmeans/" + key[len("window_term/"):]] = arrays.pop(key)
     stats = fitted["score_stats_"]
-    stats[OWN_SCORE] = stats.pop("before_window_term")
+    stats["before_input_terms"] = stats.pop("before_window_term")
     stats["input_term/kmeans"] = stats.pop("window_term")
 
 
@@ -166,10 +167,10 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
         net = build_network(params, len(scaler_mean), int(record["n_hidden"]))
         net.load_state_dict({k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}, strict=True)
         names = record["feature_names_in_"]  # None: trained on an array, not named columns
-        parts = ScoreParts({k: tuple(v) for k, v in record["score_stats_"].items()}, params["score_scaling"],
-                           params["base_score_combination"], terms_from_arrays(check_input_terms(params["input_terms"]), arrays),
-                           {k: float(v) for k, v in record["part_weights_"].items()},
-                           {k: int(v) for k, v in record.get("part_smoothing_", {}).items()})  # before it: none
+        head, combined = format2_record(check_input_terms(params["input_terms"]), record["score_stats_"],
+                                        record["part_weights_"], record.get("part_smoothing_", {}), arrays)
+        parts = ScoreParts(head, params["score_scaling"], params["base_score_combination"],
+                           combination_from(combined, arrays))
         on = check_device(device)
         fitted = FittedModel.for_network(
             net.to(on).eval(), params, scaler_mean=scaler_mean, scaler_scale=arrays["scaler_scale"],

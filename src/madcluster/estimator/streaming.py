@@ -8,7 +8,7 @@
         result.final_steps, result.final_scores   # the steps whose score is now final
     scorer.save("stream.mcs")                 # later: StreamScorer.restore(detector, "stream.mcs")
 
-With the default input terms (:mod:`madcluster.score.term_streams`) the window-KMeans term
+With the default input terms (:mod:`madcluster.score.combination`) the window-KMeans term
 averages windows that end up to L - 1 steps later, so a row is answered twice: at once with its
 at-once score (every part read from steps <= t, the KMeans part on the window ending at t), and L
 rows later with its final score, exactly the whole series' (:meth:`StreamScorer.pending` gives the
@@ -39,8 +39,7 @@ import torch
 from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
 from madcluster.estimator.fitted import FittedModel, fitted_model
 from madcluster.exceptions import StreamError
-from madcluster.score.input_terms import terms_to_arrays
-from madcluster.score.term_streams import TermStreams
+from madcluster.score.schema import combination_arrays
 from madcluster.threads import DEFAULT_N_JOBS, torch_threads
 
 STATE_FORMAT = "madcluster-stream"
@@ -88,8 +87,8 @@ class StreamScorer:
         self._last_row: np.ndarray | None = None  # the last row as given (constant columns' steps)
         self._warned: set[int] = set()  # constant training columns whose move was logged (once a stream)
         self._fingerprint: str | None = None  # model_fingerprint(model), once the state is first saved
-        parts = model.parts
-        self._terms = TermStreams(parts.input_terms, parts.stats, parts.weights, parts.smoothing) if parts.input_terms else None
+        combination = model.parts.combination
+        self._terms = combination.stream() if combination.combines else None
 
     def update(self, rows: Any) -> StreamResult:
         """Append ``rows`` (one row ``(D,)`` or a chunk ``(m, D)``) and score each of them."""
@@ -222,7 +221,7 @@ def model_fingerprint(model: Any) -> str:
         digest.update(tensor.detach().cpu().numpy().tobytes())
     for array in (fitted.scaler_mean, fitted.scaler_scale, np.asarray([fitted.threshold])):
         digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
-    for name, array in sorted(terms_to_arrays(fitted.parts.input_terms).items()):  # none: as before terms streamed
+    for name, array in sorted(combination_arrays(fitted.parts.combination).items()):  # none: as before terms streamed
         digest.update(name.encode())
         digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()

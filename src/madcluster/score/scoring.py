@@ -23,8 +23,8 @@ from madcluster.data.windows import (
     windows_to_points_with_history,
 )
 from madcluster.exceptions import DataError
+from madcluster.score.combination import Stats, mean_std
 
-Stats = tuple[float, float]
 # Scoring batches are padded to at least this many windows: CPU kernels take another path for 1-3
 # rows, whose float32 results differ by ~1e-7, which score standardisation can blow up to ~1e-4.
 # With the padding a window scores bit for bit the same alone (a stream) or in a batch.
@@ -102,12 +102,6 @@ def to_points(values: np.ndarray, starts: np.ndarray, length: int, causal: bool)
     if values.ndim == 3:
         return np.stack([windows_to_points(values[..., j], starts, length) for j in range(values.shape[-1])], axis=1)
     return windows_to_points(values, starts, length)
-
-
-def mean_std(values: np.ndarray) -> Stats:
-    """Mean and standard deviation (1 for a constant term, so standardising never divides by 0)."""
-    std = float(values.std())
-    return float(values.mean()), std if std > 1e-12 else 1.0
 
 
 def standardize(values: np.ndarray, stats: Stats) -> np.ndarray:

@@ -24,8 +24,6 @@ import numpy as np
 
 from madcluster.exceptions import ParameterError
 
-#: The parts a centred mean may apply to (read step by step; ``kmeans`` is a window mean already).
-SMOOTHABLE = ("own", "ar")
 #: Default widths as fractions of the window L (chosen on the development set, module docstring).
 DEFAULT_FRACTIONS: dict[str, float] = {"own": 0.5, "ar": 0.1}
 
@@ -38,13 +36,21 @@ def check_part_smoothing(value: object) -> dict[str, int] | None:
     if not isinstance(value, dict):
         raise ParameterError(f"part_smoothing must be None or a dict like {{'own': 50, 'ar': 10}}, got {value!r}")
     out: dict[str, int] = {}
+    smoothable = smoothable_parts()
     for name, width in value.items():
-        if name not in SMOOTHABLE:
-            raise ParameterError(f"part_smoothing: unknown part {name!r}; the point-wise parts are {', '.join(SMOOTHABLE)}")
+        if name not in smoothable:
+            raise ParameterError(f"part_smoothing: unknown part {name!r}; the point-wise parts are {', '.join(smoothable)}")
         if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 1:
             raise ParameterError(f"part_smoothing[{name!r}] must be an integer >= 1 (steps), got {width!r}")
         out[name] = int(width)
     return out
+
+
+def smoothable_parts() -> tuple[str, ...]:
+    """The parts a centred mean may apply to: the point-wise ones (``kmeans`` is a window mean already)."""
+    from madcluster.score.parts import PART_KINDS, part_class
+
+    return tuple(n for n in PART_KINDS if part_class(n).point_wise)
 
 
 def resolve_part_smoothing(value: dict[str, int] | None, window_size: int) -> dict[str, int]:
@@ -135,5 +141,6 @@ class SmoothedStream:
         self.values = arrays["values"].astype(np.float64)
 
 
-__all__ = ["DEFAULT_FRACTIONS", "SMOOTHABLE", "SmoothedStream", "causal_width", "centred_means", "check_part_smoothing",
-           "final_before", "resolve_part_smoothing", "trailing_means"]
+__all__ = ["DEFAULT_FRACTIONS", "SmoothedStream", "causal_width", "centred_means", "check_part_smoothing",
+           "final_before", "resolve_part_smoothing", "smoothable_parts",
+           "trailing_means"]

@@ -10,7 +10,7 @@ only by the ``serve`` command, so ``import madcluster`` never pulls the server s
   and flags, and the steps whose scores became final (``final_steps``, ``final_scores``,
   ``final_flags``: with the default's KMeans term, the rows ``final_after_rows`` back, while a
   row's first score reads rows <= t only; see
-  :mod:`madcluster.score.term_streams`); ``GET`` / ``DELETE /streams/{stream}``
+  :mod:`madcluster.score.combination`); ``GET`` / ``DELETE /streams/{stream}``
 - ``GET /metrics``: Prometheus text format (requests, latency, rows and flags per model)
 
 Bad requests get a 4xx JSON ``{"error": "..."}`` naming the problem, never a traceback.

@@ -105,8 +105,6 @@ def create_app(
 
 
 def _describe(model: Any) -> dict[str, Any]:
-    from madcluster.score.term_streams import final_after_rows
-
     names = getattr(model, "feature_names_in_", None)
     streams = model.model_.streams  # a causal own score (the input terms' scores are final L rows later)
     return {
@@ -116,7 +114,7 @@ def _describe(model: Any) -> dict[str, Any]:
         "threshold": model.threshold_,
         "embedder": model.embedder if isinstance(model.embedder, str) else "custom",
         "streams": streams,
-        "final_after_rows": final_after_rows(model.model_.parts.input_terms, model.model_.parts.smoothing) if streams else 0,
+        "final_after_rows": model.model_.parts.combination.final_after() if streams else 0,
     }
 
 
