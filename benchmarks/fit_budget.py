@@ -2,19 +2,28 @@
 
     python benchmarks/fit_budget.py                       # today's default, full fit
     python benchmarks/fit_budget.py --set epochs=2        # e.g. the old loop's seconds per epoch
+    python benchmarks/fit_budget.py --beside /tmp/old/src --rounds 3   # and another checkout's code, alternating
 
 The series is the synthetic suite's ``seasonal`` base (six channels sharing a daily-like season, a
 slow cycle and AR noise, like server metrics) at 20,000 training and 10,000 test rows, seed 0, with
 two anomalies of each of the suite's seven kinds in the test part. Prints one JSON line: fit
 seconds (wall, and the process's CPU seconds: on one thread the wall time of an idle core, which
 a shared machine's wall clock is not), epochs run, seconds per epoch and the test ROC-AUC.
+
+``--beside SRC`` runs this measurement in subprocesses, this checkout's ``src`` and ``SRC`` (e.g. a
+``git worktree add /tmp/old bb28e52``), alternating for ``--rounds``, and then prints the ratio of
+the median CPU seconds (this / beside): both measured in the same run, on the same machine load.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -34,7 +43,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override a MADCluster parameter")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--beside", metavar="SRC", help="also run another checkout's src/, alternating")
+    parser.add_argument("--rounds", type=int, default=3, help="with --beside: fits of each checkout")
     args = parser.parse_args()
+    if args.beside:
+        return beside(args)
     torch.set_num_threads(1)
     overrides = {k: parse_value(v) for k, v in (item.split("=", 1) for item in args.set)}
     data = make_anomaly_suite("seasonal", n_train=20_000, n_test=10_000, seed=args.seed)
@@ -50,6 +63,23 @@ def main() -> None:
         "epoch_seconds_median": round(float(np.median(epoch_seconds)), 2),
         "roc_auc": {k: round(v, 4) for k, v in aucs.items()},
     }), flush=True)
+
+
+def beside(args: argparse.Namespace) -> None:
+    """This checkout and ``args.beside`` in alternating subprocesses; the CPU-seconds ratio."""
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    runs: dict[str, list[dict]] = {"this": [], "beside": []}
+    for round_ in range(args.rounds):
+        order = [("this", here), ("beside", args.beside)]
+        for name, src in order if round_ % 2 == 0 else order[::-1]:
+            env = {**os.environ, "PYTHONPATH": src, "OMP_NUM_THREADS": "1"}
+            command = [sys.executable, __file__, "--seed", str(args.seed), "--set", *args.set]
+            done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+            line = json.loads(done.stdout.strip().splitlines()[-1])
+            runs[name].append(line)
+            print(json.dumps({"checkout": name, "src": src, "round": round_, **line}), flush=True)
+    this, other = (float(np.median([r["fit_cpu_seconds"] for r in runs[k]])) for k in ("this", "beside"))
+    print(json.dumps({"median_fit_cpu_seconds": {"this": this, "beside": other}, "ratio": round(this / other, 3)}), flush=True)
 
 
 if __name__ == "__main__":
