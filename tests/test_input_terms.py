@@ -199,6 +199,9 @@ def test_a_model_file_written_with_window_term_loads_as_the_kmeans_term(tmp_path
     with zipfile.ZipFile(new) as zf:  # rewrite it the way files were written before input terms
         payload = json.loads(zf.read("config.json"))
         arrays = dict(np.load(io.BytesIO(zf.read("arrays.npz"))))
+    from model_file_helpers import as_format_2
+
+    as_format_2(payload)
     params = payload["config"]["params"] if "config" in payload else payload["params"]
     fitted = payload["config"]["fitted"] if "config" in payload else payload["fitted"]
     payload["format_version"] = 1  # window_term files were format 1

@@ -1,5 +1,5 @@
-"""Model files: format 2, format 1 files (written before it, kept in ``tests/fixtures/format1``)
-upgraded on reading by one function and scoring as they did, and the one archive layout model
+"""Model files: format 3, format 1 files (kept in ``tests/fixtures/format1``) upgraded on reading
+through the one upgrade chain and scoring as they did, and the one archive layout model
 files and stream state files share."""
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ EXPECTED = dict(np.load(FIXTURES / "expected.npz"))
 
 @pytest.mark.parametrize("name", ["default", "streaming"])
 def test_format_1_files_load_and_score_as_they_did(name, tmp_path):
-    assert read_model_file(FIXTURES / f"{name}.mcz")[0]["format_version"] == 2  # upgraded on reading
+    assert read_model_file(FIXTURES / f"{name}.mcz")[0]["format_version"] == 3  # upgraded on reading
     with zipfile.ZipFile(FIXTURES / f"{name}.mcz") as zf:
         assert json.loads(zf.read("config.json"))["format_version"] == 1
     model = MADCluster.load(FIXTURES / f"{name}.mcz")
     scores = model.decision_function(EXPECTED["test"])
     np.testing.assert_allclose(scores, EXPECTED[f"{name}_scores"], rtol=1e-4, atol=1e-4)
     assert model.threshold_ == pytest.approx(float(EXPECTED[f"{name}_threshold"]), rel=1e-12)
-    model.save(tmp_path / "again.mcz")  # written again: format 2, same scores
+    model.save(tmp_path / "again.mcz")  # written again: format 3, same scores
     config, _ = read_model_file(tmp_path / "again.mcz")
-    assert config["format_version"] == FORMAT_VERSION == 2
+    assert config["format_version"] == FORMAT_VERSION == 3
     assert np.array_equal(MADCluster.load(tmp_path / "again.mcz").decision_function(EXPECTED["test"]), scores)
 
 

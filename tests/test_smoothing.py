@@ -112,6 +112,8 @@ def test_model_files_keep_the_widths_and_older_files_mean_none(tmp_path):
     import json
     import zipfile
 
+    from model_file_helpers import as_format_2
+
     rows = np.sin(np.arange(500)[:, None] / 4 + np.arange(2)).astype(np.float32)
     model = MADCluster(window_size=20, epochs=1, epoch_windows=32, random_state=0, part_smoothing={"ar": 3}).fit(rows)
     assert model.part_smoothing_ == {"own": 10, "ar": 3}
@@ -122,7 +124,7 @@ def test_model_files_keep_the_widths_and_older_files_mean_none(tmp_path):
     # a file from before part smoothing: no widths recorded, so none apply
     with zipfile.ZipFile(tmp_path / "m.mcz") as zf:
         files = {name: zf.read(name) for name in zf.namelist()}
-    config = json.loads(files["config.json"])
+    config = as_format_2(json.loads(files["config.json"]))
     del config["fitted"]["part_smoothing_"], config["params"]["part_smoothing"]
     files["config.json"] = json.dumps(config).encode()
     with zipfile.ZipFile(tmp_path / "old.mcz", "w") as zf:

@@ -243,22 +243,17 @@ def scoring_metadata(detector: FittedModel) -> dict[str, Any]:
 
 
 def input_terms_metadata(detector: FittedModel) -> dict[str, Any]:
-    """The input terms (numpy arrays, as in a model file), their training statistics and the part
-    weights: :class:`OnnxScorer` adds them to the graph's score with numpy, as
+    """The score's combination as a model file writes it (its record and its parts' arrays, here
+    as JSON lists): :class:`OnnxScorer` adds the parts to the graph's score with numpy, as
     ``decision_function`` does (none: the key is absent and the score is the graph's alone)."""
-    from madcluster.score.schema import combination_arrays, format2_stats
+    from madcluster.score.schema import combination_arrays, combination_record
 
-    parts = detector.parts
-    combination = parts.combination
+    combination = detector.parts.combination
     if not combination.combines:
         return {}
-    stats = format2_stats({}, combination)
-    keys = [k for k in stats if not k.endswith("/at_once")]  # version 1: the final readings' statistics
     arrays = {k: {"dtype": str(v.dtype), "shape": list(v.shape), "values": np.asarray(v).ravel().tolist()}
               for k, v in combination_arrays(combination).items()}
-    return {"input_terms": {"names": [t.name for t in combination.terms], "arrays": arrays,
-                            "stats": {k: [float(v) for v in stats[k]] for k in keys}, "weights": dict(parts.weights),
-                            "smoothing": dict(parts.smoothing)}}
+    return {"combination": {**combination_record(combination), "arrays": arrays}}
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ from madcluster.data.window_grid import causal_window_of, window_starts
 from madcluster.exceptions import DataError, ModelFileError
 
 METADATA_KEY = "madcluster.scoring"
-METADATA_VERSION = 1
+METADATA_VERSION = 2  # 2: the combination as a model file writes it (1: input_terms, format 2 keys)
 SCORING_BATCH = 256  # windows per onnxruntime call
 
 
@@ -63,7 +63,7 @@ class OnnxScorer:
         self._mean = np.asarray(m["scaler_mean"], dtype=np.float64)
         self._scale = np.asarray(m["scaler_scale"], dtype=np.float64)
         self._table = None if m["warmup_quantiles"] is None else np.asarray(m["warmup_quantiles"], dtype=np.float64)
-        self._terms = _read_input_terms(m.get("input_terms"), self.path)
+        self._terms = _read_input_terms(m, self.path)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` ``(T,)``, float64, higher = more anomalous."""
@@ -123,18 +123,21 @@ class OnnxScorer:
         return totals / np.bincount(positions, minlength=n)
 
 
-def _read_input_terms(meta: dict[str, Any] | None, path: Path) -> Any:
+def _read_input_terms(meta: dict[str, Any], path: Path) -> Any:
     """The :class:`~madcluster.score.combination.Combination` that
-    :func:`~madcluster.estimator.export.input_terms_metadata` wrote (None: the graph's score alone)."""
-    if meta is None:
-        return None
+    :func:`~madcluster.estimator.export.input_terms_metadata` wrote (version 1: its ``input_terms``
+    entry, read as a format 2 model file's; None: the graph's score alone)."""
     from madcluster.score.schema import combination_from, format2_record
 
+    entry = meta.get("combination", meta.get("input_terms"))
+    if entry is None:
+        return None
     try:
-        arrays = {k: np.asarray(v["values"], dtype=v["dtype"]).reshape(v["shape"]) for k, v in meta["arrays"].items()}
-        _, record = format2_record(tuple(meta["names"]), meta["stats"], meta["weights"],
-                                   meta.get("smoothing", {}), arrays)  # before smoothing: none
-        return combination_from(record, arrays)
+        arrays = {k: np.asarray(v["values"], dtype=v["dtype"]).reshape(v["shape"]) for k, v in entry["arrays"].items()}
+        if "combination" not in meta:  # version 1
+            _, entry = format2_record(tuple(entry["names"]), entry["stats"], entry["weights"],
+                                      entry.get("smoothing", {}), arrays)  # before smoothing: none
+        return combination_from(entry, arrays)
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFileError(f"{str(path)!r}: its input terms metadata is unreadable ({exc}): export it again") from None
 

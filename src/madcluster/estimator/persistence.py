@@ -1,7 +1,11 @@
 """Model files: one zip archive with ``config.json`` and ``arrays.npz``
 (:mod:`madcluster.estimator.archive`); a :class:`~madcluster.estimator.fitted.FittedModel` and the
-parameters that built it to and from one (:func:`save_model`, :func:`load_model`). Format 2; format 1 files are upgraded on reading (:func:`upgrade_format_1`),
-so the loader reads one layout.
+parameters that built it to and from one (:func:`save_model`, :func:`load_model`). Format 3;
+older files are upgraded on reading, one step at a time (:data:`UPGRADES`: format 1 to 2, 2 to
+3), so the loader reads one layout. Format 3 keeps the score's combination as one record
+(:func:`~madcluster.score.schema.combination_record`: its parts, statistics by part name,
+weights, smoothing and rule) and the parts' arrays under ``input_terms/<name>/``, as the ONNX
+file's metadata does; the head's statistics alone stay in ``score_stats_``.
 
 Nothing is ever unpickled: JSON for configuration and fitted scalars (including the training
 column names, ``feature_names_in_``), ``np.load(allow_pickle=False)`` for tensors. Files are
@@ -20,13 +24,13 @@ from madcluster.data.validation import check_device
 from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
 from madcluster.estimator.fitted import FittedModel, ScoreParts
 from madcluster.estimator.network_fit import build_network, resolve_roughness
-from madcluster.exceptions import ModelFileError
+from madcluster.exceptions import ModelFileError, ParameterError
 from madcluster.score.input_terms import check_input_terms
 from madcluster.score.schema import (
     combination_arrays,
     combination_from,
+    combination_record,
     format2_record,
-    format2_stats,
 )
 
 if TYPE_CHECKING:
@@ -35,8 +39,9 @@ if TYPE_CHECKING:
 
 FORMAT = "madcluster-model"
 #: 2: every parameter and fitted key is written (format 1 files may lack the ones added after them;
-#: :func:`upgrade_format_1` fills those in with what they meant).
-FORMAT_VERSION = 2
+#: :func:`upgrade_format_1` fills those in with what they meant). 3: the combination as one record
+#: (:func:`upgrade_format_2`).
+FORMAT_VERSION = 3
 MODEL_FILE = ArchiveKind(FORMAT, FORMAT_VERSION, "config.json", "arrays.npz", ModelFileError, "madcluster model file")
 CUSTOM_EMBEDDER = "<custom module>"
 
@@ -62,11 +67,14 @@ def read_model_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, 
             "`madcluster fit` or MADCluster.save"
         )
     config, arrays = read_archive(path, MODEL_FILE)
-    if config.get("format_version", 0) < 2:
-        try:
-            upgrade_format_1(config, arrays)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ModelFileError(f"{os.fspath(path)!r}: a format 1 model file without {exc}") from None
+    for version, upgrade in UPGRADES.items():
+        if config.get("format_version", 0) <= version:
+            try:
+                upgrade(config, arrays)
+            except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                raise ModelFileError(f"{os.fspath(path)!r}: a format {version} model file without {exc}") from None
+            except ParameterError as exc:
+                raise ModelFileError(f"{os.fspath(path)!r}: {exc}") from None
     return config, arrays
 
 
@@ -85,6 +93,24 @@ def upgrade_format_1(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> N
     fitted.setdefault("feature_names_in_", None)  # before column names were recorded
     fitted.setdefault("constant_columns_", [])  # before constant columns were held: none
     fitted.setdefault("part_weights_", {})  # before part weights: every part 1
+
+
+def upgrade_format_2(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """A format 2 file as format 3, in place: the parts' statistics split out of ``score_stats_``
+    (their format 2 keys, :func:`~madcluster.score.schema.split_stats`) into one combination
+    record with the part weights and smoothing (files from before smoothing: none)."""
+    config["format_version"] = 3
+    if config.get("kind") == "image":
+        return
+    params, fitted = config["params"], config["fitted"]
+    params.setdefault("part_smoothing", {"own": 1, "ar": 1})  # before part smoothing: none
+    head, record = format2_record(check_input_terms(params["input_terms"]), fitted["score_stats_"],
+                                  fitted.pop("part_weights_"), fitted.pop("part_smoothing_", {}), arrays)
+    fitted["score_stats_"], fitted["combination"] = head, record
+
+
+#: format version -> the function that upgrades a file of that version to the next
+UPGRADES = {1: upgrade_format_1, 2: upgrade_format_2}
 
 
 @dataclass(frozen=True)
@@ -115,9 +141,8 @@ def save_model(path: str | os.PathLike, params: dict[str, Any], fitted: FittedMo
             "n_features_in_": fitted.n_features,
             "feature_names_in_": None if names is None else [str(n) for n in names],
             "threshold_": fitted.threshold,
-            "score_stats_": format2_stats(fitted.parts.stats, fitted.parts.combination),
-            "part_weights_": fitted.parts.weights,
-            "part_smoothing_": fitted.parts.smoothing,
+            "score_stats_": fitted.parts.stats,
+            "combination": combination_record(fitted.parts.combination),
             "history_": history,
             "n_hidden": fitted.net.embedder.out_features,
             "constant_columns_": [int(j) for j in fitted.constant_columns],
@@ -160,17 +185,15 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
                 raise ModelFileError(f"{os.fspath(path)!r} was trained with a custom embedder module: pass the same architecture as MADCluster.load(path, embedder=MyModule(...))")
             params["embedder"] = embedder
         params["device"] = device
-        params.setdefault("part_smoothing", {"own": 1, "ar": 1})  # files from before part smoothing: none
         if isinstance(params["input_terms"], list):  # JSON has no tuples
             params["input_terms"] = tuple(params["input_terms"])
         scaler_mean = arrays["scaler_mean"]
         net = build_network(params, len(scaler_mean), int(record["n_hidden"]))
         net.load_state_dict({k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}, strict=True)
         names = record["feature_names_in_"]  # None: trained on an array, not named columns
-        head, combined = format2_record(check_input_terms(params["input_terms"]), record["score_stats_"],
-                                        record["part_weights_"], record.get("part_smoothing_", {}), arrays)
+        head = {k: (float(v[0]), float(v[1])) for k, v in record["score_stats_"].items()}
         parts = ScoreParts(head, params["score_scaling"], params["base_score_combination"],
-                           combination_from(combined, arrays))
+                           combination_from(record["combination"], arrays))
         on = check_device(device)
         fitted = FittedModel.for_network(
             net.to(on).eval(), params, scaler_mean=scaler_mean, scaler_scale=arrays["scaler_scale"],

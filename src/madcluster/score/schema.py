@@ -1,5 +1,7 @@
-"""The combination's fitted state as a file writes it: one record (JSON) and the parts' arrays,
-the same for model files, the ONNX file's metadata and stream states.
+"""The combination's fitted state as a file writes it: one record (JSON: the parts, their
+statistics by name, weights, smoothing and rule) and the parts' arrays under
+``input_terms/<name>/``, the same in model files (format 3) and the ONNX file's metadata
+(version 2); a stream state keeps each part's stream state under ``terms/<name>/``.
 
 Format 2 model files (and ONNX metadata version 1) kept the parts' statistics in the head's
 ``score_stats_`` table under their own keys (``before_input_terms`` for the own score,
@@ -46,17 +48,6 @@ def split_stats(table: Mapping[str, Any]) -> tuple[dict[str, Stats], dict[str, S
     return head, final, at_once
 
 
-def format2_stats(head: Mapping[str, Stats], combination: Combination) -> dict[str, Stats]:
-    """The head's and the parts' statistics in one format 2 ``score_stats_`` table."""
-    def key(name: str) -> str:
-        return _OWN_KEY if name == OWN else f"{_TERM_PREFIX}{name}"
-
-    out = dict(head)
-    out.update({key(n): s for n, s in combination.stats.items()})
-    out.update({key(n) + _AT_ONCE: s for n, s in combination.at_once_stats.items()})
-    return out
-
-
 def combination_record(combination: Combination) -> dict[str, Any]:
     """The combination's fitted scalars as JSON (its parts' arrays: :func:`combination_arrays`)."""
     return {
@@ -101,5 +92,4 @@ def format2_record(term_names: tuple[str, ...], score_stats: Mapping[str, Any], 
     return head, record
 
 
-__all__ = ["combination_arrays", "combination_from", "combination_record", "format2_record", "format2_stats",
-           "split_stats"]
+__all__ = ["combination_arrays", "combination_from", "combination_record", "format2_record", "split_stats"]
