@@ -10,10 +10,14 @@ import argparse
 
 from madcluster.cli.options import float_in_range, int_in_range, threads_option
 from madcluster.serve.limits import (
+    DEFAULT_BODY_SECONDS,
+    DEFAULT_IDLE_SECONDS,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_ROWS,
+    DEFAULT_MAX_STREAMS,
     DEFAULT_SAVE_INTERVAL,
+    TOKEN_ENV,
 )
 
 SERVE_DESCRIPTION = """\
@@ -38,8 +42,13 @@ Endpoints (JSON in and out; rows oldest first, one number per column):
   GET  /docs                     the OpenAPI page
 
 Flags are score > the model's threshold_. Bad requests get a 4xx JSON {"error": "..."} naming the
-problem. A request of more than --max-rows rows gets 413; more than --max-concurrent requests, or
-rows in flight over twice --max-rows, get 503 (retry). SIGTERM finishes requests in flight, saves
+problem (a value in rows that is not a JSON number, e.g. "1.5" or true, gets 422 naming it). A
+request of more than --max-rows rows gets 413; more than --max-concurrent requests, or rows in
+flight over twice --max-rows, get 503 (retry); a body not complete within --body-timeout seconds
+gets 408; a new stream past --max-streams gets 429. A stream not updated for
+--stream-idle-seconds is expired (with --state-dir saved first and read back on its next use).
+With --token (or $MADCLUSTER_TOKEN) every endpoint but /health needs Authorization: Bearer TOKEN
+(401 and a log line otherwise). A gzip body (Content-Encoding: gzip) is decompressed. SIGTERM finishes requests in flight, saves
 the streams and exits. With --state-dir the streams that changed are saved every --state-interval
 seconds (a crash loses at most that) and restored at start, so streams survive a restart.
 A JSON body is read as JSON whatever its Content-Type (curl -d sends a form type).
@@ -72,6 +81,19 @@ def add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
                        help="requests in flight at once; more get 503 with Retry-After (default: 64)")
     serve.add_argument("--threads", type=threads_option, default=1,
                        help="torch threads per request, at most the cores (default: 1; requests run concurrently in a thread pool)")
+    serve.add_argument("--max-streams", type=int_in_range(1), default=DEFAULT_MAX_STREAMS,
+                       help="streams open at once (in memory, or expired to --state-dir); a new one past it gets 429 "
+                       "(default: 10000; a one-row stream holds about 15 KB)")
+    serve.add_argument("--stream-idle-seconds", type=float_in_range(0.0), default=DEFAULT_IDLE_SECONDS, metavar="SECONDS",
+                       help="expire a stream not updated for this long: closed, or with --state-dir saved and read back "
+                       "on its next use; 0 never (default: 3600)")
+    serve.add_argument("--body-timeout", type=float_in_range(0.0, low_open=True), default=DEFAULT_BODY_SECONDS,
+                       metavar="SECONDS", help="a request body not complete after this long gets 408, so a slow or broken "
+                       "client cannot hold a worker (default: 10)")
+    serve.add_argument("--token", default=None,
+                       help=f"bearer token every request but GET /health must send (Authorization: Bearer TOKEN); 401 "
+                       f"and a log line otherwise (default: ${TOKEN_ENV}, else none: set one when --host is not "
+                       "127.0.0.1)")
     serve.add_argument("--graceful-seconds", type=float_in_range(0.0), default=30.0, help="on SIGTERM, wait this long for requests in flight (default: 30)")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn log level")
     serve.set_defaults(func=cmd_serve)
@@ -110,6 +132,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         args.model, host=args.host, port=args.port, state_dir=args.state_dir, max_body_bytes=args.max_body_bytes,
         threads=args.threads, graceful_seconds=args.graceful_seconds, log_level=args.log_level,
         max_rows=args.max_rows, max_concurrent=args.max_concurrent, state_interval=args.state_interval,
+        max_streams=args.max_streams, idle_seconds=args.stream_idle_seconds, body_seconds=args.body_timeout,
+        token=args.token,
     )
     return 0
 

@@ -2,32 +2,47 @@
 
 from __future__ import annotations
 
+import asyncio
+import hmac
 import json
+import logging
 import time
+import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, Strict
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from madcluster.exceptions import MADClusterError
 from madcluster.serve.fast_updates import FastStreamUpdates, update_answer
-from madcluster.serve.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_ROWS
+from madcluster.serve.limits import (
+    DEFAULT_BODY_SECONDS,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONCURRENT,
+    DEFAULT_MAX_ROWS,
+)
 from madcluster.serve.metrics import ServerMetrics
-from madcluster.serve.registry import Conflict, NotFound, StreamStore, rows_array
+from madcluster.serve.registry import Conflict, NotFound, StreamStore, TooManyStreams, rows_array
 
+logger = logging.getLogger("madcluster.serve")
 JSON_TYPES = (b"application/json",)
 INLINE_ROWS = 16  # stream updates of at most this many rows run on the event loop
+TRIM_BYTES = 1 << 20  # after a body this large, once no request is in flight, free memory back to the system
+OPEN_PATHS = ("/health",)  # answered without the bearer token (load balancers' probes)
+#: A number in ``rows``: JSON numbers only; "1.5" and true are refused (422 naming them), not coerced.
+Number = Annotated[float, Strict()]
 
 
 class RowsRequest(BaseModel):
-    rows: list[list[float]] = Field(description="rows of the series, oldest first, one number per column")
+    rows: list[list[Number]] = Field(description="rows of the series, oldest first, one number per column")
     columns: list[str] | None = Field(default=None, description="column names of the rows (any order)")
 
 
@@ -37,9 +52,10 @@ class StreamRequest(RowsRequest):
 
 def create_app(
     store: StreamStore, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, max_rows: int = DEFAULT_MAX_ROWS,
-    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT, body_seconds: float = DEFAULT_BODY_SECONDS, token: str | None = None,
 ) -> FastAPI:
-    """The app for the models and streams in ``store``, behind :class:`BodyLimit`'s limits."""
+    """The app for the models and streams in ``store``, behind :class:`BodyLimit`'s limits and,
+    with ``token``, :class:`BearerToken`."""
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
@@ -52,7 +68,8 @@ def create_app(
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"status": "ok", "models": sorted(store.models), "streams": len(store)}
+        return {"status": "ok", "models": sorted(store.models), "streams": len(store), "expired_streams": store.parked,
+                "max_streams": store.max_streams}
 
     @app.get("/models")
     def models() -> dict[str, Any]:
@@ -101,7 +118,8 @@ def create_app(
 
     route = next(r for r in app.routes if getattr(r, "path", None) == "/streams/{stream_id}" and "POST" in getattr(r, "methods", ()))
     fast = FastStreamUpdates(app, store, metrics, route, INLINE_ROWS)  # the one-row update without FastAPI's layers
-    return BodyLimit(Measure(fast, metrics), max_body_bytes, max_rows, max_concurrent)  # type: ignore[return-value]
+    limited = BodyLimit(Measure(fast, metrics), max_body_bytes, max_rows, max_concurrent, body_seconds)
+    return limited if not token else BearerToken(limited, token)  # type: ignore[return-value]
 
 
 def _describe(model: Any) -> dict[str, Any]:
@@ -116,6 +134,11 @@ def _describe(model: Any) -> dict[str, Any]:
         "streams": streams,
         "final_after_rows": model.model_.parts.combination.final_after() if streams else 0,
     }
+
+
+def _short(value: Any) -> bool:
+    """Whether a rejected input is small enough to quote (a value, not the whole body)."""
+    return isinstance(value, (str, int, float, bool)) or value is None
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -134,7 +157,8 @@ def _add_error_handlers(app: FastAPI) -> None:
             if err.get("type") == "json_invalid":
                 return _error(400, f"the request body is not valid JSON: {err.get('ctx', {}).get('error', err.get('msg'))}")
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-            problems.append(f"{where}: {err.get('msg')}")
+            got = f", got {json.dumps(err['input'])}" if "input" in err and _short(err["input"]) else ""
+            problems.append(f"{where}: {err.get('msg')}{got}")
         return _error(422, "invalid request: " + "; ".join(problems[:5]))
 
     @app.exception_handler(NotFound)
@@ -144,6 +168,10 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Conflict)
     async def conflict(request: Request, exc: Conflict) -> JSONResponse:
         return _error(409, str(exc))
+
+    @app.exception_handler(TooManyStreams)
+    async def too_many(request: Request, exc: TooManyStreams) -> JSONResponse:
+        return _error(429, str(exc))
 
     @app.exception_handler(MADClusterError)
     async def bad_input(request: Request, exc: MADClusterError) -> JSONResponse:
@@ -184,8 +212,20 @@ class Measure:
         try:
             await self.app(scope, receive, sending)
         finally:
-            endpoint = getattr(scope.get("route"), "path", "unmatched")
+            endpoint = getattr(scope.get("route"), "path", None) or self._plain_route(scope)
             self.metrics.observe_request(endpoint, scope.get("method", ""), status, time.perf_counter() - start)
+
+    def _plain_route(self, scope: Scope) -> str:
+        """The path of the plain Starlette route a request matched (``/docs``, ``/openapi.json``:
+        FastAPI sets ``scope["route"]`` for its API routes only), else ``unmatched`` (a 404)."""
+        for route in getattr(self.app, "routes", ()):
+            try:
+                match, _ = route.matches(scope)
+            except (KeyError, TypeError):
+                continue
+            if match == Match.FULL:
+                return getattr(route, "path", "unmatched")
+        return "unmatched"
 
 
 class BodyLimit:
@@ -195,8 +235,9 @@ class BodyLimit:
     body sent with another content type (``curl -d`` sends a form type) is read as JSON."""
 
     def __init__(self, app: ASGIApp, max_bytes: int, max_rows: int = DEFAULT_MAX_ROWS,
-                 max_concurrent: int = DEFAULT_MAX_CONCURRENT) -> None:
+                 max_concurrent: int = DEFAULT_MAX_CONCURRENT, body_seconds: float = DEFAULT_BODY_SECONDS) -> None:
         self.app, self.max_bytes, self.max_rows, self.max_concurrent = app, max_bytes, max_rows, max_concurrent
+        self.body_seconds = body_seconds
         self.in_flight = self.rows_in_flight = 0  # the event loop runs one coroutine step at a time: no lock
 
     def __getattr__(self, name: str) -> Any:  # routes, state... of the wrapped FastAPI app
@@ -212,8 +253,17 @@ class BodyLimit:
             await _reply(send, 413, f"request body over the limit of {self.max_bytes} bytes (--max-body-bytes); send fewer rows per request")
             return
         chunks, size, more = [], 0, True
+        deadline = asyncio.get_running_loop().time() + self.body_seconds
         while more:
-            message = await receive()
+            try:  # a client that declares more than it sends must not hold a worker
+                message = await asyncio.wait_for(receive(), max(deadline - asyncio.get_running_loop().time(), 0.001))
+            except asyncio.TimeoutError:
+                expected = f" of the {declared.decode()} declared" if declared is not None else ""
+                logger.warning("408 for %s %s: %d bytes%s after %g s", scope.get("method"), scope.get("path"), size,
+                               expected, self.body_seconds)
+                await _reply(send, 408, f"request body not complete after {self.body_seconds:g} s (--body-timeout): "
+                                        f"{size} bytes received{expected}")
+                return
             if message["type"] == "http.disconnect":
                 return
             chunk = message.get("body", b"")
@@ -224,6 +274,13 @@ class BodyLimit:
             chunks.append(chunk)
             more = message.get("more_body", False)
         body = b"".join(chunks)
+        if headers.get(b"content-encoding", b"").lower() == b"gzip" or body[:2] == b"\x1f\x8b":
+            body, problem = gunzip(body, self.max_bytes)
+            if problem is not None:
+                await _reply(send, problem[0], problem[1])
+                return
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"content-encoding"]}
+            headers = dict(scope["headers"])
         rows = count_rows(body) if scope.get("method") == "POST" else 0
         if rows > self.max_rows:
             await _reply(send, 413, f"{rows} rows in one request, over the limit of {self.max_rows} (--max-rows); send fewer rows per request")
@@ -252,6 +309,70 @@ class BodyLimit:
         finally:
             self.in_flight -= 1
             self.rows_in_flight -= rows
+            if len(body) >= TRIM_BYTES and self.in_flight == 0:
+                trim_memory()  # a burst of large requests left freed arrays in the allocator's arenas
+
+
+def gunzip(body: bytes, max_bytes: int) -> tuple[bytes, tuple[int, str] | None]:
+    """A gzip body decompressed, refused past ``max_bytes`` decompressed (413) or when it is not
+    valid gzip (400): ``(body, None)`` or ``(b"", (status, message))``."""
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = inflate.decompress(body, max_bytes + 1)
+    except zlib.error as exc:
+        why = f"the request body is gzip-compressed (Content-Encoding: gzip or its magic bytes) but does not decompress: {exc}"
+        return b"", (400, why)
+    if len(out) > max_bytes or inflate.unconsumed_tail:
+        return b"", (413, f"the gzip body decompresses to over the limit of {max_bytes} bytes (--max-body-bytes)")
+    if not inflate.eof:
+        return b"", (400, "the request body is gzip-compressed but ends early (a truncated gzip stream)")
+    return out, None
+
+
+_TRIM: list[Any] = []  # libc's malloc_trim, looked up once (None where there is no glibc)
+
+
+def trim_memory() -> bool:
+    """Give freed heap memory back to the system (glibc's ``malloc_trim``): after bursts of large
+    requests the server's RSS stayed at 1.1 GB with 0.4 GB in use (issue 37). False where unavailable."""
+    if not _TRIM:
+        import ctypes
+        import ctypes.util
+
+        try:
+            _TRIM.append(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim)
+        except (OSError, AttributeError):
+            _TRIM.append(None)
+    if _TRIM[0] is None:
+        return False
+    _TRIM[0](0)
+    return True
+
+
+class BearerToken:
+    """ASGI middleware, outermost: every request but ``GET /health`` needs ``Authorization:
+    Bearer TOKEN`` (``--token`` or ``$MADCLUSTER_TOKEN``); others get 401 and a log line naming the
+    client. Checked before the body is read, so a client without the token holds nothing."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app, self.expected = app, f"Bearer {token}".encode()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.app, name)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(b"authorization")
+        if given is not None and hmac.compare_digest(given, self.expected):
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client") or ("?", 0)
+        why = "no bearer token" if given is None else "a wrong bearer token"
+        logger.warning("401 for %s %s from %s:%s: %s", scope.get("method"), scope.get("path"), client[0], client[1], why)
+        await _reply(send, 401, f"{why}: send Authorization: Bearer <token> (the server's --token or $MADCLUSTER_TOKEN)",
+                     extra=[(b"www-authenticate", b"Bearer")])
 
 
 def count_rows(body: bytes) -> int:
@@ -261,13 +382,16 @@ def count_rows(body: bytes) -> int:
     return max(0, brackets - 1 - (b'"columns"' in body))
 
 
-async def _reply(send: Send, status: int, message: str, retry_after: int | None = None) -> None:
+async def _reply(send: Send, status: int, message: str, retry_after: int | None = None,
+                 extra: list[tuple[bytes, bytes]] | None = None) -> None:
     payload = json.dumps({"error": message}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     if retry_after is not None:
         headers.append((b"retry-after", str(retry_after).encode()))
+    headers += extra or []
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_CONCURRENT", "DEFAULT_MAX_ROWS", "BodyLimit", "count_rows", "create_app"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_CONCURRENT", "DEFAULT_MAX_ROWS", "BearerToken", "BodyLimit", "count_rows",
+           "create_app", "gunzip", "trim_memory"]

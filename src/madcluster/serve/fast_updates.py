@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from madcluster.exceptions import MADClusterError
 from madcluster.serve.metrics import ServerMetrics
-from madcluster.serve.registry import Conflict, NotFound, StreamStore
+from madcluster.serve.registry import Conflict, NotFound, StreamStore, TooManyStreams
 
 logger = logging.getLogger(__name__)
 PREFIX = "/streams/"
@@ -50,7 +50,7 @@ class FastStreamUpdates:
             try:
                 outcome = self.store.try_update(stream_id, request[1], request[0], request[2])
             except MADClusterError as exc:  # the app's error handlers' statuses and messages
-                status = 404 if isinstance(exc, NotFound) else 409 if isinstance(exc, Conflict) else 400
+                status = {NotFound: 404, Conflict: 409, TooManyStreams: 429}.get(type(exc), 400)
                 await self._answer(scope, send, status, {"error": str(exc)})
                 return
             except Exception as exc:  # as the app's handler: 500, the details in the log

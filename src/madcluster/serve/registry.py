@@ -16,16 +16,18 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from madcluster.data.validation import MAX_ABS_VALUE
 from madcluster.estimator.detector import MADCluster
 from madcluster.estimator.streaming import StreamScorer, model_fingerprint, state_model_fingerprint
 from madcluster.exceptions import DataError, MADClusterError, ModelFileError
-from madcluster.serve.limits import DEFAULT_SAVE_INTERVAL
+from madcluster.serve.limits import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_SAVE_INTERVAL
 
 logger = logging.getLogger(__name__)
 MODEL_SUFFIX = ".mcz"
@@ -41,13 +43,18 @@ class Conflict(MADClusterError):
     """A request that contradicts the server's state, e.g. another model for an open stream (409)."""
 
 
+class TooManyStreams(MADClusterError):
+    """A new stream past ``--max-streams`` (HTTP 429)."""
+
+
 def load_models(path: str | Path) -> dict[str, MADCluster]:
     """``{name: detector}`` from one model file or a fleet folder of ``.mcz`` files."""
     path = Path(path)
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.name.endswith(MODEL_SUFFIX))
         if not files:
-            raise ModelFileError(f"{str(path)!r} holds no {MODEL_SUFFIX} model files (a fleet folder from `madcluster fit --fleet`)")
+            raise ModelFileError(f"{str(path)!r} holds no {MODEL_SUFFIX} model files: serve one model file, or a folder "
+                                 f"of them (`madcluster fit FOLDER -o MODELS/` writes one per entity file)")
     else:
         files = [path]
     return {p.name[: -len(MODEL_SUFFIX)] if p.name.endswith(MODEL_SUFFIX) else p.stem: MADCluster.load(p) for p in files}
@@ -92,11 +99,16 @@ def rows_array(model: MADCluster, rows: list[list[float]], columns: list[str] | 
 
 
 def _finite(data: np.ndarray, names: list[str] | None = None) -> np.ndarray:
-    bad = np.argwhere(~np.isfinite(data))
-    if len(bad):
-        row, col = bad[0]
-        column = repr(names[col]) if names is not None else f"{col}"
-        raise DataError(f"rows hold {len(bad)} NaN or infinite value(s), the first at row {row}, column {column}")
+    """``data``, or a ``DataError`` naming the first NaN / infinite / too large value by row and
+    column (by name when the model has names, both for NaN and for 1e300)."""
+    for bad, what in ((~np.isfinite(data), "NaN or infinite"), (np.abs(data) > MAX_ABS_VALUE, "too large")):
+        where = np.argwhere(bad)
+        if len(where):
+            row, col = where[0]
+            column = repr(names[col]) if names is not None else f"{col}"
+            limit = f" (beyond {MAX_ABS_VALUE:.3g}, the float32 range the model computes in)" if what == "too large" else ""
+            raise DataError(f"rows hold {len(where)} {what} value(s){limit}, the first at row {row}, column {column}: "
+                            f"{data[row, col]!r}")
     return data
 
 
@@ -105,16 +117,28 @@ class Stream:
     model: str
     scorer: StreamScorer
     lock: threading.Lock
+    last_used: float = field(default_factory=time.monotonic)
 
 
 class StreamStore:
-    """Open streams by id, each bound to one model, saved to ``state_dir`` when given."""
+    """Open streams by id, each bound to one model, saved to ``state_dir`` when given.
+
+    At most ``max_streams`` streams are known at once (open in memory, or expired to the state
+    folder): a new one past that is refused (:class:`TooManyStreams`, HTTP 429), so a client
+    looping over new ids cannot take the memory and the disk. A stream not updated for
+    ``idle_seconds`` (0: never) is expired: without a state folder it is closed; with one, its
+    state is saved and it leaves memory, to be read back when its id is used again.
+    """
 
     def __init__(self, models: dict[str, MADCluster], state_dir: str | Path | None = None,
-                 save_interval: float = DEFAULT_SAVE_INTERVAL) -> None:
+                 save_interval: float = DEFAULT_SAVE_INTERVAL, max_streams: int = DEFAULT_MAX_STREAMS,
+                 idle_seconds: float = DEFAULT_IDLE_SECONDS) -> None:
         self.models = models
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.save_interval = save_interval
+        self.max_streams, self.idle_seconds = max_streams, idle_seconds
+        self._parked: set[str] = set()  # expired streams whose state is in state_dir
+        self._janitor: threading.Thread | None = None
         self._streams: dict[str, Stream] = {}
         self._lock = threading.Lock()
         self._files = threading.Lock()  # held while a state file is written or removed
@@ -127,9 +151,17 @@ class StreamStore:
             if save_interval > 0:
                 self._saver = threading.Thread(target=self._save_loop, name="stream-saver", daemon=True)
                 self._saver.start()
+        if idle_seconds > 0:
+            self._janitor = threading.Thread(target=self._expire_loop, name="stream-expiry", daemon=True)
+            self._janitor.start()
 
     def __len__(self) -> int:
         return len(self._streams)
+
+    @property
+    def parked(self) -> int:
+        """Expired streams whose state waits in the state folder."""
+        return len(self._parked)
 
     def model(self, name: str) -> MADCluster:
         if name not in self.models:
@@ -138,6 +170,9 @@ class StreamStore:
 
     def get(self, stream_id: str) -> Stream:
         check_stream_id(stream_id)
+        if stream_id in self._parked:
+            with self._lock:
+                self._unpark(stream_id)
         if stream_id not in self._streams:
             raise NotFound(f"unknown stream {stream_id!r}: POST rows to /streams/{stream_id} to open it")
         return self._streams[stream_id]
@@ -147,6 +182,10 @@ class StreamStore:
         model of the same name, or the only model)."""
         check_stream_id(stream_id)
         stream = self._streams.get(stream_id)
+        if stream is None and stream_id in self._parked:
+            with self._lock:
+                self._unpark(stream_id)
+            stream = self._streams.get(stream_id)
         if stream is not None:
             if model_name is not None and model_name != stream.model:
                 raise Conflict(f"stream {stream_id!r} scores with model {stream.model!r}, not {model_name!r}")
@@ -169,14 +208,16 @@ class StreamStore:
 
     def _update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None,
                 wait: bool) -> tuple[str, Any] | None:
-        if not wait and self.state_dir is not None and self.save_interval <= 0:
-            return None  # a save per update is file I/O: never on the event loop
+        if not wait and self.state_dir is not None and (self.save_interval <= 0 or stream_id in self._parked):
+            return None  # a save per update, or reading an expired stream back, is file I/O: never on the event loop
         name = self.model_of(stream_id, model_name)
         data = rows_array(self.models[name], rows, columns)
         with self._lock:
             stream = self._streams.get(stream_id)
             if stream is None:
+                self._make_room(stream_id)
                 stream = self._streams[stream_id] = Stream(name, self.models[name].stream(), threading.Lock())
+            stream.last_used = time.monotonic()
         if not stream.lock.acquire(blocking=wait):
             return None
         try:  # one update at a time per stream: rows keep their order
@@ -219,11 +260,81 @@ class StreamStore:
         return saved
 
     def stop(self) -> None:
-        """Save what changed and stop the saver thread."""
+        """Save what changed and stop the saver and expiry threads."""
         self._stop.set()
-        if self._saver is not None:
-            self._saver.join(timeout=30)
+        for thread in (self._saver, self._janitor):
+            if thread is not None:
+                thread.join(timeout=30)
         self.flush()
+
+    def _make_room(self, stream_id: str) -> None:
+        """Under ``self._lock``, before a new stream opens: past ``max_streams``, expire the idle
+        ones first, then refuse."""
+        if len(self._streams) + len(self._parked) < self.max_streams:
+            return
+        if self.idle_seconds > 0:
+            self._lock.release()
+            try:
+                self.expire_idle()
+            finally:
+                self._lock.acquire()
+        if len(self._streams) + len(self._parked) >= self.max_streams:
+            kept = f", {len(self._parked)} of them expired to the state folder" if self._parked else ""
+            raise TooManyStreams(
+                f"cannot open stream {stream_id!r}: {len(self._streams) + len(self._parked)} streams are open{kept}, the "
+                f"limit is {self.max_streams} (--max-streams); close streams with DELETE /streams/ID"
+                + (f" or wait for idle ones to expire (--stream-idle-seconds {self.idle_seconds:g})" if self.idle_seconds > 0 else "")
+            )
+
+    def expire_idle(self, now: float | None = None) -> int:
+        """Expire the streams not updated for ``idle_seconds``; returns how many. With a state
+        folder each is saved first and read back when its id is used again."""
+        if self.idle_seconds <= 0:
+            return 0
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            idle = [(sid, s) for sid, s in self._streams.items() if now - s.last_used >= self.idle_seconds]
+        expired = 0
+        for stream_id, stream in idle:
+            if not stream.lock.acquire(blocking=False):  # busy: not idle after all
+                continue
+            try:
+                if self._streams.get(stream_id) is not stream or now - stream.last_used < self.idle_seconds:
+                    continue
+                if self.state_dir is not None:
+                    with self._files:
+                        stream.scorer.save(self._state_path(stream_id))
+                with self._lock:
+                    self._streams.pop(stream_id, None)
+                    self._dirty.discard(stream_id)
+                    if self.state_dir is not None:
+                        self._parked.add(stream_id)
+                expired += 1
+            finally:
+                stream.lock.release()
+        if expired:
+            kept = f"; saved to {self.state_dir}, read back on their next use" if self.state_dir is not None else ""
+            logger.info("expired %d stream(s) idle for %g s or more%s", expired, self.idle_seconds, kept)
+        return expired
+
+    def _expire_loop(self) -> None:
+        while not self._stop.wait(min(max(self.idle_seconds / 2, 0.05), 30.0)):
+            try:
+                self.expire_idle()
+            except Exception:
+                logger.exception("expiring idle streams failed")
+
+    def _unpark(self, stream_id: str) -> None:
+        """Under ``self._lock``: read an expired stream back from its state file."""
+        if stream_id not in self._parked or stream_id in self._streams:
+            return
+        path = self._state_path(stream_id)
+        by_fingerprint = {model_fingerprint(m): name for name, m in self.models.items()}
+        name = by_fingerprint.get(state_model_fingerprint(path))
+        if name is None:
+            raise ModelFileError(f"stream state {str(path)!r} belongs to none of the loaded models")
+        self._streams[stream_id] = Stream(name, StreamScorer.restore(self.models[name], path), threading.Lock())
+        self._parked.discard(stream_id)
 
     def _save_loop(self) -> None:
         while not self._stop.wait(self.save_interval):
@@ -236,9 +347,12 @@ class StreamStore:
         return self.state_dir / f"{stream_id}{STATE_SUFFIX}"
 
     def close(self, stream_id: str) -> None:
-        self.get(stream_id)
+        check_stream_id(stream_id)
+        if stream_id not in self._parked:
+            self.get(stream_id)
         with self._files, self._lock:
             self._streams.pop(stream_id, None)
+            self._parked.discard(stream_id)
             self._dirty.discard(stream_id)
             if self.state_dir is not None:
                 (self.state_dir / f"{stream_id}{STATE_SUFFIX}").unlink(missing_ok=True)
@@ -266,4 +380,4 @@ def check_stream_id(stream_id: str) -> None:
         raise DataError(f"stream id {stream_id!r} must be 1-128 letters, digits, '.', '_' or '-' (starting with a letter or digit)")
 
 
-__all__ = ["Conflict", "NotFound", "StreamStore", "load_models", "rows_array"]
+__all__ = ["Conflict", "NotFound", "StreamStore", "TooManyStreams", "load_models", "rows_array"]

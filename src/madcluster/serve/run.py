@@ -8,16 +8,22 @@ loses nothing (a crash loses at most the last ``state_interval``).
 from __future__ import annotations
 
 import errno
+import ipaddress
+import os
 import socket
 import sys
 from pathlib import Path
 
 from madcluster.exceptions import MADClusterError
 from madcluster.serve.limits import (
+    DEFAULT_BODY_SECONDS,
+    DEFAULT_IDLE_SECONDS,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_ROWS,
+    DEFAULT_MAX_STREAMS,
     DEFAULT_SAVE_INTERVAL,
+    TOKEN_ENV,
 )
 from madcluster.threads import resolve_threads
 
@@ -34,8 +40,16 @@ def run_server(
     max_rows: int = DEFAULT_MAX_ROWS,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
     state_interval: float = DEFAULT_SAVE_INTERVAL,
+    max_streams: int = DEFAULT_MAX_STREAMS,
+    idle_seconds: float = DEFAULT_IDLE_SECONDS,
+    body_seconds: float = DEFAULT_BODY_SECONDS,
+    token: str | None = None,
 ) -> None:
     check_port_free(host, port)  # before torch, FastAPI and the models load: a busy port says so at once
+    token = token or os.environ.get(TOKEN_ENV) or None
+    if token is None and not is_loopback(host):
+        print(f"warning: serving on {host} without a token: anyone who reaches port {port} can score and open streams; "
+              f"pass --token (or set {TOKEN_ENV}) so requests need Authorization: Bearer <token>", file=sys.stderr, flush=True)
     import torch
     import uvicorn
 
@@ -43,11 +57,24 @@ def run_server(
     from madcluster.serve.registry import StreamStore, load_models
 
     torch.set_num_threads(resolve_threads(threads))
-    store = StreamStore(load_models(model_path), state_dir, save_interval=state_interval)
-    print(f"serving {len(store.models)} model(s) from {model_path} on http://{host}:{port}, {len(store)} stream(s) restored",
-          file=sys.stderr, flush=True)
-    app = create_app(store, max_body_bytes, max_rows=max_rows, max_concurrent=max_concurrent)
+    store = StreamStore(load_models(model_path), state_dir, save_interval=state_interval, max_streams=max_streams,
+                        idle_seconds=idle_seconds)
+    guarded = ", bearer token required" if token else ""
+    print(f"serving {len(store.models)} model(s) from {model_path} on http://{host}:{port}, {len(store)} stream(s) restored"
+          f"{guarded}", file=sys.stderr, flush=True)
+    app = create_app(store, max_body_bytes, max_rows=max_rows, max_concurrent=max_concurrent, body_seconds=body_seconds,
+                     token=token)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=graceful_seconds, access_log=False)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class PortError(MADClusterError):
