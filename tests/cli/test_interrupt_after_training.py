@@ -50,3 +50,9 @@ def test_a_second_ctrl_c_stops_without_a_traceback(train_csv, monkeypatch, capsy
     err = capsys.readouterr().err
     assert "Ctrl-C again" in err and "Traceback" not in err
     assert not model.exists()
+    # issue 37 item 7: the double tap keeps the training; --resume finishes the model without training again
+    partial = train_csv.parent / "m.mcz.partial"
+    assert partial.is_file() and "--resume to finish the model" in err
+    monkeypatch.undo()
+    assert main(["fit", str(train_csv), "-o", str(model), *FAST, "--resume"]) == 0
+    assert model.is_file() and not partial.exists()

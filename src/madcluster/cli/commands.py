@@ -83,6 +83,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
         if stop.path is not None:
             print("run the same command with --resume to go on from there", file=sys.stderr)
         return 130  # the shell's status for Ctrl-C
+    except KeyboardInterrupt:  # a second Ctrl-C after the last epoch: the loop's last state is on disk
+        if not checkpoint.is_file():
+            raise
+        print(f"stopped after training, before the model was finished; the training is saved to {checkpoint}: run "
+              "the same command with --resume to finish the model without training again", file=sys.stderr)
+        return 130
     elapsed = time.perf_counter() - t0
     detector.__dict__.pop("_fit_training_scores", None)  # the wrapper: not part of the model
     h = detector.history_

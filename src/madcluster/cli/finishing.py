@@ -12,8 +12,9 @@ from typing import Any
 class DeferredInterrupt:
     """While the model is finished after its last epoch (input terms, warm-up table, training
     scores, attribution baseline: seconds), a first Ctrl-C is noted, not obeyed: training is done,
-    and stopping there would lose it all (no ``.partial`` is written after the last epoch). A
-    second Ctrl-C stops at once."""
+    and the model is seconds away. A second Ctrl-C stops at once; the training loop wrote its last
+    state to the ``.partial`` file when it ended, so ``--resume`` finishes the model without
+    training again (a double tap is a reflex: it must not lose the epochs)."""
 
     def __init__(self) -> None:
         self.interrupted = False
@@ -28,8 +29,8 @@ class DeferredInterrupt:
                 if self.interrupted:  # the second Ctrl-C
                     raise KeyboardInterrupt
                 self.interrupted = True
-                print("training is done; finishing the model (a few seconds), Ctrl-C again to stop "
-                      "without it", file=sys.stderr)
+                print("training is done; finishing the model (a few seconds); Ctrl-C again stops, keeping the "
+                      "training for --resume", file=sys.stderr)
 
             signal.signal(signal.SIGINT, note)
             try:

@@ -310,6 +310,8 @@ def train_network(
         # nothing new since the start: after a resume the file on disk is still the state
         raise TrainingInterrupted(checkpointing.path if first_epoch > 1 else None, first_epoch - 1, best_epoch) from None
     progress.close()
+    if checkpointing is not None and snapshot is not None:  # kept until the fitted model is written: a Ctrl-C
+        save_checkpoint(checkpointing.path, snapshot, checkpointing.fingerprint)  # while it is finished loses nothing
     if best_state is not None:
         net.load_state_dict(best_state)
     net.eval()
