@@ -323,7 +323,47 @@ def apply_runtime(args: argparse.Namespace) -> None:
 
     if args.device is not None:
         check_device(args.device)
-    torch.set_num_threads(resolve_threads(args.threads))
+    threads = resolve_threads(args.threads)
+    torch.set_num_threads(threads)
+    if threads > 1 and not getattr(args, "_threads_checked", False):
+        args._threads_checked = True
+        slowdown = thread_slowdown(threads)
+        if slowdown > SLOW_THREADS:
+            print(f"warning: --threads {threads}: a test product ran {slowdown:.1f}x slower on {threads} threads than on "
+                  "one; the cores are busy with other work, where threads wait for each other; --threads 1 may be "
+                  "much faster", file=sys.stderr)
+
+
+#: ``--threads N`` is warned about when a test product runs this many times slower on N threads
+#: than on one (on a busy 2-core machine, 2 threads ran a batch 50x slower than one: issue 37).
+SLOW_THREADS = 2.0
+
+
+def thread_slowdown(threads: int, seconds: float = 0.02) -> float:
+    """How many times longer a small matrix product takes on ``threads`` threads than on one
+    (below 1: faster), each timed for about ``seconds`` (the best of a few runs). Leaves torch on
+    ``threads`` threads."""
+    import time
+
+    import torch
+
+    a = torch.randn(160, 160)
+
+    def best(n: int) -> float:
+        torch.set_num_threads(n)
+        times, deadline = [], time.perf_counter() + seconds
+        while time.perf_counter() < deadline or len(times) < 3:
+            start = time.perf_counter()
+            for _ in range(4):
+                torch.mm(a, a)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    try:
+        one = best(1)
+        return best(threads) / max(one, 1e-9)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def show_progress(args: argparse.Namespace) -> bool:
