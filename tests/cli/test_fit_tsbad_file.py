@@ -19,8 +19,7 @@ def tsbad_file(tmp_path):
     path = tmp_path / "001_MSL_id_1_Sensor_tr_500_1st_700.csv"
     with open(path, "w") as handle:
         handle.write("a,b,Label\n")
-        for (a, b), lab in zip(x, label):
-            handle.write(f"{a},{b},{lab}\n")
+        handle.writelines(f"{a},{b},{lab}\n" for (a, b), lab in zip(x, label))
     return path
 
 
