@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import warnings
 from collections.abc import Collection, Sequence
 
 from madcluster import __version__
@@ -281,7 +282,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv  # the command as given, for the provenance of what it writes
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:
-        status = int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            # KMeans on constant (or nearly so) training windows: the constant-column warning above
+            # has said what is wrong and what to do; scikit-learn's raw text after it says it again
+            warnings.filterwarnings("ignore", message=r"Number of distinct clusters \(\d+\) found smaller than n_clusters")
+            status = int(args.func(args) or 0)
     except MADClusterError as exc:
         return _fail(args, exc)
     except BrokenPipeError:  # stdout / stderr reader went away mid-run: stop quietly

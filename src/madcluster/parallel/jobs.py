@@ -66,11 +66,11 @@ class Progress:
     """One bar over jobs, with done / failed / running counts (silent when ``enabled`` is False)."""
 
     def __init__(self, total: int, *, desc: str = "tasks", enabled: bool = True, done: int = 0):
-        from tqdm.auto import tqdm
+        from madcluster.training.progress import task_bar
 
         self.done, self.failed, self.running = done, 0, 0
         self.resumed = done
-        self._bar = tqdm(total=total, initial=done, desc=desc, unit="task", disable=not enabled)
+        self._bar = task_bar(total=total, initial=done, desc=desc, unit="task", enabled=enabled)  # lines in a log
         self._show()
 
     def start(self, running: int) -> None:

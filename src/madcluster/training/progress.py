@@ -120,6 +120,59 @@ class TrainingProgress:
             print(line, file=self.stream, flush=True)
 
 
+#: Seconds between the plain progress lines of :func:`task_bar` in a log file or a pipe.
+LINE_SECONDS = 30.0
+
+
+class TaskLines:
+    """What :func:`task_bar` gives when stderr is not a terminal: tqdm's ``update`` /
+    ``set_postfix`` / ``close`` as plain lines (``tasks: 12/40 done=11 failed=1 (3 min 05 s)``),
+    one at most every :data:`LINE_SECONDS` and one at the end, never carriage-return frames."""
+
+    def __init__(self, *, total: int, initial: int = 0, desc: str = "tasks", unit: str = "task",
+                 enabled: bool = True, stream: TextIO | None = None, every: float = LINE_SECONDS) -> None:
+        self.total, self.n, self.desc, self.unit, self.enabled = total, initial, desc, unit, enabled
+        self.stream = stream if stream is not None else sys.stderr
+        self.every, self.postfix = every, ""
+        self.started = self.last = time.perf_counter()
+
+    def set_postfix(self, values: dict | None = None, refresh: bool = True, **kwargs: object) -> None:
+        self.postfix = " ".join(f"{k}={v}" for k, v in {**(values or {}), **kwargs}.items())
+
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        self.postfix = text
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        if time.perf_counter() - self.last >= self.every:
+            self._line()
+
+    def write(self, line: str) -> None:
+        print(line, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.enabled and self.n:
+            self._line()
+        self.enabled = False
+
+    def _line(self) -> None:
+        self.last = time.perf_counter()
+        if self.enabled:
+            elapsed = format_seconds(self.last - self.started)
+            extra = f" {self.postfix}" if self.postfix else ""
+            print(f"{self.desc}: {self.n}/{self.total} {self.unit}s{extra} ({elapsed})", file=self.stream, flush=True)
+
+
+def task_bar(*, total: int, initial: int = 0, desc: str = "tasks", unit: str = "task", enabled: bool = True,
+             stream: TextIO | None = None) -> object:
+    """A tqdm bar over tasks on a terminal; elsewhere (a log file, a pipe) :class:`TaskLines`,
+    so long runs write lines, not tqdm's redraw frames, into files (issue 37)."""
+    stream = stream if stream is not None else sys.stderr
+    if enabled and _is_terminal(stream):
+        return tqdm(total=total, initial=initial, desc=desc, unit=unit, file=stream)
+    return TaskLines(total=total, initial=initial, desc=desc, unit=unit, enabled=enabled, stream=stream)
+
+
 def _is_terminal(stream: TextIO) -> bool:
     try:
         return bool(stream.isatty())

@@ -186,7 +186,7 @@ def plot_distance_bands(
     anomalous steps share the bands (a collapsed sphere) does not. One row per model.
     """
     pairs = _named_models(models)
-    fig = Figure(figsize=(12, 0.6 + 2.8 * len(pairs)), dpi=110)
+    fig = Figure(figsize=(13.5, 0.6 + 2.8 * len(pairs)), dpi=110)
     axes = fig.subplots(len(pairs), 1, squeeze=False, sharex=True)[:, 0]
     x = None
     for ax, (name, model) in zip(axes, pairs):
@@ -208,7 +208,8 @@ def plot_distance_bands(
         share = float(np.mean(outside[~normal])) if (~normal).any() else float("nan")
         ax.set_title(f"{name}: c = {kind}; anomalous steps beyond 3σ: {share:.1%}", fontsize=9)
         ax.set_ylabel("||h - c||")
-        ax.legend(loc="upper right", fontsize=7, ncol=4)
+        # beside the axes, not on them: inside, it covered the peaks it describes (issue 37)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0.0, fontsize=7)
         ax.set_xlabel(xlabel)
     if x is not None and np.issubdtype(np.asarray(x).dtype, np.datetime64):
         fig.autofmt_xdate()

@@ -62,14 +62,37 @@ def time_axis(n: int, timestamps: Any) -> tuple[np.ndarray, str]:
     return parsed.to_numpy(), "time"
 
 
+#: The narrowest shaded span, as a fraction of the x range: a labelled one-row anomaly in 10,000
+#: rows is a 0.01% band, invisible, and its flagged dots read as false alarms (issue 37).
+MIN_SPAN_FRACTION = 0.004
+
+
 def shade_spans(ax: Axes, x: np.ndarray, labels: np.ndarray | None, *, legend: bool = True) -> None:
-    """Shade the true anomalous spans (labels != 0) on ``ax``; the first one gets a legend entry."""
+    """Shade the true anomalous spans (labels != 0) on ``ax``; the first one gets a legend entry.
+    Spans narrower than :data:`MIN_SPAN_FRACTION` of the axis are widened around their centre
+    and outlined, so a labelled one-row anomaly stays visible."""
     if labels is None:
         return
+    x = np.asarray(x)
+    numeric = x.astype("datetime64[ns]").astype(np.int64).astype(np.float64) if np.issubdtype(x.dtype, np.datetime64) \
+        else x.astype(np.float64)
+    least = MIN_SPAN_FRACTION * float(numeric[-1] - numeric[0]) if len(x) > 1 else 0.0
     for i, (start, end) in enumerate(_label_spans(labels)):
-        right = x[end] if end < len(x) else x[-1]
-        ax.axvspan(x[start], right, color=ANOMALY_COLOR, alpha=0.2, lw=0,
-                   label="true anomaly" if legend and i == 0 else None)
+        left, right = numeric[start], numeric[end] if end < len(x) else numeric[-1]
+        narrow = right - left < least
+        if narrow:
+            middle = (left + right) / 2
+            left, right = middle - least / 2, middle + least / 2
+        left, right = _from_numeric(left, x), _from_numeric(right, x)
+        ax.axvspan(left, right, color=ANOMALY_COLOR, alpha=0.35 if narrow else 0.2, lw=0.8 if narrow else 0,
+                   ec=ANOMALY_COLOR if narrow else None, label="true anomaly" if legend and i == 0 else None)
+
+
+def _from_numeric(value: float, like: np.ndarray) -> Any:
+    """A position computed in floats, back in the axis' units (datetimes stay datetimes)."""
+    if np.issubdtype(like.dtype, np.datetime64):
+        return np.datetime64(int(value), "ns")
+    return value
 
 
 def _frame_parts(X: Any) -> tuple[np.ndarray, list[str], Any]:
@@ -202,10 +225,16 @@ def plot_history(
     fig = Figure(figsize=(15, 6), dpi=110)
     axes = fig.subplots(2, 4)
     for ax, (name, keys) in zip(axes.ravel(), HISTORY_PANELS):
+        drawn = []
         for key in keys:
             values = np.asarray(history.get(key, []), dtype=np.float64)
             if values.size and np.isfinite(values).any():
                 ax.plot(epochs[: len(values)], values, marker="o", ms=3, label=key)
+                drawn.append(values[np.isfinite(values)])
+        if len(drawn) == 1 and len(epochs) > 1 and np.ptp(drawn[0]) == 0:  # a flat line says nothing: say its value
+            ax.lines[0].remove()
+            ax.text(0.5, 0.5, f"{drawn[0][0]:.3g} in every epoch\n(no change to show)", transform=ax.transAxes,
+                    ha="center", va="center", fontsize=9, color="#555555")
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("epoch")
         if name.startswith(("spread", "score-term")):
