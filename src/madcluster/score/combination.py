@@ -100,9 +100,13 @@ class Combination:
                 if p.point_wise and (smoothing or {}).get(p.name, 1) > 1}
         bare = cls(parts, weights={p.name: float((weights or {}).get(p.name, 1.0)) for p in parts},
                    smoothing=kept, rule=rule)
-        raw = bare.raw_values(rows, own)
+        # training readings as each part describes unseen normal rows (a part matching the
+        # training rows to themselves, the discord, leaves its own neighbourhood out)
+        raw = {p.name: own if p.given else p.reference_values(rows) for p in parts}
         stats = {p.name: mean_std(bare.final_reading(p, raw[p.name])) for p in parts}
-        at_once = {p.name: mean_std(bare.causal_reading(p, raw[p.name], rows)) for p in parts if bare.reads_apart(p)}
+        at_once = {p.name: mean_std(p.reference_at_once(rows) if p.reads_ahead
+                                    else bare.causal_reading(p, raw[p.name], rows))
+                   for p in parts if bare.reads_apart(p)}
         return cls(parts, stats, at_once, bare.weights, kept, rule)
 
     # ------------------------------------------------------------------ what it holds

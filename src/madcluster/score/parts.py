@@ -39,6 +39,7 @@ PART_KINDS: dict[str, str | type[Part]] = {
     "own": "madcluster.score.own:OwnScore",
     "kmeans": "madcluster.score.window_kmeans:WindowKMeans",
     "ar": "madcluster.score.autoregressive:AutoRegressive",
+    "discord": "madcluster.score.discord:Discord",
 }
 OWN = "own"  # the part of the network's own score (its values are given, not computed from rows)
 
@@ -75,6 +76,15 @@ class Part(ABC):
     def at_once(self, rows: np.ndarray) -> np.ndarray:
         """Per-step values of ``rows`` read from steps <= t only (default: :meth:`values`)."""
         return self.values(rows)
+
+    def reference_values(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`values` of the training ``rows`` as the part's training statistics read them
+        (default: :meth:`values`; a part that would match the rows to themselves leaves that out)."""
+        return self.values(rows)
+
+    def reference_at_once(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`at_once` of the training ``rows`` for the statistics (default: :meth:`at_once`)."""
+        return self.at_once(rows)
 
     @property
     def reads_ahead(self) -> bool:

@@ -1,0 +1,249 @@
+"""A discord part (``discord``): how far each step's subsequence is from its nearest training
+subsequence, every subsequence z-normalised (an AB-join of the matrix profile's kind).
+
+Why: some anomalies change only the *shape* of a few cycles of a regular signal (a reversed or
+warped cycle, a splice at the wrong phase) without moving its level, range or short-term
+predictability. The network, window KMeans and the next-step error all read such steps as normal;
+the distance of a z-normalised subsequence to its nearest neighbour among the training
+subsequences (a *discord* when large) is what the detectors that see them measure. Being
+z-normalised, the part ignores a level or scale that moved while the shape stayed.
+
+How:
+
+* the subsequence length m follows from the training rows (their dominant period,
+  :func:`madcluster.score.scales.dominant_period`, within ``[MIN_LENGTH, MAX_LENGTH]``), and is
+  recorded in the fitted part;
+* columns with more than 3 distinct training values are read (binary command channels and
+  constant columns have no shape), each standardised with its training mean and deviation; a
+  subsequence is z-normalised per column with its deviation floored at ``STD_FLOOR`` (a flat
+  stretch stays flat instead of blowing its noise up), then averaged over ``ceil(m / SEGMENTS)``
+  steps (piecewise aggregate approximation) to at most ``SEGMENTS`` values per column;
+* the neighbours are at most ``MAX_NEIGHBOURS`` training subsequences, evenly spaced; a
+  subsequence's value is its root-mean-square distance to the nearest (0 = a shape seen in
+  training, about 1.4 = an unrelated one);
+* a step's value is the value of the subsequence centred on it (final ``m - 1 - m // 2`` rows
+  later); its causal reading is the subsequence *ending* at it;
+* its training statistics come from the training subsequences against the neighbours at least m
+  steps away (:meth:`Discord.reference_values`: no subsequence is its own neighbour).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from madcluster.score.parts import FitContext, Part, PartStream
+from madcluster.score.scales import dominant_period
+from madcluster.score.window_kmeans import FEW_LEVELS, column_levels
+
+MIN_LENGTH, MAX_LENGTH = 16, 300
+SEGMENTS = 32  # piecewise-aggregate values per column and subsequence, at most
+MAX_NEIGHBOURS = 2048
+STD_FLOOR = 0.05  # in training deviations of the column
+_CHUNK_VALUES = 1 << 22
+
+
+@dataclass(frozen=True)
+class Discord(Part):
+    """A fitted discord part: the columns it reads, their training scale, the subsequence length
+    and segment size, the neighbours ``(N, C * segments)`` and where they start in training."""
+
+    columns: np.ndarray
+    mean: np.ndarray
+    scale: np.ndarray
+    length: int
+    segment: int
+    neighbours: np.ndarray
+    neighbour_starts: np.ndarray
+
+    name: ClassVar[str] = "discord"
+
+    @classmethod
+    def fit(cls, rows: np.ndarray, context: FitContext) -> Discord:
+        data = np.asarray(rows, dtype=np.float64)
+        levels = column_levels(data)
+        columns = np.flatnonzero(levels > FEW_LEVELS).astype(np.int64)
+        if len(columns) == 0:
+            columns = np.flatnonzero(levels > 1).astype(np.int64)
+        if len(columns) == 0:
+            columns = np.arange(data.shape[1], dtype=np.int64)
+        mean = data[:, columns].mean(axis=0)
+        scale = data[:, columns].std(axis=0)
+        scale = np.where(scale > 1e-12, scale, 1.0)
+        fallback = min(context.window_size, len(data) // 4)
+        length = dominant_period((data[:, columns] - mean) / scale, fallback)
+        length = int(np.clip(length, MIN_LENGTH, min(MAX_LENGTH, max(MIN_LENGTH, len(data) // 4))))
+        segment = -(-length // SEGMENTS)
+        length = segment * (length // segment)
+        part = cls(columns, mean, scale, length, segment, np.empty((0, 0)), np.empty(0, dtype=np.int64))
+        n_subsequences = len(data) - length + 1
+        if n_subsequences < 2:
+            starts = np.zeros(1, dtype=np.int64)
+        else:
+            starts = np.unique(np.linspace(0, n_subsequences - 1, min(MAX_NEIGHBOURS, n_subsequences)).round().astype(np.int64))
+        neighbours = part.shapes(part.read(data), starts)
+        return cls(columns, mean, scale, length, segment, np.ascontiguousarray(neighbours), starts)
+
+    # ------------------------------------------------------------------ files
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {"columns": self.columns, "mean": self.mean, "scale": self.scale,
+                "shape": np.asarray([self.length, self.segment], dtype=np.int64),
+                "neighbours": self.neighbours, "neighbour_starts": self.neighbour_starts}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Discord:
+        length, segment = (int(v) for v in arrays["shape"])
+        return cls(arrays["columns"].astype(np.int64), arrays["mean"], arrays["scale"], length, segment,
+                   arrays["neighbours"], arrays["neighbour_starts"].astype(np.int64))
+
+    # ------------------------------------------------------------------ subsequences
+    def read(self, rows: np.ndarray) -> np.ndarray:
+        """The read columns of ``rows``, standardised with the training scale (float64)."""
+        return (np.asarray(rows, dtype=np.float64)[:, self.columns] - self.mean) / self.scale
+
+    def shapes(self, read: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """The z-normalised, segment-averaged subsequences of ``read`` starting at ``starts``,
+        flattened to ``(len(starts), C * segments)``."""
+        m, p = self.length, self.segment
+        view = np.lib.stride_tricks.sliding_window_view(read, m, axis=0)  # (n, C, m)
+        sub = view[starts]
+        centred = sub - sub.mean(axis=2, keepdims=True)
+        std = np.maximum(centred.std(axis=2, keepdims=True), STD_FLOOR)
+        z = centred / std
+        paa = z.reshape(len(starts), z.shape[1], m // p, p).mean(axis=3)
+        return paa.reshape(len(starts), -1)
+
+    def distances(self, read: np.ndarray, starts: np.ndarray, exclude_near: bool = False) -> np.ndarray:
+        """Root-mean-square distance of each subsequence starting at ``starts`` to its nearest
+        neighbour (``exclude_near``: neighbours starting fewer than m steps away do not count)."""
+        nb = self.neighbours
+        nb_sq = np.einsum("ij,ij->i", nb, nb)
+        per = max(1, _CHUNK_VALUES // max(1, len(nb)))
+        out = np.empty(len(starts))
+        dims = max(1, nb.shape[1])
+        for lo in range(0, len(starts), per):
+            chunk = starts[lo : lo + per]
+            q = self.shapes(read, chunk)
+            sq = np.einsum("ij,ij->i", q, q)[:, None] + nb_sq[None, :] - 2.0 * (q @ nb.T)
+            if exclude_near:
+                near = np.abs(chunk[:, None] - self.neighbour_starts[None, :]) < self.length
+                sq[near] = np.inf
+            best = sq.min(axis=1)
+            best = np.where(np.isfinite(best), best, 0.0)
+            out[lo : lo + len(chunk)] = np.sqrt(np.maximum(best, 0.0) / dims)
+        return out
+
+    # ------------------------------------------------------------------ readings
+    def centre_offset(self) -> int:
+        return self.length // 2
+
+    def values(self, rows: np.ndarray) -> np.ndarray:
+        """Per step, the distance of the subsequence centred on it (the first / last one near the
+        series' ends)."""
+        read = self.read(rows)
+        n = len(read)
+        if n < self.length:
+            return np.zeros(n)
+        d = self.distances(read, np.arange(n - self.length + 1))
+        return d[np.clip(np.arange(n) - self.centre_offset(), 0, n - self.length)]
+
+    def reference_values(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`values` of the training rows with no subsequence matched to itself or to a
+        neighbour overlapping it (the statistics of unseen normal subsequences)."""
+        read = self.read(rows)
+        n = len(read)
+        if n < self.length:
+            return np.zeros(n)
+        d = self.distances(read, np.arange(n - self.length + 1), exclude_near=True)
+        return d[np.clip(np.arange(n) - self.centre_offset(), 0, n - self.length)]
+
+    def reference_at_once(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`at_once` of the training rows with no subsequence matched near itself."""
+        read = self.read(rows)
+        n = len(read)
+        if n < self.length:
+            return np.zeros(n)
+        d = self.distances(read, np.arange(n - self.length + 1), exclude_near=True)
+        return d[np.clip(np.arange(n) - self.length + 1, 0, n - self.length)]
+
+    def at_once(self, rows: np.ndarray) -> np.ndarray:
+        """Per step, the distance of the subsequence ending there (the first row repeated before
+        the series while there are fewer than m rows)."""
+        read = self.read(rows)
+        padded = np.vstack([np.repeat(read[:1], self.length - 1, axis=0), read])
+        return self.distances(padded, np.arange(len(read)))
+
+    def final_after(self) -> int:
+        return self.length - 1 - self.centre_offset()
+
+    def stream(self) -> DiscordStream:
+        return DiscordStream(self)
+
+
+@dataclass
+class DiscordStream(PartStream):
+    """The discord part over a growing series: its last m - 1 standardised rows, the distances of
+    the subsequences it has completed (from ``first_start`` on) and of the first one."""
+
+    part: Discord
+    steps_seen: int = 0
+    rows: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # read rows from rows_start
+    rows_start: int = 0
+    first_start: int = 0
+    distances: np.ndarray = field(default_factory=lambda: np.empty(0))
+    head: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # the series' first row (read)
+
+    def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
+        read = self.part.read(rows)
+        m = self.part.length
+        if self.steps_seen == 0:
+            self.head = read[:1]
+        buffer = read if len(self.rows) == 0 else np.concatenate([self.rows, read])
+        seen, total = self.steps_seen, self.steps_seen + len(read)
+        # causal: the subsequences ending at the new rows (the first row repeated before the series)
+        lo = seen - m + 1
+        source, start = buffer, self.rows_start
+        if lo < start:
+            source, start = np.concatenate([np.repeat(self.head, start - lo, axis=0), buffer]), lo
+        at_once = self.part.distances(source, np.arange(seen, total) - m + 1 - start)
+        # final: the subsequences the new rows complete
+        new = np.arange(max(0, seen - m + 1), total - m + 1, dtype=np.int64)
+        if len(new):
+            self.distances = np.concatenate([self.distances, self.part.distances(buffer, new - self.rows_start)])
+        self.steps_seen = total
+        keep = max(self.rows_start, total - m + 1)
+        self.rows, self.rows_start = buffer[keep - self.rows_start :], keep
+        return at_once
+
+    def _start_of(self, steps: np.ndarray) -> np.ndarray:
+        last = self.steps_seen - self.part.length
+        return np.clip(np.asarray(steps) - self.part.centre_offset(), 0, last)
+
+    def values(self, steps: np.ndarray) -> np.ndarray:
+        if self.steps_seen < self.part.length:
+            return np.full(len(steps), np.nan)
+        return self.distances[self._start_of(steps) - self.first_start]
+
+    def final_before(self, n_steps: int) -> int:
+        m = self.part.length
+        return n_steps - m + self.part.centre_offset() + 1 if n_steps >= m else 0
+
+    def forget_before(self, step: int) -> None:
+        # keep the subsequence the first pending step reads (and the first one, for steps near 0)
+        first = max(0, min(step - self.part.centre_offset(), self.steps_seen - self.part.length))
+        drop = max(0, first - self.first_start)
+        if drop:
+            self.distances, self.first_start = self.distances[drop:], self.first_start + drop
+
+    def state(self) -> dict[str, np.ndarray]:
+        steps = np.asarray([self.steps_seen, self.rows_start, self.first_start], dtype=np.int64)
+        return {"steps": steps, "rows": self.rows, "distances": self.distances, "head": self.head}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        self.steps_seen, self.rows_start, self.first_start = (int(v) for v in arrays["steps"])
+        self.rows, self.distances, self.head = arrays["rows"], arrays["distances"], arrays["head"]
+
+
+__all__ = ["Discord", "DiscordStream"]

@@ -1,0 +1,141 @@
+"""The discord part (:mod:`madcluster.score.discord`) against a direct loop, as a stream, and as a
+term of a fitted model (score, stream, save, load, export)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from madcluster import MADCluster
+from madcluster.estimator.streaming import StreamScorer
+from madcluster.score.discord import STD_FLOOR, Discord
+from madcluster.score.parts import FitContext, part_class
+from madcluster.score.scales import dominant_period
+
+TINY = {"window_size": 16, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
+EXACT = 1e-9
+
+
+def _series(n: int, seed: int, period: float = 20.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)[:, None]
+    clean = np.sin(2 * np.pi * t / period) + 0.5 * np.sin(4 * np.pi * t / period + np.array([0.0, 1.0]))
+    return (clean + 0.02 * rng.normal(size=(n, 2))).astype(np.float32)
+
+
+@pytest.fixture
+def test_rows() -> np.ndarray:
+    rows = _series(300, 1)
+    rows[150:170, 0] = rows[150:170, 0][::-1].copy()  # a reversed stretch: same values, other shape
+    return rows
+
+
+def _close(got: np.ndarray, want: np.ndarray) -> None:
+    assert got.shape == want.shape
+    assert np.max(np.abs(got - want), initial=0.0) <= EXACT * max(1.0, np.abs(want).max(initial=0.0))
+
+
+def _direct_distance(part: Discord, read: np.ndarray, start: int, exclude_near: bool = False) -> float:
+    """One subsequence's distance to its nearest neighbour, by a loop over the neighbours."""
+    m, p = part.length, part.segment
+    sub = read[start : start + m].T  # (C, m)
+    centred = sub - sub.mean(axis=1, keepdims=True)
+    z = centred / np.maximum(centred.std(axis=1, keepdims=True), STD_FLOOR)
+    q = z.reshape(z.shape[0], m // p, p).mean(axis=2).ravel()
+    best = np.inf
+    for nb, nb_start in zip(part.neighbours, part.neighbour_starts, strict=True):
+        if exclude_near and abs(int(nb_start) - start) < m:
+            continue
+        best = min(best, float(np.mean((q - nb) ** 2)))
+    return float(np.sqrt(best)) if np.isfinite(best) else 0.0
+
+
+def test_the_period_sets_the_subsequence_length():
+    assert abs(dominant_period(_series(2000, 0, period=40.0), fallback=99) - 40) <= 1
+    rng = np.random.default_rng(0)
+    assert dominant_period(rng.normal(size=(2000, 2)), fallback=99) in (99, *range(3, 400))
+    part = Discord.fit(_series(2000, 0, period=40.0), FitContext(100))
+    assert 38 <= part.length <= 41 and part.length % part.segment == 0
+
+
+def test_values_against_a_direct_loop(test_rows):
+    part = Discord.fit(_series(600, 0), FitContext(16))
+    read = part.read(test_rows)
+    n, m = len(read), part.length
+    starts = np.clip(np.arange(n) - m // 2, 0, n - m)
+    direct = np.asarray([_direct_distance(part, read, int(s)) for s in starts])
+    _close(part.values(test_rows), direct)
+    # the causal reading: the subsequence ending at t, the first row repeated before the series
+    padded = np.vstack([np.repeat(read[:1], m - 1, axis=0), read])
+    _close(part.at_once(test_rows), np.asarray([_direct_distance(part, padded, t) for t in range(n)]))
+    assert part.final_after() == m - 1 - m // 2 and part.reads_ahead
+
+
+def test_training_statistics_leave_each_subsequence_own_neighbourhood_out():
+    train = _series(600, 0)
+    part = Discord.fit(train, FitContext(16))
+    read = part.read(train)
+    starts = np.clip(np.arange(len(read)) - part.length // 2, 0, len(read) - part.length)
+    direct = np.asarray([_direct_distance(part, read, int(s), exclude_near=True) for s in starts[::37]])
+    _close(part.reference_values(train)[::37], direct)
+    assert part.values(train).mean() < part.reference_values(train).mean()  # in-sample matches itself
+
+
+def test_the_reversed_stretch_stands_out(test_rows):
+    part = Discord.fit(_series(2000, 0), FitContext(16))
+    values = part.values(test_rows)
+    reference = part.reference_values(_series(2000, 0))
+    assert values[150:170].min() > np.quantile(reference, 0.999)
+    assert np.median(values[:120]) < np.quantile(reference, 0.99)
+
+
+def test_stream_equals_the_whole_series(test_rows):
+    part = Discord.fit(_series(600, 0), FitContext(16))
+    whole, causal = part.values(test_rows), part.at_once(test_rows)
+    stream = part.stream()
+    got = []
+    for a, b in ((0, 1), (1, 5), (5, 40), (40, 41), (41, 300)):
+        got.append(stream.append(test_rows[a:b]))
+        final = stream.final_before(b)
+        _close(stream.values(np.arange(max(0, final - 3), final)), part.values(test_rows[:b])[max(0, final - 3) : final])
+        stream.forget_before(max(0, final - 3))
+    _close(np.concatenate(got), causal)
+    kept = max(0, stream.final_before(300) - 3)  # the steps not forgotten
+    _close(stream.values(np.arange(kept, 300)), whole[kept:])
+    restored = part.stream()
+    restored.load(stream.state())
+    _close(restored.values(np.arange(kept, 300)), whole[kept:])
+
+
+def test_files_round_trip():
+    part = Discord.fit(_series(600, 0), FitContext(16))
+    again = part_class("discord").from_arrays(part.to_arrays())
+    rows = _series(200, 3)
+    _close(again.values(rows), part.values(rows))
+
+
+def test_a_model_with_the_discord_part(test_rows, tmp_path):
+    train = _series(800, 0)
+    model = MADCluster(input_terms=("kmeans", "ar", "discord"), **TINY).fit(train)
+    combination = model.model_.combination
+    assert combination.names == ["own", "kmeans", "ar", "discord"]
+    assert "discord" in combination.at_once_stats
+    scores = model.decision_function(test_rows)
+    assert np.isfinite(scores).all()
+    # stream: final = decision_function, through a saved state
+    scorer = model.stream()
+    results = [scorer.update(test_rows[:100])]
+    scorer.save(tmp_path / "s.mcs")
+    restored = StreamScorer.restore(model.model_, tmp_path / "s.mcs")
+    results += [restored.update(test_rows[a:b]) for a, b in ((100, 101), (101, 300))]
+    finals = np.concatenate([r.final_scores for r in results] + [restored.pending().scores])
+    _close(finals, scores)
+    model.save(tmp_path / "m.mcz")
+    _close(MADCluster.load(tmp_path / "m.mcz").decision_function(test_rows), scores)
+    pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    from madcluster.estimator.export import export_onnx
+    from madcluster.estimator.onnx_scorer import OnnxScorer
+
+    export_onnx(model.model_, tmp_path / "m.onnx")
+    _close(OnnxScorer(tmp_path / "m.onnx").decision_function(test_rows), scores)
