@@ -63,7 +63,7 @@ def _fit_and_score(config: dict[str, Any], seed: int, train: np.ndarray, test: n
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     full = detector.decision_function(test)
     model = detector.model_
-    own = model.score_with_history(model.check_rows(test))
+    own = model.own_scores(model.inputs.checked_input(test))
     return detector, full, own, wall, cpu
 
 

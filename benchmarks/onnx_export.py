@@ -23,7 +23,13 @@ import torch
 from madcluster import MADCluster
 from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
-from madcluster.estimator.export import ExportError, check_export, export_onnx, run_both
+from madcluster.estimator.export import (
+    ExportError,
+    check_export,
+    export_onnx,
+    model_windows,
+    run_both,
+)
 
 EMBEDDERS = ("drnn", "deepsvdd", "omnianomaly", "thoc", "usad", "beatgan", "anomaly_transformer", "dcdetector")
 
@@ -34,12 +40,12 @@ def measure(name: str, demo, folder: Path) -> dict:
     path = folder / f"{name}.onnx"
     start = time.perf_counter()
     try:
-        report = export_onnx(model, path, check=False)
+        report = export_onnx(model.model_, path, check=False)
     except ExportError as exc:
         return {**row, "exports": False, "why": str(exc)}
     row["export_s"] = round(time.perf_counter() - start, 2)
-    windows = model.model_.model_windows(demo.test)[0]
-    got, expected = run_both(model, path, windows)
+    windows = model_windows(model.model_, demo.test)[0]
+    got, expected = run_both(model.model_, path, windows)
     diff = np.abs(got - expected)
     try:  # the export check's own rule, on its probe windows
         check, passes = check_export(model.model_, path, getattr(torch, report["dtype"])), True

@@ -70,8 +70,8 @@ def default_rows(train: np.ndarray, rows: np.ndarray) -> np.ndarray:
 def own_scores(detector, rows: np.ndarray) -> np.ndarray:
     from madcluster.score.scoring import standardize
 
-    checked = detector.model_.check_rows(rows)
-    return standardize(detector.model_.score_with_history(checked), detector.model_.parts.combination.stats["own"])
+    checked = detector.model_.inputs.check_rows(rows)
+    return standardize(detector.model_.own_scores(detector.model_.inputs.model_input(checked)), detector.model_.combination.stats["own"])
 
 
 def dump_one(name: str, series, seed: int, variants: int, out: Path, params: dict | None = None,

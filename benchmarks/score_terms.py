@@ -85,8 +85,8 @@ def autoregressive_errors(z_train: np.ndarray, z_rows: np.ndarray, lags: int = 5
 def network_terms(detector: Any, rows: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The fitted model's raw terms on ``rows`` (head terms, ``base``: its own score) and the
     window-KMeans input term (its first input term)."""
-    checked = detector.model_.check_rows(rows)
-    terms = detector.model_.point_outputs(detector.model_.model_input(checked), detector.net_.score)
+    checked = detector.model_.inputs.check_rows(rows)
+    terms = detector.model_.outputs(detector.model_.inputs.model_input(checked), detector.net_.score)
     terms = {k: np.asarray(v, dtype=np.float64) for k, v in terms.items()}
     return terms, detector.input_terms_[0].values(checked)
 

@@ -27,7 +27,7 @@ import torch
 from madcluster import MADCluster
 from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
-from madcluster.estimator.streaming import STEP_ROWS, StreamScorer
+from madcluster.estimator.streaming import STEP_ROWS, StreamScorer, row_stepper
 
 # name -> (estimator parameters, step_rows of the scorer)
 MODELS = {
@@ -57,7 +57,7 @@ def measure(name: str, model: MADCluster, step_rows: int, rows: int) -> dict:
     batch = model.decision_function(series)
     batch_per_row = (time.perf_counter() - start) / len(series) * 1e3
     return {
-        "model": name, "stepper": scorer.step_rows > 0 and model.model_.row_stepper() is not None,
+        "model": name, "stepper": scorer.step_rows > 0 and row_stepper(model.model_) is not None,
         "max_abs_diff_to_decision_function": float(np.abs(np.concatenate(streamed) - batch).max()), "window_size": model.window_size, "n_features": series.shape[1], "rows": rows,
         "p50_ms": round(float(np.percentile(ms, 50)), 3), "p99_ms": round(float(np.percentile(ms, 99)), 3),
         "mean_ms": round(float(ms.mean()), 3), "max_ms": round(float(ms.max()), 3),

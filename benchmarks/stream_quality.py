@@ -62,9 +62,9 @@ def run_series(source: str, series: Any, seed: int) -> dict[str, Any]:
 
     final_scores, first_scores = np.concatenate(final), np.concatenate(provisional)
     whole = detector.decision_function(series.test)
-    rows = model.check_rows(series.test)
-    own = model.score_with_history(rows)
-    combination = model.parts.combination
+    rows = model.inputs.check_rows(series.test)
+    own = model.own_scores(model.inputs.model_input(rows))
+    combination = model.combination
     own_and_ar = replace(combination, parts=tuple(p for p in combination.parts if p.name in ("own", "ar")))
     own_ar = own_and_ar.at_once_score(rows, own)  # both read causally
     at_once = combination.at_once_score(rows, own)

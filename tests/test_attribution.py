@@ -92,7 +92,11 @@ def test_explain_names_the_channel_with_the_anomaly(spiky, small_params, tmp_pat
     assert model.attribution_baseline_.shape == (4, test.shape[1])
     model.save(tmp_path / "m.mcz")
     np.testing.assert_allclose(MADCluster.load(tmp_path / "m.mcz").explain(test), contributions, rtol=1e-5, atol=1e-6)
-    model.attribution_baseline_ = None  # a file written before the baseline: the raw occlusion drop
+    from dataclasses import replace
+
+    from madcluster.estimator.attribution import AttributionBaseline
+
+    model.model_ = replace(model.model_, attribution=AttributionBaseline(None))  # a file from before the baseline: the raw drop
     raw = model.explain(test)
     assert channel_ranking(raw, slice(150, 160))[0] == 2 and not np.allclose(raw, contributions)
 

@@ -97,9 +97,10 @@ def clone_fitted(model: MADCluster, score_stride: int | None = None, score_scali
     clone = copy.deepcopy(model)
     fitted = clone.model_
     if score_stride is not None:
-        fitted = dataclasses.replace(fitted, score_stride=score_stride)
+        fitted = dataclasses.replace(fitted, grid=dataclasses.replace(fitted.grid, score_stride=score_stride),
+                                     warmup=dataclasses.replace(fitted.warmup, score_stride=score_stride))
     if score_scaling is not None:
-        fitted = dataclasses.replace(fitted, parts=dataclasses.replace(fitted.parts, scaling=score_scaling))
+        fitted = dataclasses.replace(fitted, head=dataclasses.replace(fitted.head, scaling=score_scaling))
     clone.model_ = fitted
     return clone
 

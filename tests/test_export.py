@@ -17,7 +17,7 @@ ort = pytest.importorskip("onnxruntime")
 
 from madcluster import MADCluster
 from madcluster.cli import build_parser, main
-from madcluster.estimator.export import run_both
+from madcluster.estimator.export import model_windows, run_both
 from madcluster.estimator.onnx_scorer import OnnxScorer
 from madcluster.exceptions import ModelFileError
 
@@ -38,12 +38,12 @@ def test_cli_export_scores_equal_torch(tmp_path, params, capsys):
     assert "max abs diff" in capsys.readouterr().out
     x = _series(200, 1)
     x[100:104, 1] += 4.0
-    windows, starts = model.model_.model_windows(x)
+    windows, starts = model_windows(model.model_, x)
     assert windows.shape == (len(starts), 16, model.scaler_mean_.shape[0])
     session = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
     got = session.run(["scores"], {"windows": windows})[0]
     assert got.shape == (len(starts), 16)
-    got_again, expected = run_both(model, tmp_path / "m.onnx", windows)
+    got_again, expected = run_both(model.model_, tmp_path / "m.onnx", windows)
     np.testing.assert_allclose(got, expected, atol=1e-4, rtol=0)
     np.testing.assert_array_equal(got, got_again)
     # rows: the causal grid with its warm-up (default) or the covering windows averaged (usad)
@@ -93,7 +93,7 @@ def test_trained_model_exports_and_its_onnx_rows_equal_the_model_rows(trained):
     scorer = OnnxScorer(folder / "m.onnx")
     scorer._table = None
     raw = scorer.decision_function(x)
-    warm = slice(0, model.window_size - model.model_.score_stride)
+    warm = slice(0, model.window_size - model.model_.grid.score_stride)
     assert np.max(np.abs(raw[warm] - expected[warm])) > 100 * np.max(np.abs(got[warm] - expected[warm]))
 
 

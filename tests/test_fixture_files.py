@@ -59,7 +59,7 @@ def test_format_2_files_are_upgraded_to_one_combination_record():
 @pytest.mark.parametrize("name", NAMES)
 def test_stream_states_resume_as_they_did(name):
     model = MADCluster.load(FIXTURES / f"{name}.mcz")
-    scorer = StreamScorer.restore(model, FIXTURES / f"{name}.mcs")
+    scorer = StreamScorer.restore(model.model_, FIXTURES / f"{name}.mcs")
     assert scorer.steps_seen == SPLIT
     rows, at = EXPECTED["test"][SPLIT:], 0
     at_once, final_steps, final_scores = [], [], []

@@ -39,7 +39,7 @@ def test_default_has_both_terms_and_none_turns_them_off(train_test, with_terms):
     assert MADCluster().input_terms == ("kmeans", "ar")
     assert [t.name for t in with_terms.input_terms_] == ["kmeans", "ar"]
     plain = MADCluster(input_terms=None, **TINY).fit(train_test[0])
-    assert plain.input_terms_ == [] and not plain.model_.parts.combination.stats
+    assert plain.input_terms_ == [] and not plain.model_.combination.stats
     assert MADCluster.from_preset("paper").input_terms is None  # the paper's score alone
 
 
@@ -50,7 +50,7 @@ def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term_smoothed(train_
     baseline = KMeansDetector(window_size=TINY["window_size"], random_state=0).fit(train)
     middle = slice(TINY["window_size"] - 1, len(test) - TINY["window_size"] + 1)  # the ends: balanced_window_means
     assert np.allclose(kmeans.values(test)[middle], baseline.decision_function(test)[middle], rtol=1e-4, atol=1e-4)
-    stats, w = with_terms.model_.parts.combination.stats, with_terms.part_weights_
+    stats, w = with_terms.model_.combination.stats, with_terms.part_weights_
     assert w == DEFAULT_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0}
     smooth = with_terms.part_smoothing_
     assert smooth == {"own": TINY["window_size"] // 2, "ar": TINY["window_size"] // 10}
@@ -69,7 +69,7 @@ def test_part_weights_weigh_each_standardised_part(train_test, with_terms):
     raw = {"own": 1, "ar": 1}  # no smoothing: the parts as they are
     equal = MADCluster(part_weights={"own": 1, "kmeans": 1, "ar": 1}, part_smoothing=raw, **TINY).fit(train)
     no_ar = MADCluster(part_weights={"ar": 0}, part_smoothing=raw, **TINY).fit(train)
-    stats = equal.model_.parts.combination.stats
+    stats = equal.model_.combination.stats
     own = standardize(MADCluster(input_terms=None, **TINY).fit(train).decision_function(test), stats["own"])
     kmeans, ar = (standardize(t.values(test), stats[t.name]) for t in equal.input_terms_)
     assert np.allclose(equal.decision_function(test), own + kmeans + ar)
@@ -133,7 +133,7 @@ def test_save_load_round_trip_gives_identical_scores(tmp_path, train_test, with_
 def test_one_term_alone(train_test):
     model = MADCluster(input_terms="ar", **TINY).fit(train_test[0])
     assert [t.name for t in model.input_terms_] == ["ar"]
-    assert set(model.model_.parts.combination.stats) == {"own", "ar"}
+    assert set(model.model_.combination.stats) == {"own", "ar"}
 
 
 def test_the_default_exports_and_scores_without_torch(tmp_path, train_test, with_terms):
@@ -146,7 +146,7 @@ def test_the_default_exports_and_scores_without_torch(tmp_path, train_test, with
 
     from madcluster.estimator.export import export_onnx
 
-    export_onnx(with_terms, tmp_path / "m.onnx")
+    export_onnx(with_terms.model_, tmp_path / "m.onnx")
     test = train_test[1]
     np.save(tmp_path / "x.npy", test)
     code = ("import sys; sys.modules['torch'] = None\n"

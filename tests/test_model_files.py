@@ -79,8 +79,8 @@ def test_model_files_and_stream_state_share_one_archive_layout(tmp_path):
         header = json.loads(zf.read("stream.json"))
         arrays = np.load(io.BytesIO(zf.read("buffer.npz")))
         assert header["format"] == "madcluster-stream" and "buffer" in arrays.files
-    restored = type(scorer).restore(model, tmp_path / "s.mcs")
+    restored = type(scorer).restore(model.model_, tmp_path / "s.mcs")
     assert restored.steps_seen == 50
     (tmp_path / "bad.mcs").write_bytes(b"junk")
     with pytest.raises(StreamError, match="not a readable stream state file"):
-        type(scorer).restore(model, tmp_path / "bad.mcs")
+        type(scorer).restore(model.model_, tmp_path / "bad.mcs")

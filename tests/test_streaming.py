@@ -8,7 +8,7 @@ import pytest
 
 from madcluster import MADCluster
 from madcluster.embedders.drnn import DilatedRNN
-from madcluster.estimator.streaming import STEP_ROWS, StreamScorer
+from madcluster.estimator.streaming import STEP_ROWS, StreamScorer, row_stepper
 from madcluster.exceptions import DataError, StreamError
 
 
@@ -61,7 +61,7 @@ def test_state_saves_and_restores_mid_stream(fitted, tmp_path):
     scorer = fitted.stream()
     first = scorer.update(x[:77]).scores
     scorer.save(tmp_path / "s.mcs")
-    restored = StreamScorer.restore(fitted, tmp_path / "s.mcs")
+    restored = StreamScorer.restore(fitted.model_, tmp_path / "s.mcs")
     rest = np.concatenate([restored.update(x[77:100]).scores, restored.update(x[100:]).scores])
     np.testing.assert_allclose(np.concatenate([first, rest]), fitted.decision_function(x), atol=1e-5, rtol=0)
 
@@ -72,10 +72,10 @@ def test_restore_refuses_another_models_state_and_garbage(fitted, tmp_path):
     scorer.save(tmp_path / "s.mcs")
     other = MADCluster(input_terms=None, window_size=16, epochs=1, random_state=1).fit(_series(300, 5))
     with pytest.raises(StreamError, match="another model"):
-        StreamScorer.restore(other, tmp_path / "s.mcs")
+        StreamScorer.restore(other.model_, tmp_path / "s.mcs")
     (tmp_path / "bad.mcs").write_bytes(b"not a zip")
     with pytest.raises(StreamError, match="not a readable stream state"):
-        StreamScorer.restore(fitted, tmp_path / "bad.mcs")
+        StreamScorer.restore(fitted.model_, tmp_path / "bad.mcs")
 
 
 def test_bad_rows_are_refused_with_a_clear_error(fitted):
@@ -107,7 +107,7 @@ def test_stepper_and_window_reruns_mix_and_agree(score_stride):
     """The D-RNN steps short chunks and reruns windows for long ones; switching between the two
     (and a restored state) rebuilds the stepper from the buffer, scores unchanged."""
     model = MADCluster(input_terms=None, window_size=30, epochs=1, random_state=0, score_stride=score_stride).fit(_series(400, 9))
-    assert model.model_.row_stepper() is not None
+    assert row_stepper(model.model_) is not None
     x = _series(260, 10)
     x[200:205, 1] -= 2.5
     expected = model.decision_function(x)
@@ -123,7 +123,7 @@ def test_stepper_and_window_reruns_mix_and_agree(score_stride):
 
 def test_models_without_a_stepper_rerun_windows(fitted):
     expected_stepper = isinstance(fitted.net_.embedder, DilatedRNN)
-    assert (fitted.model_.row_stepper() is not None) == expected_stepper
+    assert (row_stepper(fitted.model_) is not None) == expected_stepper
 
 
 def test_a_constant_column_back_at_its_value_steps_in_a_stream_as_in_the_whole_series():

@@ -70,8 +70,8 @@ def test_pending_scores_are_the_scores_of_the_rows_so_far(model, test_rows):
 def test_first_scores_are_the_at_once_scores_read_from_steps_up_to_t(model, test_rows):
     """Each row's first score reads rows <= t only: the KMeans part on the window ending at t."""
     fitted = model.model_
-    rows = fitted.check_rows(test_rows)
-    expected = fitted.parts.combination.at_once_score(rows, fitted.score_with_history(rows))
+    rows = fitted.inputs.check_rows(test_rows)
+    expected = fitted.combination.at_once_score(rows, fitted.own_scores(fitted.inputs.model_input(rows)))
     scorer = model.stream()
     first = np.concatenate([scorer.update(test_rows[lo:hi]).scores for lo, hi in _chunks(len(test_rows), 3)])
     assert np.max(np.abs(first - expected)) < EXACT * np.abs(expected).max()
@@ -85,7 +85,7 @@ def test_files_without_the_at_once_statistics_answer_with_the_provisional_score(
     from dataclasses import replace
 
     old = copy.deepcopy(model)
-    old.model_.parts.combination = replace(old.model_.parts.combination, at_once_stats={})
+    old.model_ = replace(old.model_, combination=replace(old.model_.combination, at_once_stats={}))
     scorer = old.stream()
     scorer.update(test_rows[:100])
     result = scorer.update(test_rows[100:130])
@@ -121,7 +121,7 @@ def test_state_round_trip_mid_stream_keeps_the_terms(model, test_rows, tmp_path)
     scorer = model.stream()
     scorer.update(test_rows[:130])
     scorer.save(tmp_path / "s.mcs")
-    restored = StreamScorer.restore(model, tmp_path / "s.mcs")
+    restored = StreamScorer.restore(model.model_, tmp_path / "s.mcs")
     got = restored.update(test_rows[130:])
     assert np.array_equal(got.final_steps, expected[1].final_steps)
     assert np.allclose(got.final_scores, expected[1].final_scores, rtol=0, atol=1e-12)
@@ -146,14 +146,14 @@ def test_a_state_without_the_terms_is_refused(model, test_rows, tmp_path):
         for name, data in items.items():
             cut.writestr(name, data)
     with pytest.raises(StreamError, match="input terms"):
-        StreamScorer.restore(model, tmp_path / "cut.mcs")
+        StreamScorer.restore(model.model_, tmp_path / "cut.mcs")
 
 
 def test_smoothed_parts_alone_are_final_after_their_half_width(test_rows):
     model = MADCluster(input_terms="ar", part_smoothing={"own": 8, "ar": 3}, **TINY).fit(_series(600, 0))
-    parts = model.model_.parts
+    parts = model.model_.combination
     assert parts.smoothing == {"own": 8, "ar": 3}
-    lag = parts.combination.final_after()
+    lag = parts.final_after()
     assert lag == 8 - 3 - 1  # step t's block of 8 reaches 4 steps ahead; fixed once t + 8 - 3 rows are in
     scorer, steps, scores = model.stream(), [], []
     for n in range(1, 41):

@@ -46,8 +46,8 @@ def dump_one(name: str, arrays: dict[str, np.ndarray], seed: int, out: Path) -> 
     fit_s = time.perf_counter() - t0
 
     def own(rows: np.ndarray) -> np.ndarray:
-        checked = detector.model_.check_rows(rows)
-        return standardize(detector.model_.score_with_history(checked), detector.model_.parts.combination.stats["own"])
+        checked = detector.model_.inputs.check_rows(rows)
+        return standardize(detector.model_.own_scores(detector.model_.inputs.model_input(checked)), detector.model_.combination.stats["own"])
 
     result = {
         "net_test": own(arrays["test"]).astype(np.float32),

@@ -23,6 +23,16 @@ from madcluster.extreme_value import pot_threshold
 PROBA_METHODS = ("linear", "unify")
 
 
+def threshold_from_scores(scores: np.ndarray, method: str, contamination: float) -> float:
+    """The threshold on training ``scores``: their ``1 - contamination`` quantile (``quantile``,
+    the ``train-quantile`` protocol) or, with ``pot``, the score a generalized Pareto tail fitted to
+    them exceeds with probability ``contamination`` (``train-pot``, :mod:`madcluster.extreme_value`)."""
+    values = np.asarray(scores, dtype=np.float64)
+    if method == "pot":
+        return pot_threshold(values, contamination)
+    return float(np.quantile(values, 1.0 - contamination))
+
+
 class BaseDetector(BaseEstimator, ABC):
     """Unsupervised detector: higher ``decision_function`` means more anomalous.
 
@@ -129,10 +139,7 @@ class BaseDetector(BaseEstimator, ABC):
         (``train-pot``, :mod:`madcluster.extreme_value`)."""
         method = getattr(self, "threshold", "quantile")  # checked by _validate_params
         self.decision_scores_ = np.asarray(scores, dtype=np.float64)
-        if method == "pot":
-            self.threshold_ = pot_threshold(self.decision_scores_, self.contamination)
-        else:
-            self.threshold_ = float(np.quantile(self.decision_scores_, 1.0 - self.contamination))
+        self.threshold_ = threshold_from_scores(self.decision_scores_, method, self.contamination)
         self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)
 
     def _check_fitted(self) -> None:

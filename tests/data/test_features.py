@@ -49,7 +49,7 @@ def test_detector_feeds_the_roughness_channels_and_round_trips(tmp_path):
     rough = MADCluster(roughness_window=10, **params).fit(x)
     assert plain.net_.embedder.layers[0].input_size == 3
     assert rough.net_.embedder.layers[0].input_size == 6 and rough.n_features_in_ == 3
-    seen = rough.model_.model_input(x)
+    seen = rough.model_.inputs.model_input(x)
     assert seen.shape == (900, 6) and seen.dtype == np.float32
     np.testing.assert_allclose(seen[:, 3:].mean(axis=0), 0.0, atol=1e-4)  # scaled on train
     scores = rough.decision_function(x)

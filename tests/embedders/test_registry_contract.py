@@ -145,7 +145,7 @@ def test_base_only_mode_uses_the_models_own_score(name):
     terms = model.score_terms(x)
     assert set(terms) == {"base"}
     # causal models calibrate their warm-up rows (madcluster.estimator.warmup); the rest is the base score
-    steady = model.window_size - model.model_.score_stride if model.net_.embedder.causal else 0
+    steady = model.window_size - model.model_.grid.score_stride if model.net_.embedder.causal else 0
     np.testing.assert_array_equal(model.decision_function(x)[steady:], terms["base"][steady:])
     assert np.isfinite(model.history_["train_loss"]).all()
 

@@ -142,9 +142,9 @@ def test_network_window_score_is_the_mean_per_step_score_inside_the_window(serie
     assert how.startswith("network") and scores.shape == (100 - model.window_size + 1,)
     # window 7 alone, scored at stride 1 in isolation: the mean of its per-step scores
     # (the input of the whole series, then the window: the roughness channels look back in time)
-    x = torch.from_numpy(model.model_.model_input(series[300:400])[7 : 7 + model.window_size])[None]
+    x = torch.from_numpy(model.model_.inputs.model_input(series[300:400])[7 : 7 + model.window_size])[None]
     terms = {k: v.double().mean(1).numpy() for k, v in model.net_.score(x).items()}
-    assert scores[7] == pytest.approx(model.model_.parts.combine(terms)[0], rel=1e-6)
+    assert scores[7] == pytest.approx(model.model_.head.combine(terms)[0], rel=1e-6)
 
 
 # ------------------------------------------------------------------------------ step c: oracle
@@ -192,7 +192,7 @@ def test_step_a_minmax_maps_each_entity_train_part_to_0_1(dataset):
     for entity in range(2):
         task, arrays = _task(config, loaded, entity)
         train = arrays["train"][slice(*task.train_slice)]
-        scaled = make_detector(detector_params(config, 0)).fit(train).model_.model_input(train)
+        scaled = make_detector(detector_params(config, 0)).fit(train).model_.inputs.model_input(train)
         assert np.allclose(scaled.min(axis=0), 0.0) and np.allclose(scaled.max(axis=0), 1.0)
     with pytest.raises(ValueError, match="unknown scaling"):
         MADCluster(scaling="robust").fit(np.zeros((50, 2)))
@@ -248,7 +248,7 @@ def test_leak_fit_validates_on_test_and_pools_R_over_train_and_test(series, smal
     assert np.isfinite(leaky.history_["val_loss"]).all()
     assert np.isnan(honest.history_["val_loss"]).all()
     settings = TrainSettings(window_size=leaky.window_size)
-    parts = [torch.from_numpy(leaky.model_.model_input(x)) for x in (train, test)]
+    parts = [torch.from_numpy(leaky.model_.inputs.model_input(x)) for x in (train, test)]
     d = torch.cat(
         [leaky.net_.head.distances(h).flatten() for h in feature_source(leaky.net_, *parts[:1], settings, parts[1])()]
     ).double().numpy()

@@ -144,7 +144,7 @@ def test_the_part_against_a_direct_loop(rows):
 
 def test_a_new_part_fits_scores_streams_saves_loads_and_exports(registered, rows, tmp_path):
     model = MADCluster(input_terms=("kmeans", "ar", "pca"), part_smoothing={"pca": 3}, **TINY).fit(_series(500, 0))
-    combination = model.model_.parts.combination
+    combination = model.model_.combination
     assert combination.names == ["own", "kmeans", "ar", "pca"]
     assert set(combination.stats) == {"own", "kmeans", "ar", "pca"} and "pca" in combination.at_once_stats
     assert model.part_weights_["pca"] == 1.0 and model.part_smoothing_["pca"] == 3
@@ -163,19 +163,20 @@ def test_a_new_part_fits_scores_streams_saves_loads_and_exports(registered, rows
     scorer = model.stream()
     first = [scorer.update(rows[:100])]
     scorer.save(tmp_path / "s.mcs")
-    restored = StreamScorer.restore(model, tmp_path / "s.mcs")
+    restored = StreamScorer.restore(model.model_, tmp_path / "s.mcs")
     later = [restored.update(rows[a:b]) for a, b in ((100, 101), (101, 130), (130, 260))]
     results = first + later
     finals = np.concatenate([r.final_scores for r in results] + [restored.pending().scores])
     _close(finals, scores)
-    checked = model.model_.check_rows(rows)
-    at_once = combination.at_once_score(checked, model.model_.score_with_history(checked))
+    fitted = model.model_
+    checked = fitted.inputs.check_rows(rows)
+    at_once = combination.at_once_score(checked, fitted.own_scores(fitted.inputs.model_input(checked)))
     _close(np.concatenate([r.scores for r in results]), at_once)
 
     # saving and loading
     model.save(tmp_path / "m.mcz")
     loaded = MADCluster.load(tmp_path / "m.mcz")
-    assert loaded.model_.parts.combination.names == combination.names
+    assert loaded.model_.combination.names == combination.names
     _close(loaded.decision_function(rows), scores)
 
     # exporting: the ONNX file carries the part and scores as the model does
@@ -184,7 +185,7 @@ def test_a_new_part_fits_scores_streams_saves_loads_and_exports(registered, rows
     from madcluster.estimator.export import export_onnx
     from madcluster.estimator.onnx_scorer import OnnxScorer
 
-    export_onnx(model, tmp_path / "m.onnx")
+    export_onnx(model.model_, tmp_path / "m.onnx")
     _close(OnnxScorer(tmp_path / "m.onnx").decision_function(rows), scores)
 
 

@@ -23,7 +23,7 @@ def test_embed_is_what_the_score_is_computed_from(data, params):
     c, r = head.center.detach().numpy(), float(head.radius)
     expected = ((h - c) ** 2).sum(axis=1) - r**2
     # after the warm-up (rows 0..L-s-1, quantile-calibrated onto the later rows' scale: madcluster.estimator.warmup)
-    steady = model.window_size - model.model_.score_stride
+    steady = model.window_size - model.model_.grid.score_stride
     np.testing.assert_allclose(model.decision_function(data[1])[steady:], expected[steady:], rtol=1e-4, atol=1e-5)
     # distance-only keeps c fixed: every recorded epoch has the same center
     assert model.center_path_.shape == (params["epochs"] + 1, 8)
@@ -66,7 +66,7 @@ def test_embed_maps_non_causal_windows_back_to_their_points(data):
     linear = model.net_.embedder.module  # the fitted copy of the module
     assert not model.net_.embedder.causal
     with torch.no_grad():
-        expected = linear(torch.from_numpy(model.model_.model_input(test))).numpy()
+        expected = linear(torch.from_numpy(model.model_.inputs.model_input(test))).numpy()
     np.testing.assert_allclose(h, expected, rtol=1e-5, atol=1e-6)
 
 

@@ -109,7 +109,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         f"= {detector.threshold_:.6g}"
     )
     if not detector.verbose:  # a verbose fit has printed it
-        say(f"score = {detector.model_.parts.combination.describe()}")
+        say(f"score = {detector.model_.combination.describe()}")
     say(f"model written to {args.output}")
     if args.history_plot:
         plot_history(h, path=args.history_plot)

@@ -151,7 +151,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from madcluster.estimator.detector import MADCluster
     from madcluster.estimator.export import export_onnx
 
-    report = export_onnx(MADCluster.load(args.model), args.output, check=not args.no_check)
+    report = export_onnx(MADCluster.load(args.model).model_, args.output, check=not args.no_check)
     checked = ""
     if report.get("max_abs_diff") is not None:
         checked = (f"; checked {report['compared']}: max abs diff {report['max_abs_diff']:.2e} "

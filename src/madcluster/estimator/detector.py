@@ -21,7 +21,10 @@ from madcluster.data.scaling import fit_input_scaler, model_input
 from madcluster.data.validation import check_series
 from madcluster.defaults import REFIT_EPOCHS, defaults
 from madcluster.embedders import EMBEDDERS
-from madcluster.estimator.fitted import FittedModel, FromModel, ScoreParts
+from madcluster.estimator.attribution import explain
+from madcluster.estimator.fitted import embed, score_terms
+from madcluster.estimator.fitting import fit_model
+from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.network_fit import (
     build_network,
     method_config,
@@ -35,7 +38,6 @@ from madcluster.exceptions import ParameterError, StreamError
 from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.presets import preset_params
-from madcluster.score.input_terms import check_input_terms, check_part_weights
 from madcluster.threads import torch_threads
 
 _D = defaults(MADCLUSTER_PARAMS)  # the signature's defaults, written once in the table
@@ -116,18 +118,19 @@ class MADCluster(BaseDetector):
     """
 
     _parameters = MADCLUSTER_PARAMS
-    # what scoring needs lives in the fitted model (``model_``, :class:`FittedModel`); these read it
-    net_ = FromModel("net")
-    score_stats_ = FromModel("parts.stats")
-    input_terms_ = FromModel("parts.input_terms")
-    part_weights_ = FromModel("parts.weights")  # {} without input terms: the own score alone
-    part_smoothing_ = FromModel("parts.smoothing")  # {} without input terms or smoothing
-    scaler_mean_ = FromModel("scaler_mean")
-    scaler_scale_ = FromModel("scaler_scale")
-    roughness_window_ = FromModel("roughness_window")
-    constant_columns_ = FromModel("constant_columns")
-    warmup_quantiles_ = FromModel("warmup_quantiles")
-    attribution_baseline_ = FromModel("explain_baseline")  # measured at the first explain() or save
+    # what scoring needs lives in the fitted model (``model_``, a frozen FittedModel); these read it
+    threshold_ = property(lambda self: self.model_.threshold)
+    net_ = property(lambda self: self.model_.net)
+    score_stats_ = property(lambda self: self.model_.head.stats)  # the head's terms
+    input_terms_ = property(lambda self: self.model_.combination.terms)
+    part_weights_ = property(lambda self: self.model_.combination.weights)  # {} without input terms
+    part_smoothing_ = property(lambda self: self.model_.combination.smoothing)  # {} without input terms
+    scaler_mean_ = property(lambda self: self.model_.inputs.scaler_mean)
+    scaler_scale_ = property(lambda self: self.model_.inputs.scaler_scale)
+    roughness_window_ = property(lambda self: self.model_.inputs.roughness_window)
+    constant_columns_ = property(lambda self: self.model_.inputs.constant_columns)
+    warmup_quantiles_ = property(lambda self: self.model_.warmup.quantiles)
+    attribution_baseline_ = property(lambda self: self.model_.attribution.values(self.model_))  # measured on first use
 
     def __init__(
         self,
@@ -312,27 +315,22 @@ class MADCluster(BaseDetector):
 
         trained = train_detector_network(params, build, identity, scaled, extra_val, pool_radius, checkpoint, resume)
         self.device_, self.history_, self.center_path_ = trained.device, trained.history, trained.center_path
-        model = FittedModel.for_network(
-            trained.net, params, scaler_mean=mean, scaler_scale=scale, roughness_window=roughness,
-            n_features=self.n_features_in_, feature_names=names, constant_columns=constant,
-            parts=ScoreParts({}, self.score_scaling, self.base_score_combination),
-        )
-        self.model_ = self._fit_training_scores(model, data, scaled)
+        inputs = InputSpec(mean, scale, roughness, self.n_features_in_, names, constant, self.window_size)
+        self._fit_training_scores(trained.net, params, inputs, data, scaled)
         if checkpoint is not None:
             Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
         return self
 
-    def _fit_training_scores(self, model: FittedModel, data: np.ndarray, scaled: np.ndarray) -> FittedModel:
-        """After the last epoch (seconds; ``madcluster fit`` defers Ctrl-C here): the score's parts,
-        the threshold and the attribution baseline. Every mode fits the same input terms."""
-        terms = check_input_terms(self.input_terms)
-        self._set_training_scores(model.fit_scores(data, scaled, terms, self.random_state, check_part_weights(self.part_weights),
-                                                   self.part_smoothing))
+    def _fit_training_scores(self, net: nn.Module, params: dict[str, Any], inputs: InputSpec, data: np.ndarray,
+                             scaled: np.ndarray) -> None:
+        """After the last epoch (seconds; ``madcluster fit`` defers Ctrl-C here): the fitted model
+        (:func:`~madcluster.estimator.fitting.fit_model`) and the training scores. Every mode fits
+        the same parts."""
+        self.model_, scores = fit_model(net, params, inputs, data, scaled)
+        self.decision_scores_ = np.asarray(scores, dtype=np.float64)
+        self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)
         if self.verbose:  # the fit's one line on how its score is made
-            print(f"score = {model.parts.combination.describe()}", flush=True)
-        model.threshold = self.threshold_
-        model.defer_attribution_baseline(scaled)
-        return model
+            print(f"score = {self.model_.combination.describe()}", flush=True)
 
     def _training_identity(self) -> dict[str, str]:
         """The parameters a resumed fit must share with the interrupted one (not ``epochs``, nor
@@ -352,7 +350,7 @@ class MADCluster(BaseDetector):
         ``base`` when the embedder has its own score."""
         self._check_fitted()
         with torch_threads(self.n_jobs):
-            return self.model_.score_terms(X)
+            return score_terms(self.model_, X)
 
     def embed(self, X: Any) -> np.ndarray:
         """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
@@ -362,7 +360,7 @@ class MADCluster(BaseDetector):
         """
         self._check_fitted()
         with torch_threads(self.n_jobs):
-            return self.model_.embed(X)
+            return embed(self.model_, X)
 
     def explain(self, X: Any, rows: Any = None) -> np.ndarray:
         """Per-channel contributions to the score, ``(T, D)``: how much more than on normal data
@@ -373,7 +371,7 @@ class MADCluster(BaseDetector):
         (the others are 0), scoring only the spans around them."""
         self._check_fitted()
         with torch_threads(self.n_jobs):
-            return self.model_.explain(X, rows)
+            return explain(self.model_, X, rows)
 
     def stream(self) -> StreamScorer:
         """A :class:`~madcluster.estimator.streaming.StreamScorer` (rows in chunks of any size, each new row's
@@ -381,7 +379,7 @@ class MADCluster(BaseDetector):
         needs a causal embedder (D-RNN, DeepSVDD, OmniAnomaly, THOC)."""
         self._check_fitted()
         model = self.model_
-        if not model.causal:
+        if not model.grid.causal:
             why = "window-level scores (score_type='window')" if model.net.embedder.causal else f"a non-causal embedder ({model.name})"
             raise StreamError(f"streaming needs step t's score to read steps <= t only; this model has {why}: score whole series with decision_function")
         return StreamScorer(model, n_jobs=self.n_jobs)
@@ -398,7 +396,7 @@ class MADCluster(BaseDetector):
         """Write the fitted detector to ``path`` (zip of JSON config + npz weights), atomically."""
         self._check_fitted()
         with torch_threads(self.n_jobs):  # a deferred attribution baseline is measured as explain() would
-            self.model_.explain_baseline  # noqa: B018
+            self.model_.attribution.values(self.model_)
         save_model(path, self.get_params(), self.model_, decision_scores=self.decision_scores_,
                    history=self.history_, center_path=self.center_path_)
 
@@ -409,11 +407,10 @@ class MADCluster(BaseDetector):
         file = load_model(path, embedder, device)
         detector = cls(**file.params)
         detector.model_ = file.fitted
-        detector.n_features_in_ = file.fitted.n_features
-        if file.fitted.feature_names is not None:
-            detector.feature_names_in_ = file.fitted.feature_names
+        detector.n_features_in_ = file.fitted.inputs.n_features
+        if file.fitted.inputs.feature_names is not None:
+            detector.feature_names_in_ = file.fitted.inputs.feature_names
         detector.history_, detector.center_path_, detector.device_ = file.history, file.center_path, file.device
         detector.decision_scores_ = file.decision_scores
-        detector.threshold_ = file.fitted.threshold
         detector.labels_ = (detector.decision_scores_ > detector.threshold_).astype(np.int64)
         return detector

@@ -78,11 +78,11 @@ def _window_scores_class() -> type:
             super().__init__()
             self.dtype = model.scoring_dtype if dtype is None else dtype
             self.net = model.scoring_net if self.dtype == model.scoring_dtype else model.net
-            self.parts = model.parts
+            self.head = model.head
 
         def forward(self, windows: Any) -> Any:
             """Step scores ``[B, L]`` of float32 ``windows``, computed in ``dtype``."""
-            return self.parts.combine_tensors(self.net.score(windows.to(self.dtype)))
+            return self.head.combine_tensors(self.net.score(windows.to(self.dtype)))
 
     return WindowScores
 
@@ -95,8 +95,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def export_onnx(model: Any, path: str | os.PathLike, check: bool = True) -> dict[str, Any]:
-    """Write ``model`` (a fitted MADCluster or its :class:`FittedModel`) as an ONNX graph to
+def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True) -> dict[str, Any]:
+    """Write fitted ``model`` (a MADCluster's ``model_``) as an ONNX graph to
     ``path``, with what :class:`OnnxScorer` needs in its metadata; with ``check``, score probe
     windows with onnxruntime and with torch and raise ``ExportError`` when they differ by more
     than :data:`TOLERANCE`. The file appears only once written and checked: a failed export
@@ -107,14 +107,13 @@ def export_onnx(model: Any, path: str | os.PathLike, check: bool = True) -> dict
         raise ImportError(f"ONNX export needs the onnx extra: pip install \"madcluster[onnx]\" ({exc})") from None
     import torch
 
-    from madcluster.estimator.fitted import fitted_model
     from madcluster.estimator.onnx_rnn import unrolled
 
-    detector = fitted_model(model)
-    windows = torch.from_numpy(detector.model_windows(_probe_series(detector))[0][:8])
+    detector = model
+    windows = torch.from_numpy(model_windows(detector, _probe_series(detector))[0][:8])
     dtype = detector.scoring_dtype
     report: dict[str, Any] = {
-        "input": "windows", "input_shape": ["batch", detector.window_size, int(windows.shape[-1])], "output": "scores",
+        "input": "windows", "input_shape": ["batch", detector.grid.window_size, int(windows.shape[-1])], "output": "scores",
         "dtype": None, "max_abs_diff": None, "max_rel_diff": None, "tolerance": None, "compared": None,
     }
     with atomic_path(path) as tmp:
@@ -143,6 +142,28 @@ def export_onnx(model: Any, path: str | os.PathLike, check: bool = True) -> dict
         if check:
             report.update(check_export(detector, tmp, dtype))
     return report
+
+
+def model_windows(model: FittedModel, X: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The windows ``[N, L, width]`` (float32 model input) that ``decision_function`` scores for
+    ``X`` and their start rows: the input of the ONNX graph."""
+    import torch
+
+    from madcluster.data.windows import (
+        causal_window_of,
+        gather_windows,
+        pad_for_windows,
+        window_starts,
+    )
+
+    grid = model.grid
+    series = torch.from_numpy(model.inputs.checked_input(X))
+    if grid.causal:
+        starts = np.unique(causal_window_of(np.arange(len(series)), grid.window_size, grid.score_stride))
+    else:
+        starts = window_starts(len(series), grid.window_size, grid.score_stride)
+    windows = gather_windows(pad_for_windows(series, starts, grid.window_size), starts, grid.window_size)
+    return windows.numpy(), starts
 
 
 def _write_graph(module: Any, windows: Any, path: Any, dtype: Any) -> None:
@@ -178,7 +199,7 @@ def check_export(detector: FittedModel, path: str | os.PathLike, graph_dtype: An
     model may also be :data:`FLOAT32_FACTOR` times as far as torch's own float32 network is."""
     import torch
 
-    windows = detector.model_windows(_probe_series(detector, 64 * detector.window_size))[0][:64]
+    windows = model_windows(detector, _probe_series(detector, 64 * detector.grid.window_size))[0][:64]
     got, expected = run_both(detector, path, windows)
     model_dtype = str(detector.scoring_dtype).removeprefix("torch.")
     dtype = model_dtype if graph_dtype is None else str(graph_dtype).removeprefix("torch.")
@@ -205,15 +226,13 @@ def check_export(detector: FittedModel, path: str | os.PathLike, graph_dtype: An
     return numbers
 
 
-def run_both(model: Any, path: str | os.PathLike, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def run_both(model: FittedModel, path: str | os.PathLike, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-step scores of ``windows`` from onnxruntime (the graph at ``path``) and from torch
-    (``model``: a fitted MADCluster or its :class:`FittedModel`)."""
+    (the fitted ``model``)."""
     import onnxruntime
     import torch
 
-    from madcluster.estimator.fitted import fitted_model
-
-    detector = fitted_model(model)
+    detector = model
     session = onnxruntime.InferenceSession(os.fspath(path), providers=["CPUExecutionProvider"])
     got = session.run(["scores"], {"windows": windows})[0].astype(np.float64)
     with torch.no_grad():
@@ -223,20 +242,20 @@ def run_both(model: Any, path: str | os.PathLike, windows: np.ndarray) -> tuple[
 
 def scoring_metadata(detector: FittedModel) -> dict[str, Any]:
     """What turns rows into the graph's windows and its step scores into one score per row."""
-    table, names = detector.warmup_quantiles, detector.feature_names
+    table, names, grid, inputs = detector.warmup.quantiles, detector.inputs.feature_names, detector.grid, detector.inputs
     return {
         "version": METADATA_VERSION,
-        "n_features": int(detector.n_features),
+        "n_features": int(inputs.n_features),
         "feature_names": None if names is None else [str(n) for n in names],
-        "window_size": int(detector.window_size),
-        "score_stride": int(detector.score_stride),
-        "causal": bool(detector.causal),
-        "scaler_mean": np.asarray(detector.scaler_mean, dtype=np.float64).tolist(),
-        "scaler_scale": np.asarray(detector.scaler_scale, dtype=np.float64).tolist(),
-        "roughness_window": int(detector.roughness_window),
-        "constant_columns": np.asarray(detector.constant_columns, dtype=np.int64).tolist(),
+        "window_size": int(grid.window_size),
+        "score_stride": int(grid.score_stride),
+        "causal": bool(grid.causal),
+        "scaler_mean": np.asarray(inputs.scaler_mean, dtype=np.float64).tolist(),
+        "scaler_scale": np.asarray(inputs.scaler_scale, dtype=np.float64).tolist(),
+        "roughness_window": int(inputs.roughness_window),
+        "constant_columns": np.asarray(inputs.constant_columns, dtype=np.int64).tolist(),
         "warmup_quantiles": None if table is None else np.asarray(table, dtype=np.float64).tolist(),
-        "warmup_reference_from": int(detector.warmup_reference_from()),
+        "warmup_reference_from": int(detector.warmup.reference_from),
         "threshold": float(detector.threshold),
         **input_terms_metadata(detector),
     }
@@ -248,7 +267,7 @@ def input_terms_metadata(detector: FittedModel) -> dict[str, Any]:
     ``decision_function`` does (none: the key is absent and the score is the graph's alone)."""
     from madcluster.score.schema import combination_arrays, combination_record
 
-    combination = detector.parts.combination
+    combination = detector.combination
     if not combination.combines:
         return {}
     arrays = {k: {"dtype": str(v.dtype), "shape": list(v.shape), "values": np.asarray(v).ravel().tolist()}
@@ -273,9 +292,9 @@ def _default_dtype(dtype: Any) -> Iterator[None]:
 def _probe_series(detector: FittedModel, n_rows: int | None = None) -> np.ndarray:
     """Rows around the training data's scale (a seeded draw), enough for the probe windows."""
     rng = np.random.default_rng(0)
-    n = max(n_rows or 0, 2 * detector.window_size)
-    d = detector.n_features
-    return (detector.scaler_mean[:d] + detector.scaler_scale[:d] * rng.standard_normal((n, d))).astype(np.float32)
+    n = max(n_rows or 0, 2 * detector.grid.window_size)
+    d, inputs = detector.inputs.n_features, detector.inputs
+    return (inputs.scaler_mean[:d] + inputs.scaler_scale[:d] * rng.standard_normal((n, d))).astype(np.float32)
 
 
 def _reason(exc: Exception) -> str:

@@ -22,8 +22,11 @@ import numpy as np
 
 from madcluster.data.validation import check_device
 from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
-from madcluster.estimator.fitted import FittedModel, ScoreParts
+from madcluster.estimator.attribution import AttributionBaseline
+from madcluster.estimator.fitted import FittedModel, HeadScore, ScoringGrid, scoring_copy
+from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.network_fit import build_network, resolve_roughness
+from madcluster.estimator.warmup import Warmup
 from madcluster.exceptions import ModelFileError, ParameterError
 from madcluster.score.input_terms import check_input_terms
 from madcluster.score.schema import (
@@ -134,26 +137,27 @@ def save_model(path: str | os.PathLike, params: dict[str, Any], fitted: FittedMo
     params = dict(params)
     if not isinstance(params["embedder"], str):
         params["embedder"] = CUSTOM_EMBEDDER
-    names = fitted.feature_names
+    inputs = fitted.inputs
+    names = inputs.feature_names
     config = {
         "params": params,
         "fitted": {
-            "n_features_in_": fitted.n_features,
+            "n_features_in_": inputs.n_features,
             "feature_names_in_": None if names is None else [str(n) for n in names],
             "threshold_": fitted.threshold,
-            "score_stats_": fitted.parts.stats,
-            "combination": combination_record(fitted.parts.combination),
+            "score_stats_": fitted.head.stats,
+            "combination": combination_record(fitted.combination),
             "history_": history,
             "n_hidden": fitted.net.embedder.out_features,
-            "constant_columns_": [int(j) for j in fitted.constant_columns],
+            "constant_columns_": [int(j) for j in inputs.constant_columns],
         },
     }
     arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in fitted.net.state_dict().items()}
-    arrays.update(scaler_mean=fitted.scaler_mean, scaler_scale=fitted.scaler_scale, decision_scores=decision_scores)
-    optional = {"center_path": center_path, "warmup_quantiles": fitted.warmup_quantiles,
-                "attribution_baseline": fitted.attribution_baseline}
+    arrays.update(scaler_mean=inputs.scaler_mean, scaler_scale=inputs.scaler_scale, decision_scores=decision_scores)
+    optional = {"center_path": center_path, "warmup_quantiles": fitted.warmup.quantiles,
+                "attribution_baseline": fitted.attribution.values(fitted)}
     arrays.update({name: value for name, value in optional.items() if value is not None})
-    arrays.update(combination_arrays(fitted.parts.combination))
+    arrays.update(combination_arrays(fitted.combination))
     write_model_file(path, config, arrays)
 
 
@@ -192,16 +196,22 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
         net.load_state_dict({k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}, strict=True)
         names = record["feature_names_in_"]  # None: trained on an array, not named columns
         head = {k: (float(v[0]), float(v[1])) for k, v in record["score_stats_"].items()}
-        parts = ScoreParts(head, params["score_scaling"], params["base_score_combination"],
-                           combination_from(record["combination"], arrays))
         on = check_device(device)
-        fitted = FittedModel.for_network(
-            net.to(on).eval(), params, scaler_mean=scaler_mean, scaler_scale=arrays["scaler_scale"],
-            roughness_window=resolve_roughness(params), n_features=int(record["n_features_in_"]),
-            feature_names=None if names is None else np.asarray(names, dtype=object),
-            constant_columns=np.asarray(record["constant_columns_"], dtype=np.int64),  # held at their training value
-            parts=parts, warmup_quantiles=arrays.get("warmup_quantiles"),  # None where the model has none
-            attribution_baseline=arrays.get("attribution_baseline"), threshold=float(record["threshold_"]),
+        net = net.to(on).eval()
+        grid = ScoringGrid.for_network(net, params)
+        inputs = InputSpec(scaler_mean, arrays["scaler_scale"], resolve_roughness(params), int(record["n_features_in_"]),
+                           None if names is None else np.asarray(names, dtype=object),
+                           np.asarray(record["constant_columns_"], dtype=np.int64),  # held at their training value
+                           grid.window_size)
+        embedder_name = params["embedder"]
+        fitted = FittedModel(
+            net=net, scoring_net=scoring_copy(net),
+            name=embedder_name if isinstance(embedder_name, str) else type(embedder_name).__name__,
+            grid=grid, inputs=inputs, head=HeadScore(head, params["score_scaling"], params["base_score_combination"]),
+            combination=combination_from(record["combination"], arrays),
+            warmup=Warmup(grid.window_size, grid.score_stride, grid.causal, arrays.get("warmup_quantiles")),
+            attribution=AttributionBaseline(arrays.get("attribution_baseline")),  # None: a file from before it
+            threshold=float(record["threshold_"]),
         )
         return ModelFile(params, fitted, arrays["decision_scores"].astype(np.float64), record["history_"], arrays.get("center_path"), str(on))
     except ModelFileError:

@@ -6,7 +6,7 @@
     for chunk in incoming:                    # (m, D) with m >= 1
         result = scorer.update(chunk)         # result.scores, result.flags: one per new row
         result.final_steps, result.final_scores   # the steps whose score is now final
-    scorer.save("stream.mcs")                 # later: StreamScorer.restore(detector, "stream.mcs")
+    scorer.save("stream.mcs")                 # later: StreamScorer.restore(detector.model_, "stream.mcs")
 
 With the default input terms (:mod:`madcluster.score.combination`) the window-KMeans term
 averages windows that end up to L - 1 steps later, so a row is answered twice: at once with its
@@ -36,10 +36,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from madcluster.data.window_grid import causal_window_of
+from madcluster.embedders.drnn_steps import DilatedRNNSteps
 from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
-from madcluster.estimator.fitted import FittedModel, fitted_model
+from madcluster.estimator.fitted import FittedModel
 from madcluster.exceptions import StreamError
 from madcluster.score.schema import combination_arrays
+from madcluster.score.scoring import MIN_SCORING_BATCH
 from madcluster.threads import DEFAULT_N_JOBS, torch_threads
 
 STATE_FORMAT = "madcluster-stream"
@@ -78,16 +81,16 @@ class StreamScorer:
         self.model = model
         self.step_rows = step_rows
         self.n_jobs = n_jobs
-        self.n_features = int(model.n_features)
+        self.n_features = int(model.inputs.n_features)
         self._buffer = np.empty((0, self.n_features), dtype=np.float32)
         self._buffer_start = 0  # stream step of the buffer's first row
         self.steps_seen = 0
-        self._stepper = model.row_stepper()
+        self._stepper = row_stepper(model)
         self._stepper_next: int | None = None  # the step the stepper expects next; None: out of sync
         self._last_row: np.ndarray | None = None  # the last row as given (constant columns' steps)
         self._warned: set[int] = set()  # constant training columns whose move was logged (once a stream)
         self._fingerprint: str | None = None  # model_fingerprint(model), once the state is first saved
-        combination = model.parts.combination
+        combination = model.combination
         self._terms = combination.stream() if combination.combines else None
 
     def update(self, rows: Any) -> StreamResult:
@@ -95,9 +98,9 @@ class StreamScorer:
         rows = np.asarray(rows) if isinstance(rows, (list, tuple)) else rows
         if getattr(rows, "ndim", 2) == 1:
             rows = np.asarray(rows)[None, :]
-        raw = self.model.validate_rows(rows, min_length=1, name="rows")
+        raw = self.model.inputs.validate_rows(rows, min_length=1, name="rows")
         # a constant training column enters as its steps: the first row's from the last row seen
-        chunk = self.model.bound_constant_columns(raw, self._last_row, self._warned)
+        chunk = self.model.inputs.bound_constant_columns(raw, self._last_row, self._warned)
         self._last_row = raw[-1]
         buffer = np.concatenate([self._buffer, chunk])
         first_new = self.steps_seen
@@ -105,10 +108,10 @@ class StreamScorer:
             if self._stepper is not None and len(chunk) <= self.step_rows:
                 scores = self._score_by_steps(buffer, first_new)
             else:
-                scores = self.model.score_with_history(buffer, self._buffer_start, first_new)
+                scores = self.model.own_scores(self.model.inputs.model_input(buffer), self._buffer_start, first_new)
                 self._stepper_next = None
         self.steps_seen += len(chunk)
-        keep_from = self.model.history_start(self.steps_seen)
+        keep_from = history_start(self.model, self.steps_seen)
         self._buffer = buffer[keep_from - self._buffer_start :]
         self._buffer_start = keep_from
         steps, final_from, final = np.arange(first_new, self.steps_seen), first_new, scores
@@ -137,17 +140,17 @@ class StreamScorer:
         of sync (a new stream, a long chunk, a restored state) first replays the open windows'
         rows, which the buffer holds (it reaches back to the window of ``first_new``)."""
         assert self._stepper is not None
-        stepper, reach = self._stepper, self.model.roughness_window
+        stepper, reach = self._stepper, self.model.inputs.roughness_window
         in_sync = self._stepper_next == first_new
         replay_from = first_new if in_sync else stepper.window_of(first_new)
         rows_from = max(self._buffer_start, replay_from - reach)  # with the roughness channels' history
-        inputs = torch.from_numpy(self.model.model_input(buffer[rows_from - self._buffer_start :])).to(stepper.device)
+        inputs = torch.from_numpy(self.model.inputs.model_input(buffer[rows_from - self._buffer_start :])).to(stepper.device)
         steps = np.arange(first_new, self._buffer_start + len(buffer))
         if not in_sync:
             stepper.replay(inputs[replay_from - rows_from : first_new - rows_from], replay_from)
         features = torch.stack([stepper.advance(inputs[step - rows_from], step) for step in steps.tolist()])
         self._stepper_next = int(steps[-1]) + 1
-        return self.model.score_features(features, steps)
+        return score_features(self.model, features, steps)
 
     @property
     def buffered_rows(self) -> int:
@@ -171,15 +174,17 @@ class StreamScorer:
         return meta, {name: np.array(value, copy=True) for name, value in {"buffer": self._buffer, **last, **terms}.items()}
 
     @classmethod
-    def restore(cls, model: Any, path: str | os.PathLike, n_jobs: int | None = None) -> StreamScorer:
-        """A scorer that goes on where the one saved to ``path`` stopped, for the same model
-        (a fitted MADCluster, whose ``n_jobs`` it takes, or its :class:`FittedModel`)."""
+    def restore(cls, model: FittedModel, path: str | os.PathLike, n_jobs: int | None = DEFAULT_N_JOBS) -> StreamScorer:
+        """A scorer that goes on where the one saved to ``path`` stopped, for the same fitted
+        model (``n_jobs``: torch threads while scoring, as the estimator's)."""
         meta, buffer, last_row, arrays = _read_state(path)
         steps_seen, buffer_start = meta["steps_seen"], meta["buffer_start"]
-        fitted = fitted_model(model)
+        if not isinstance(model, FittedModel):
+            raise StreamError(f"restore takes the fitted model (detector.model_), got {type(model).__name__}")
+        fitted = model
         if meta.get("model") != model_fingerprint(fitted):
             raise StreamError(f"{os.fspath(path)!r} holds the stream of another model; open a new stream")
-        scorer = cls(fitted, n_jobs=n_jobs if n_jobs is not None else getattr(model, "n_jobs", DEFAULT_N_JOBS))
+        scorer = cls(fitted, n_jobs=n_jobs)
         if buffer.ndim != 2 or buffer.shape[1] != scorer.n_features or buffer_start + len(buffer) != steps_seen:
             raise StreamError(f"{os.fspath(path)!r} is inconsistent (buffer {buffer.shape}, {steps_seen} steps)")
         scorer._buffer, scorer._buffer_start, scorer.steps_seen = buffer.astype(np.float32), buffer_start, steps_seen
@@ -192,6 +197,35 @@ class StreamScorer:
             if scorer._terms.steps_seen != steps_seen:
                 raise StreamError(f"{os.fspath(path)!r} is inconsistent (terms at step {scorer._terms.steps_seen}, {steps_seen} steps)")
         return scorer
+
+
+def row_stepper(model: FittedModel) -> DilatedRNNSteps | None:
+    """The stream's one-row-at-a-time path through the embedder (:mod:`madcluster.embedders.drnn_steps`),
+    or None where the embedder has none (then every chunk reruns its windows)."""
+    if not model.grid.causal or not DilatedRNNSteps.supports(model.net.embedder, model.net.precision):
+        return None
+    grid = model.grid
+    return DilatedRNNSteps(model.scoring_net.embedder, grid.window_size, grid.score_stride, MIN_SCORING_BATCH)
+
+
+def score_features(model: FittedModel, h: torch.Tensor, steps: np.ndarray) -> np.ndarray:
+    """Own scores of stream ``steps`` from their features ``h [m, f]`` (each from the window that
+    scores its step): the head's terms, combined and warm-up calibrated as :meth:`FittedModel.own_scores`."""
+    n = len(h)
+    if n < MIN_SCORING_BATCH:  # padded as causal_point_outputs pads its batches
+        h = torch.cat([h, h[-1:].expand(MIN_SCORING_BATCH - n, -1)])
+    with torch.inference_mode():
+        terms = model.scoring_net.head.score_terms(h[:, None, :])
+    values = {name: v[:n, 0].double().cpu().numpy() for name, v in terms.items()}
+    return model.warmup.calibrate(model.head.combine(values), model.warmup.positions(steps))
+
+
+def history_start(model: FittedModel, step: int) -> int:
+    """The earliest step that scoring ``step`` (and any later one) reads, for a causal model:
+    its window's start, less the roughness channels' reach."""
+    grid = model.grid
+    start = int(causal_window_of(np.asarray([step]), grid.window_size, grid.score_stride)[0])
+    return max(0, start - model.inputs.roughness_window)
 
 
 def _read_state(path: str | os.PathLike) -> tuple[dict[str, Any], np.ndarray, np.ndarray | None, dict[str, np.ndarray]]:
@@ -211,17 +245,15 @@ def state_model_fingerprint(path: str | os.PathLike) -> str:
     return str(_read_state(path)[0].get("model"))
 
 
-def model_fingerprint(model: Any) -> str:
-    """SHA-256 of a fitted model's weights, scaler and threshold (a fitted MADCluster's or a
-    :class:`FittedModel`'s): a stream names its model."""
-    fitted = fitted_model(model)
+def model_fingerprint(fitted: FittedModel) -> str:
+    """SHA-256 of a fitted model's weights, scaler, threshold and parts: a stream names its model."""
     digest = hashlib.sha256()
     for name, tensor in sorted(fitted.net.state_dict().items()):
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().numpy().tobytes())
-    for array in (fitted.scaler_mean, fitted.scaler_scale, np.asarray([fitted.threshold])):
+    for array in (fitted.inputs.scaler_mean, fitted.inputs.scaler_scale, np.asarray([fitted.threshold])):
         digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
-    for name, array in sorted(combination_arrays(fitted.parts.combination).items()):  # none: as before terms streamed
+    for name, array in sorted(combination_arrays(fitted.combination).items()):  # none: as before terms streamed
         digest.update(name.encode())
         digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()

@@ -22,7 +22,11 @@ warm-up still scores higher the further out it lies (nothing is clipped).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+from madcluster.data.window_grid import causal_window_of
 
 WARMUP_WINDOWS = 512  # training windows whose scores give the per-position quantiles
 LEVELS = 129  # quantile levels per position (0, 1/128, ..., 1)
@@ -88,3 +92,31 @@ def sample_starts(n_timesteps: int, window_size: int, max_windows: int) -> np.nd
 
 
 __all__ = ["WARMUP_WINDOWS", "calibrate", "fit_quantile_table", "sample_starts"]
+
+
+@dataclass(frozen=True, eq=False)
+class Warmup:
+    """A causal model's warm-up calibration: each step's position in the window that scores it,
+    and the table mapping a position's scores onto the steady positions' (``quantiles``: None for
+    a model without one, whose scores are left as they are)."""
+
+    window_size: int
+    score_stride: int
+    causal: bool
+    quantiles: np.ndarray | None = None
+
+    @property
+    def reference_from(self) -> int:
+        """First window position that steps after the first window use: L - s (0 if not causal)."""
+        return self.window_size - self.score_stride if self.causal else 0
+
+    def positions(self, steps: np.ndarray) -> np.ndarray:
+        """Each step's position in the window that scores it (its history, for causal models)."""
+        if not self.causal:
+            return np.full(len(steps), self.window_size - 1)
+        return steps - causal_window_of(steps, self.window_size, self.score_stride)
+
+    def calibrate(self, scores: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Warm-up calibrated scores (unchanged without a table)."""
+        table = self.quantiles
+        return scores if table is None else calibrate(scores, positions, table, self.reference_from)

@@ -205,7 +205,7 @@ def window_scores(detector: Any, X: Any, window: int) -> tuple[np.ndarray, str]:
     point scores are averaged over each window instead.
     """
     model = getattr(detector, "model_", None)  # a fitted MADCluster's network (baselines have none)
-    if model is not None and window == model.window_size:
+    if model is not None and window == model.grid.window_size:
         return _network_window_scores(model, X), (
             "network: mean of the per-step scores computed inside each stride-1 window"
         )
@@ -221,18 +221,19 @@ def _network_window_scores(model: Any, X: Any) -> np.ndarray:
 
     from madcluster.data.windows import gather_windows
 
-    data = model.validate_rows(X)
+    data = model.inputs.validate_rows(X)
     net = model.net.eval()
     device = next(net.parameters()).device
-    series = torch.from_numpy(model.model_input(data)).to(device)
-    starts = np.arange(len(series) - model.window_size + 1)
+    series = torch.from_numpy(model.inputs.model_input(data)).to(device)
+    starts = np.arange(len(series) - model.grid.window_size + 1)
     parts: dict[str, list[np.ndarray]] = {}
     with torch.no_grad():
-        for i in range(0, len(starts), model.scoring_batch):
-            x = gather_windows(series, starts[i : i + model.scoring_batch], model.window_size)
+        batch, window = model.grid.scoring_batch, model.grid.window_size
+        for i in range(0, len(starts), batch):
+            x = gather_windows(series, starts[i : i + batch], window)
             for name, values in net.score(x).items():
                 parts.setdefault(name, []).append(values.double().mean(dim=1).cpu().numpy())
-    return model.parts.combine({name: np.concatenate(chunks) for name, chunks in parts.items()})
+    return model.head.combine({name: np.concatenate(chunks) for name, chunks in parts.items()})
 
 
 def window_label_ratio(labels: Any, test_slices: Iterable[tuple[int, int]], window: int) -> float:

@@ -124,7 +124,7 @@ def create_app(
 
 def _describe(model: Any) -> dict[str, Any]:
     names = getattr(model, "feature_names_in_", None)
-    streams = model.model_.streams  # a causal own score (the input terms' scores are final L rows later)
+    streams = model.model_.grid.causal  # a causal own score (the input terms' scores are final L rows later)
     return {
         "n_features": int(model.n_features_in_),
         "columns": None if names is None else [str(n) for n in names],
@@ -132,7 +132,7 @@ def _describe(model: Any) -> dict[str, Any]:
         "threshold": model.threshold_,
         "embedder": model.embedder if isinstance(model.embedder, str) else "custom",
         "streams": streams,
-        "final_after_rows": model.model_.parts.combination.final_after() if streams else 0,
+        "final_after_rows": model.model_.combination.final_after() if streams else 0,
     }
 
 

@@ -329,11 +329,11 @@ class StreamStore:
         if stream_id not in self._parked or stream_id in self._streams:
             return
         path = self._state_path(stream_id)
-        by_fingerprint = {model_fingerprint(m): name for name, m in self.models.items()}
+        by_fingerprint = {model_fingerprint(m.model_): name for name, m in self.models.items()}
         name = by_fingerprint.get(state_model_fingerprint(path))
         if name is None:
             raise ModelFileError(f"stream state {str(path)!r} belongs to none of the loaded models")
-        self._streams[stream_id] = Stream(name, StreamScorer.restore(self.models[name], path), threading.Lock())
+        self._streams[stream_id] = Stream(name, StreamScorer.restore(self.models[name].model_, path, self.models[name].n_jobs), threading.Lock())
         self._parked.discard(stream_id)
 
     def _save_loop(self) -> None:
@@ -365,13 +365,13 @@ class StreamStore:
         raise DataError(f"name the model of new stream {stream_id!r} (\"model\": one of {', '.join(sorted(self.models))})")
 
     def _restore_all(self) -> None:
-        by_fingerprint = {model_fingerprint(m): name for name, m in self.models.items()}
+        by_fingerprint = {model_fingerprint(m.model_): name for name, m in self.models.items()}
         for path in sorted(self.state_dir.glob(f"*{STATE_SUFFIX}")):
             stream_id = path.name[: -len(STATE_SUFFIX)]
             name = by_fingerprint.get(state_model_fingerprint(path))
             if name is None or not STREAM_ID.match(stream_id):
                 raise ModelFileError(f"stream state {str(path)!r} belongs to none of the loaded models; move it away or serve its model")
-            scorer = StreamScorer.restore(self.models[name], path)
+            scorer = StreamScorer.restore(self.models[name].model_, path, self.models[name].n_jobs)
             self._streams[stream_id] = Stream(name, scorer, threading.Lock())
 
 

@@ -1,0 +1,59 @@
+"""What a fitted model reads: the training columns, their scaling and the checks rows pass
+before scoring (:class:`InputSpec`), kept beside the fitted model rather than inside its score."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from madcluster.data.constant_columns import bound_constant_columns
+from madcluster.data.scaling import model_input
+from madcluster.data.validation import align_columns, check_series
+
+
+@dataclass(frozen=True, eq=False)
+class InputSpec:
+    """The training columns (count, names, the constant ones), the input scaling fitted on them,
+    the roughness channels' window, and the fewest rows a series needs (one window)."""
+
+    scaler_mean: np.ndarray
+    scaler_scale: np.ndarray
+    roughness_window: int
+    n_features: int
+    feature_names: np.ndarray | None
+    constant_columns: np.ndarray
+    min_rows: int
+
+    def check_rows(self, X: Any, min_length: int | None = None, name: str = "X") -> np.ndarray:
+        """``X`` as a float32 ``(T, D)`` array in the training column order (a DataFrame's columns
+        matched by name), at least ``min_length`` rows (default: one window), or a ``DataError``;
+        the constant training columns replaced by their steps (:meth:`bound_constant_columns`)."""
+        return self.bound_constant_columns(self.validate_rows(X, min_length, name))
+
+    def validate_rows(self, X: Any, min_length: int | None = None, name: str = "X") -> np.ndarray:
+        """:meth:`check_rows` before the constant training columns are replaced by their steps."""
+        length = self.min_rows if min_length is None else min_length
+        aligned = align_columns(X, self.feature_names, name="X")
+        return check_series(aligned, min_length=length, n_features=self.n_features, name=name)
+
+    def bound_constant_columns(self, rows: np.ndarray, previous_row: np.ndarray | None = None,
+                               warned: set[int] | None = None) -> np.ndarray:
+        """Validated ``rows`` with each column constant in training replaced by its training value
+        plus its step from the previous row (``previous_row`` before the first row; None: the
+        training value), as :mod:`madcluster.data.constant_columns` explains (``warned``: its
+        columns already named)."""
+        return bound_constant_columns(rows, self.constant_columns, self.scaler_mean, self.feature_names,
+                                      previous_row, warned)
+
+    def model_input(self, rows: np.ndarray) -> np.ndarray:
+        """Checked ``rows`` as the network's input (scaled, roughness channels added)."""
+        return model_input(rows, self.scaler_mean, self.scaler_scale, self.roughness_window)
+
+    def checked_input(self, X: Any) -> np.ndarray:
+        """``X`` checked against the training columns, as the network's input."""
+        return self.model_input(self.check_rows(X))
+
+
+__all__ = ["InputSpec"]
