@@ -1,0 +1,116 @@
+"""Each part of the score against a direct loop: its whole-series values, its causal (at-once)
+reading, its stream (= the whole series), and the combination's statistics of each reading."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from madcluster.score.autoregressive import AutoRegressive
+from madcluster.score.combination import Combination
+from madcluster.score.parts import FitContext, part_class
+from madcluster.score.window_kmeans import WindowKMeans
+
+L = 12
+EXACT = 1e-9
+
+
+def _series(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)[:, None]
+    rows = np.sin(t / np.array([4.0, 6.0, 9.0])) + 0.1 * rng.normal(size=(n, 3))
+    return rows.astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def train():
+    return _series(400, 0)
+
+
+@pytest.fixture(scope="module")
+def test_rows():
+    rows = _series(150, 1)
+    rows[90:96, 2] += 2.0
+    return rows
+
+
+def _close(got, want):
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape
+    assert np.max(np.abs(got - want), initial=0.0) <= EXACT * max(1.0, np.abs(want).max())
+
+
+def _nearest(part: WindowKMeans, window_rows: np.ndarray) -> float:
+    """A window's distance to its nearest centroid, directly."""
+    z = (window_rows[:, part.columns].astype(np.float64) - part.scaler_mean) / part.scaler_scale
+    return float(np.min(np.linalg.norm(part.centroids.astype(np.float64) - z.ravel(), axis=1)))
+
+
+def test_window_kmeans_against_a_direct_loop(train, test_rows):
+    part = WindowKMeans.fit(train, FitContext(L, 0))
+    n = len(test_rows)
+    starts = sorted({*range(0, n - L + 1, part.stride), n - L})
+    distance = {s: _nearest(part, test_rows[s : s + L]) for s in starts}
+    whole = []
+    for t in range(n):  # the windows starting in the block of L starts nearest to t
+        first = min(max(t - L + 1, 0), n - 2 * L + 1)
+        block = [distance[s] for s in starts if first <= s <= first + L - 1]
+        whole.append(np.mean(block))
+    _close(part.values(test_rows), whole)
+    padded = np.vstack([np.repeat(test_rows[:1], L - 1, axis=0), test_rows])
+    trailing = [_nearest(part, padded[t : t + L]) for t in range(n)]
+    _close(part.at_once(test_rows), trailing)
+    assert part.final_after() == L and part.reads_ahead
+
+
+def test_autoregressive_against_a_direct_loop(train, test_rows):
+    part = AutoRegressive.fit(train)
+    z = (test_rows[:, part.columns].astype(np.float64) - part.mean) / part.scale
+    direct = []
+    for t in range(len(z)):
+        if t < part.lags:
+            direct.append(part.start_value)
+            continue
+        lags = np.concatenate([*(z[t - k] for k in range(1, part.lags + 1)), [1.0]])
+        direct.append(np.mean((lags @ part.coef - z[t]) ** 2))
+    _close(part.values(test_rows), direct)
+    _close(part.at_once(test_rows), direct)
+    assert part.final_after() == 0 and not part.reads_ahead
+
+
+@pytest.mark.parametrize("name", ["kmeans", "ar"])
+def test_a_parts_stream_gives_its_causal_reading_and_then_the_whole_series(train, test_rows, name):
+    part = part_class(name).fit(train, FitContext(L, 0))
+    stream, causal, at = part.stream(), [], 0
+    for size in (1, 3, 1, 20, 7, 50, 1, 67):
+        causal.append(stream.append(test_rows[at : at + size]))
+        at += size
+    assert at == len(test_rows)
+    _close(np.concatenate(causal), part.at_once(test_rows))
+    if part.reads_ahead:  # the last steps as the whole series gives them now
+        steps = np.arange(len(test_rows) - 2 * L, len(test_rows))
+        _close(stream.values(steps), part.values(test_rows)[steps])
+
+
+@pytest.mark.parametrize("smoothing", [{}, {"own": 5, "ar": 3}])
+def test_each_reading_is_standardised_with_its_own_training_statistics(train, smoothing):
+    """On the training rows every part's final and causal readings have mean 0 and standard
+    deviation 1 after the combination standardises them (a causal reading read with the final
+    reading's statistics, or smoothed with the wrong width, would not)."""
+    own = np.random.default_rng(3).normal(size=len(train))
+    combination = Combination.fit(("kmeans", "ar"), train, own, FitContext(L, 0), {}, smoothing)
+    raw = {"own": own, "kmeans": combination.parts[1].values(train), "ar": combination.parts[2].values(train)}
+    for part in combination.parts:
+        width = smoothing.get(part.name, 1)
+        values = raw[part.name]
+        final = np.array([values[min(max(t - (width - 1) // 2, 0), len(values) - width):][:width].mean()
+                          for t in range(len(values))])
+        if part.reads_ahead:
+            causal = part.at_once(train)
+        else:
+            reach = (width - 1) // 2 + 1  # the centred block cut at t
+            causal = np.array([values[max(0, t - reach + 1) : t + 1].mean() for t in range(len(values))])
+        for reading, at_once in ((final, False), (causal, True)):
+            z = combination.contribution(part, reading, at_once=at_once)
+            assert abs(z.mean()) < 1e-9 and abs(z.std() - 1.0) < 1e-9, (part.name, at_once)
+    assert set(combination.at_once_stats) == {"kmeans", *(n for n, w in smoothing.items() if w > 1)}
