@@ -6,7 +6,7 @@ solving, pydantic validation of the body and exception middleware cost about as 
 itself: a JSON object whose ``rows`` is a list of at most ``INLINE_ROWS`` lists of numbers,
 ``model`` a string or absent, ``columns`` a list of strings or absent, for a stream that is not
 busy. It calls the same :meth:`StreamStore.try_update` and answers the same JSON and the same
-errors (404 / 409 / 400 with the store's message). Anything else (another shape, a busy stream, a
+errors (404 / 409 / 429 / 400 with the store's message). Anything else (another shape, a busy stream, a
 larger chunk) goes on to the FastAPI app unchanged, which validates it and says what is wrong.
 """
 
