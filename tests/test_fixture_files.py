@@ -44,15 +44,25 @@ def test_format_2_files_are_upgraded_to_one_combination_record():
 
     with zipfile.ZipFile(FIXTURES / "default.mcz") as zf:
         written = json.loads(zf.read("config.json"))
-    assert written["format_version"] == 2 and "input_term/kmeans/at_once" in written["fitted"]["score_stats_"]
+    assert (
+        written["format_version"] == 2
+        and "input_term/kmeans/at_once" in written["fitted"]["score_stats_"]
+    )
     config, _ = read_model_file(FIXTURES / "default.mcz")
     assert config["format_version"] == FORMAT_VERSION == 3
     record = config["fitted"]["combination"]
     assert record["parts"] == ["own", "kmeans", "ar"]
     assert set(record["stats"]) == {"own", "kmeans", "ar"}
-    assert set(record["at_once_stats"]) == {"own", "kmeans"}  # the parts whose causal reading differs
-    assert record["weights"] == {"own": 0.5, "kmeans": 1.5, "ar": 1.0} and record["smoothing"] == {"own": 8}
-    assert not any("input_term" in k or k == "before_input_terms" for k in config["fitted"]["score_stats_"])
+    assert set(record["at_once_stats"]) == {
+        "own",
+        "kmeans",
+    }  # the parts whose causal reading differs
+    assert record["weights"] == {"own": 0.5, "kmeans": 1.5, "ar": 1.0} and record["smoothing"] == {
+        "own": 8
+    }
+    assert not any(
+        "input_term" in k or k == "before_input_terms" for k in config["fitted"]["score_stats_"]
+    )
     assert "part_weights_" not in config["fitted"] and "part_smoothing_" not in config["fitted"]
 
 

@@ -57,7 +57,8 @@ class WindowPCA(Part):
         return (np.asarray(rows, dtype=np.float64) - self.mean) / self.scale
 
     def errors(self, z: np.ndarray, history: np.ndarray | None = None) -> np.ndarray:
-        """Errors of the windows ending at each row of ``z`` (``history``: the L - 1 rows before)."""
+        """Errors of the windows ending at each row of ``z`` (``history``: the L - 1 rows
+        before)."""
         centred = _windows(z, self.window, history) - self.window_mean
         residual = centred - (centred @ self.components.T) @ self.components
         return np.einsum("ij,ij->i", residual, residual) / centred.shape[1]
@@ -66,8 +67,12 @@ class WindowPCA(Part):
         return WindowPCAStream(self)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        return {"mean": self.mean, "scale": self.scale, "window_mean": self.window_mean,
-                "components": self.components}
+        return {
+            "mean": self.mean,
+            "scale": self.scale,
+            "window_mean": self.window_mean,
+            "components": self.components,
+        }
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> WindowPCA:
@@ -75,7 +80,8 @@ class WindowPCA(Part):
 
 
 def _windows(z: np.ndarray, window: int, history: np.ndarray | None = None) -> np.ndarray:
-    """The windows ending at each row of ``z``, flattened (before ``z``: ``history`` or its first row)."""
+    """The windows ending at each row of ``z``, flattened (before ``z``: ``history`` or its
+    first row)."""
     before = np.repeat(z[:1], window - 1, axis=0) if history is None else history
     padded = np.vstack([before, z])
     view = np.lib.stride_tricks.sliding_window_view(padded, window, axis=0).transpose(0, 2, 1)
@@ -90,8 +96,10 @@ class WindowPCAStream(PartStream):
     def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
         z = self.part._standardise(rows)
         values = self.part.errors(z, self.history)
-        before = np.repeat(z[:1], self.part.window - 1, axis=0) if self.history is None else self.history
-        self.history = np.vstack([before, z])[-(self.part.window - 1):]
+        before = (
+            np.repeat(z[:1], self.part.window - 1, axis=0) if self.history is None else self.history
+        )
+        self.history = np.vstack([before, z])[-(self.part.window - 1) :]
         return values
 
     def state(self) -> dict[str, np.ndarray]:
@@ -99,13 +107,17 @@ class WindowPCAStream(PartStream):
 
     def load(self, arrays: dict[str, np.ndarray]) -> None:
         self.history = arrays.get("history")
+
+
 # ---------------------------------------------------------------------- end of the new part
 
 
 def _series(n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     t = np.arange(n)[:, None]
-    return (np.sin(t / np.array([5.0, 7.0, 3.0])) + 0.05 * rng.normal(size=(n, 3))).astype(np.float32)
+    return (np.sin(t / np.array([5.0, 7.0, 3.0])) + 0.05 * rng.normal(size=(n, 3))).astype(
+        np.float32
+    )
 
 
 @pytest.fixture
@@ -137,16 +149,23 @@ def test_the_part_against_a_direct_loop(rows):
     _close(part.values(rows), np.asarray(direct))
     _close(part.at_once(rows), np.asarray(direct))
     stream = part.stream()
-    streamed = np.concatenate([stream.append(rows[a:b]) for a, b in ((0, 1), (1, 40), (40, 41), (41, 260))])
+    streamed = np.concatenate(
+        [stream.append(rows[a:b]) for a, b in ((0, 1), (1, 40), (40, 41), (41, 260))]
+    )
     _close(streamed, np.asarray(direct))
     assert part.final_after() == 0 and not part.reads_ahead
 
 
 def test_a_new_part_fits_scores_streams_saves_loads_and_exports(registered, rows, tmp_path):
-    model = MADCluster(input_terms=("kmeans", "ar", "pca"), part_smoothing={"pca": 3}, **TINY).fit(_series(500, 0))
+    model = MADCluster(input_terms=("kmeans", "ar", "pca"), part_smoothing={"pca": 3}, **TINY).fit(
+        _series(500, 0)
+    )
     combination = model.model_.combination
     assert combination.names == ["own", "kmeans", "ar", "pca"]
-    assert set(combination.stats) == {"own", "kmeans", "ar", "pca"} and "pca" in combination.at_once_stats
+    assert (
+        set(combination.stats) == {"own", "kmeans", "ar", "pca"}
+        and "pca" in combination.at_once_stats
+    )
     assert model.part_weights_["pca"] == 1.0 and model.part_smoothing_["pca"] == 3
 
     # scoring: the pca part's standardised, smoothed values are a term of the score
@@ -157,7 +176,10 @@ def test_a_new_part_fits_scores_streams_saves_loads_and_exports(registered, rows
     pca = combination.parts[-1]
     mean, std = combination.stats["pca"]
     own_and_others = scores - (centred_means(pca.values(rows), 3) - mean) / std
-    assert np.max(np.abs(own_and_others - without.decision_function(rows))) < 1e-6 * np.abs(scores).max()
+    assert (
+        np.max(np.abs(own_and_others - without.decision_function(rows)))
+        < 1e-6 * np.abs(scores).max()
+    )
 
     # streaming: at once the causal reading, final = decision_function, through a saved state
     scorer = model.stream()
@@ -170,7 +192,9 @@ def test_a_new_part_fits_scores_streams_saves_loads_and_exports(registered, rows
     _close(finals, scores)
     fitted = model.model_
     checked = fitted.inputs.check_rows(rows)
-    at_once = combination.at_once_score(checked, fitted.own_scores(fitted.inputs.model_input(checked)))
+    at_once = combination.at_once_score(
+        checked, fitted.own_scores(fitted.inputs.model_input(checked))
+    )
     _close(np.concatenate([r.scores for r in results]), at_once)
 
     # saving and loading

@@ -99,17 +99,27 @@ def test_each_reading_is_standardised_with_its_own_training_statistics(train, sm
     reading's statistics, or smoothed with the wrong width, would not)."""
     own = np.random.default_rng(3).normal(size=len(train))
     combination = Combination.fit(("kmeans", "ar"), train, own, FitContext(L, 0), {}, smoothing)
-    raw = {"own": own, "kmeans": combination.parts[1].values(train), "ar": combination.parts[2].values(train)}
+    raw = {
+        "own": own,
+        "kmeans": combination.parts[1].values(train),
+        "ar": combination.parts[2].values(train),
+    }
     for part in combination.parts:
         width = smoothing.get(part.name, 1)
         values = raw[part.name]
-        final = np.array([values[min(max(t - (width - 1) // 2, 0), len(values) - width):][:width].mean()
-                          for t in range(len(values))])
+        final = np.array(
+            [
+                values[min(max(t - (width - 1) // 2, 0), len(values) - width) :][:width].mean()
+                for t in range(len(values))
+            ]
+        )
         if part.reads_ahead:
             causal = part.at_once(train)
         else:
             reach = (width - 1) // 2 + 1  # the centred block cut at t
-            causal = np.array([values[max(0, t - reach + 1) : t + 1].mean() for t in range(len(values))])
+            causal = np.array(
+                [values[max(0, t - reach + 1) : t + 1].mean() for t in range(len(values))]
+            )
         for reading, at_once in ((final, False), (causal, True)):
             z = combination.contribution(part, reading, at_once=at_once)
             assert abs(z.mean()) < 1e-9 and abs(z.std() - 1.0) < 1e-9, (part.name, at_once)

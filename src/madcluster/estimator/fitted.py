@@ -63,20 +63,30 @@ class ScoringGrid:
         causal = bool(net.embedder.causal)
         stride = params["score_stride"]
         window = int(params["window_size"])
-        return cls(window, int(stride) if stride is not None else default_score_stride(window, causal),
-                   causal and params["score_type"] == "point", 4 * int(params["batch_size"]))
+        return cls(
+            window,
+            int(stride) if stride is not None else default_score_stride(window, causal),
+            causal and params["score_type"] == "point",
+            4 * int(params["batch_size"]),
+        )
 
     def batch_on(self, device: torch.device) -> int:
         """Windows scored at a time on ``device``: ``scoring_batch``, at most
-        :data:`~madcluster.score.scoring.CPU_SCORING_BATCH` on a CPU (float64 is faster in small batches)."""
-        return self.scoring_batch if device.type != "cpu" else min(self.scoring_batch, CPU_SCORING_BATCH)
+        :data:`~madcluster.score.scoring.CPU_SCORING_BATCH` on a CPU (float64 is faster in small
+        batches)."""
+        return (
+            self.scoring_batch
+            if device.type != "cpu"
+            else min(self.scoring_batch, CPU_SCORING_BATCH)
+        )
 
 
 @dataclass(frozen=True)
 class HeadScore:
     """How the head's named terms (and the base model's own score, ``base``) make the own
     score: each standardised with its training statistics ``stats`` when ``scaling`` is
-    ``standardized``, summed as ``base_combination`` says (:func:`~madcluster.score.scoring.combine`)."""
+    ``standardized``, summed as ``base_combination`` says
+    (:func:`~madcluster.score.scoring.combine`)."""
 
     stats: dict[str, tuple[float, float]]
     scaling: str
@@ -120,12 +130,17 @@ class FittedModel:
         return torch.float32 if self.net.precision is not None else torch.float64
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
+        """Anomaly score per row of ``X`` (T,), higher = more anomalous; one per time step."""
         rows = self.inputs.check_rows(X)
         return self.combination.score(rows, self.own_scores(self.inputs.model_input(rows)))
 
-    def own_scores(self, scaled: np.ndarray, first_step: int = 0, score_from: int | None = None,
-                   net: MADClusterNet | None = None) -> np.ndarray:
+    def own_scores(
+        self,
+        scaled: np.ndarray,
+        first_step: int = 0,
+        score_from: int | None = None,
+        net: MADClusterNet | None = None,
+    ) -> np.ndarray:
         """The own scores (warm-up calibrated) of steps ``score_from..`` (default: all) of model
         input ``scaled`` whose first row is step ``first_step`` of the series: the one scoring path
         of a whole series (``first_step = 0``) and of a stream's trailing buffer (reaching back to
@@ -137,8 +152,14 @@ class FittedModel:
         steps = np.arange(score_from, first_step + len(scaled))
         return self.warmup.calibrate(self.head.combine(terms), self.warmup.positions(steps))
 
-    def outputs(self, scaled: np.ndarray, read: Callable[[torch.Tensor], Mapping[str, torch.Tensor]],
-                first_step: int = 0, score_from: int = 0, net: MADClusterNet | None = None) -> dict[str, np.ndarray]:
+    def outputs(
+        self,
+        scaled: np.ndarray,
+        read: Callable[[torch.Tensor], Mapping[str, torch.Tensor]],
+        first_step: int = 0,
+        score_from: int = 0,
+        net: MADClusterNet | None = None,
+    ) -> dict[str, np.ndarray]:
         """``read``'s per-step outputs of model input ``scaled``, each step from the window that
         scores it (``net``: the network ``read`` runs, whose device and dtype the input takes)."""
         net = self.scoring_net if net is None else net
@@ -148,8 +169,12 @@ class FittedModel:
         grid = self.grid
         batch = grid.batch_on(weight.device)
         if grid.causal:
-            return causal_point_outputs(read, series, grid.window_size, grid.score_stride, batch, first_step, score_from)
-        return point_outputs(read, series, grid.window_size, grid.score_stride, batch, net.embedder.causal)
+            return causal_point_outputs(
+                read, series, grid.window_size, grid.score_stride, batch, first_step, score_from
+            )
+        return point_outputs(
+            read, series, grid.window_size, grid.score_stride, batch, net.embedder.causal
+        )
 
 
 def score_terms(model: FittedModel, X: Any) -> dict[str, np.ndarray]:

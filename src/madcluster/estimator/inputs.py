@@ -38,14 +38,19 @@ class InputSpec:
         aligned = align_columns(X, self.feature_names, name="X")
         return check_series(aligned, min_length=length, n_features=self.n_features, name=name)
 
-    def bound_constant_columns(self, rows: np.ndarray, previous_row: np.ndarray | None = None,
-                               warned: set[int] | None = None) -> np.ndarray:
+    def bound_constant_columns(
+        self,
+        rows: np.ndarray,
+        previous_row: np.ndarray | None = None,
+        warned: set[int] | None = None,
+    ) -> np.ndarray:
         """Validated ``rows`` with each column constant in training replaced by its training value
         plus its step from the previous row (``previous_row`` before the first row; None: the
         training value), as :mod:`madcluster.data.constant_columns` explains (``warned``: its
         columns already named)."""
-        return bound_constant_columns(rows, self.constant_columns, self.scaler_mean, self.feature_names,
-                                      previous_row, warned)
+        return bound_constant_columns(
+            rows, self.constant_columns, self.scaler_mean, self.feature_names, previous_row, warned
+        )
 
     def model_input(self, rows: np.ndarray) -> np.ndarray:
         """Checked ``rows`` as the network's input (scaled, roughness channels added)."""

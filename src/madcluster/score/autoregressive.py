@@ -18,7 +18,9 @@ from madcluster.score.parts import FitContext, Part, PartStream
 from madcluster.score.window_kmeans import FEW_LEVELS, column_levels
 
 AR_LAGS, AR_RIDGE = 5, 1.0  # chosen on the development set
-AR_MAX_REGRESSORS = 1024  # wide data: fewer lags (at least 1), so the ridge solve stays about a second
+AR_MAX_REGRESSORS = (
+    1024  # wide data: fewer lags (at least 1), so the ridge solve stays about a second
+)
 
 
 def lagged(z: np.ndarray, lags: int, history: np.ndarray | None = None) -> np.ndarray:
@@ -49,8 +51,14 @@ class AutoRegressive(Part):
     point_wise: ClassVar[bool] = True
 
     @classmethod
-    def fit(cls, rows: np.ndarray, context: FitContext | None = None, lags: int = AR_LAGS,
-            ridge: float = AR_RIDGE, max_levels: int = FEW_LEVELS) -> AutoRegressive:
+    def fit(
+        cls,
+        rows: np.ndarray,
+        context: FitContext | None = None,
+        lags: int = AR_LAGS,
+        ridge: float = AR_RIDGE,
+        max_levels: int = FEW_LEVELS,
+    ) -> AutoRegressive:
         """The ridge predictor of the columns of training ``rows`` with more than ``max_levels``
         values (``context``: unused)."""
         data = np.asarray(rows, dtype=np.float64)
@@ -58,7 +66,9 @@ class AutoRegressive(Part):
         data = data[:, columns]
         lags = max(1, min(lags, AR_MAX_REGRESSORS // max(1, len(columns))))
         mean, scale = data.mean(axis=0), data.std(axis=0)
-        scale = np.where(scale > 1e-8, scale, 1.0)  # a constant column: unit scale, as the network's scaler
+        scale = np.where(
+            scale > 1e-8, scale, 1.0
+        )  # a constant column: unit scale, as the network's scaler
         z = (data - mean) / scale
         a = lagged(z, lags)
         coef = np.linalg.solve(a.T @ a + ridge * np.eye(a.shape[1]), a.T @ z)
@@ -66,21 +76,39 @@ class AutoRegressive(Part):
         return cls(mean, scale, coef, lags, columns, float(errors.mean()) if len(errors) else 0.0)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        start = {} if self.start_value is None else {"start_value": np.asarray(self.start_value, dtype=np.float64)}
-        return {"mean": self.mean, "scale": self.scale, "coef": self.coef,
-                "lags": np.asarray(self.lags, dtype=np.int64),
-                "columns": np.asarray(self.columns, dtype=np.int64), **start}
+        start = (
+            {}
+            if self.start_value is None
+            else {"start_value": np.asarray(self.start_value, dtype=np.float64)}
+        )
+        return {
+            "mean": self.mean,
+            "scale": self.scale,
+            "coef": self.coef,
+            "lags": np.asarray(self.lags, dtype=np.int64),
+            "columns": np.asarray(self.columns, dtype=np.int64),
+            **start,
+        }
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> AutoRegressive:
         start = float(arrays["start_value"]) if "start_value" in arrays else None
-        return cls(arrays["mean"], arrays["scale"], arrays["coef"], int(arrays["lags"]),
-                   arrays["columns"], start)
+        return cls(
+            arrays["mean"],
+            arrays["scale"],
+            arrays["coef"],
+            int(arrays["lags"]),
+            arrays["columns"],
+            start,
+        )
 
-    def values(self, rows: np.ndarray, history: np.ndarray | None = None, first_step: int = 0) -> np.ndarray:
+    def values(
+        self, rows: np.ndarray, history: np.ndarray | None = None, first_step: int = 0
+    ) -> np.ndarray:
         """Squared next-step error per step, averaged over the predicted columns; ``history``:
         the ``lags`` standardised rows before ``rows`` (:meth:`standardise`; None: a series'
-        start, where the first row repeated stands in for it); ``first_step``: the step of ``rows[0]``.
+        start, where the first row repeated stands in for it); ``first_step``: the step of
+        ``rows[0]``.
 
         Steps ``< lags`` of a series have no full history: a prediction from the stand-in jumps,
         and on normal data they were flagged three to four times as often as the rest. They take

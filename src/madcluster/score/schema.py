@@ -29,7 +29,9 @@ def _stats(value: Any) -> Stats:
     return float(mean), float(std)
 
 
-def split_stats(table: Mapping[str, Any]) -> tuple[dict[str, Stats], dict[str, Stats], dict[str, Stats]]:
+def split_stats(
+    table: Mapping[str, Any],
+) -> tuple[dict[str, Stats], dict[str, Stats], dict[str, Stats]]:
     """A format 2 ``score_stats_`` table as (the head's statistics, the parts' final ones, the
     parts' causal ones), each keyed by name."""
     head: dict[str, Stats] = {}
@@ -40,7 +42,7 @@ def split_stats(table: Mapping[str, Any]) -> tuple[dict[str, Stats], dict[str, S
         if base == _OWN_KEY:
             name = OWN
         elif base.startswith(_TERM_PREFIX):
-            name = base[len(_TERM_PREFIX):]
+            name = base[len(_TERM_PREFIX) :]
         else:
             head[key] = _stats(value)
             continue
@@ -81,15 +83,31 @@ def combination_from(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
     )
 
 
-def format2_record(term_names: tuple[str, ...], score_stats: Mapping[str, Any], weights: Mapping[str, Any],
-                   smoothing: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, Stats], dict[str, Any]]:
+def format2_record(
+    term_names: tuple[str, ...],
+    score_stats: Mapping[str, Any],
+    weights: Mapping[str, Any],
+    smoothing: Mapping[str, Any],
+    arrays: Mapping[str, np.ndarray],
+) -> tuple[dict[str, Stats], dict[str, Any]]:
     """A format 2 model's head statistics and its combination record (the terms it fitted:
     those of ``term_names`` with arrays; none: the own score alone)."""
     head, final, at_once = split_stats(score_stats)
     fitted = [n for n in term_names if any(k.startswith(f"input_terms/{n}/") for k in arrays)]
-    record = {"parts": [OWN, *fitted], "stats": final, "at_once_stats": at_once,
-              "weights": dict(weights), "smoothing": dict(smoothing)}
+    record = {
+        "parts": [OWN, *fitted],
+        "stats": final,
+        "at_once_stats": at_once,
+        "weights": dict(weights),
+        "smoothing": dict(smoothing),
+    }
     return head, record
 
 
-__all__ = ["combination_arrays", "combination_from", "combination_record", "format2_record", "split_stats"]
+__all__ = [
+    "combination_arrays",
+    "combination_from",
+    "combination_record",
+    "format2_record",
+    "split_stats",
+]

@@ -43,7 +43,9 @@ class WindowKMeans(Part):
     window_size: int
     stride: int
     columns: np.ndarray | None = None  # None: every column (files from before the column choice)
-    balanced_edges: bool = False  # False: files from before edges averaged as many windows as the middle
+    balanced_edges: bool = (
+        False  # False: files from before edges averaged as many windows as the middle
+    )
 
     name: ClassVar[str] = "kmeans"
 
@@ -77,13 +79,20 @@ class WindowKMeans(Part):
             scaler_mean=np.asarray(scaler.mean_, dtype=np.float64),
             scaler_scale=np.asarray(scaler.scale_, dtype=np.float64),
             centroids=np.ascontiguousarray(kmeans.cluster_centers_, dtype=np.float32),
-            window_size=window, stride=stride, columns=columns, balanced_edges=True,
+            window_size=window,
+            stride=stride,
+            columns=columns,
+            balanced_edges=True,
         )
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         shape = np.asarray([self.window_size, self.stride], dtype=np.int64)
-        out = {"scaler_mean": self.scaler_mean, "scaler_scale": self.scaler_scale,
-               "centroids": self.centroids, "shape": shape}
+        out = {
+            "scaler_mean": self.scaler_mean,
+            "scaler_scale": self.scaler_scale,
+            "centroids": self.centroids,
+            "shape": shape,
+        }
         if self.balanced_edges:
             out["balanced_edges"] = np.asarray(1, dtype=np.int64)
         if self.columns is not None:
@@ -93,8 +102,15 @@ class WindowKMeans(Part):
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> WindowKMeans:
         window_size, stride = (int(v) for v in arrays["shape"])
-        return cls(arrays["scaler_mean"], arrays["scaler_scale"], arrays["centroids"], window_size,
-                   stride, arrays.get("columns"), bool(arrays.get("balanced_edges", 0)))
+        return cls(
+            arrays["scaler_mean"],
+            arrays["scaler_scale"],
+            arrays["centroids"],
+            window_size,
+            stride,
+            arrays.get("columns"),
+            bool(arrays.get("balanced_edges", 0)),
+        )
 
     def read(self, rows: np.ndarray) -> np.ndarray:
         """The columns of ``rows`` this part reads."""
@@ -129,8 +145,13 @@ class WindowKMeans(Part):
         return KMeansStream(self)
 
 
-def balanced_window_means(window_scores: np.ndarray, starts: np.ndarray, window: int, n_steps: int,
-                          steps: np.ndarray | None = None) -> np.ndarray:
+def balanced_window_means(
+    window_scores: np.ndarray,
+    starts: np.ndarray,
+    window: int,
+    n_steps: int,
+    steps: np.ndarray | None = None,
+) -> np.ndarray:
     """Per step, the mean score of the windows starting in ``[a_t, a_t + window - 1]`` with
     ``a_t = clip(t - window + 1, 0, n_steps - 2 window + 1)``: the windows covering t in the
     middle of the series; near either end, the block of as many windows nearest to it.
@@ -159,7 +180,8 @@ def balanced_window_means(window_scores: np.ndarray, starts: np.ndarray, window:
 
 def window_distances(part: WindowKMeans, rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Distance of each window of ``rows`` starting at ``starts`` to its nearest centroid, in
-    float64 (a stream scores a few windows at a time and must give the bits a whole series gives)."""
+    float64 (a stream scores a few windows at a time and must give the bits a whole series
+    gives)."""
     scaled = (np.asarray(rows, dtype=np.float64) - part.scaler_mean) / part.scaler_scale
     window = part.window_size
     centroids = np.asarray(part.centroids, dtype=np.float64)
@@ -188,9 +210,13 @@ class KMeansStream(PartStream):
 
     part: WindowKMeans
     steps_seen: int = 0
-    rows: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # read columns, from rows_start
+    rows: np.ndarray = field(
+        default_factory=lambda: np.empty((0, 0))
+    )  # read columns, from rows_start
     rows_start: int = 0
-    starts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # grid windows kept
+    starts: np.ndarray = field(
+        default_factory=lambda: np.empty(0, dtype=np.int64)
+    )  # grid windows kept
     distances: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     def final_before(self, n_steps: int) -> int:
@@ -210,19 +236,24 @@ class KMeansStream(PartStream):
         buffer = read if len(self.rows) == 0 else np.concatenate([self.rows, read])
         seen, total = self.steps_seen, self.steps_seen + len(read)
         at_once = self._trailing(buffer, seen, total)
-        first = -(-max(0, seen - window + 1) // stride) * stride  # the first grid window not yet scored
+        first = (
+            -(-max(0, seen - window + 1) // stride) * stride
+        )  # the first grid window not yet scored
         new = np.arange(first, total - window + 1, stride, dtype=np.int64)
         if len(new):
             self.starts = np.concatenate([self.starts, new])
             fresh = window_distances(self.part, buffer, new - self.rows_start)
             self.distances = np.concatenate([self.distances, fresh])
         self.steps_seen = total
-        keep_rows = max(self.rows_start, total - window)  # the next series end's window starts after it
+        keep_rows = max(
+            self.rows_start, total - window
+        )  # the next series end's window starts after it
         self.rows, self.rows_start = buffer[keep_rows - self.rows_start :], keep_rows
         return at_once
 
     def _trailing(self, buffer: np.ndarray, seen: int, total: int) -> np.ndarray:
-        """Distances of the windows ending at steps ``seen..total-1`` (:meth:`WindowKMeans.at_once`)."""
+        """Distances of the windows ending at steps ``seen..total-1``
+        (:meth:`WindowKMeans.at_once`)."""
         window = self.part.window_size
         lo = seen - window + 1  # the first row those windows read
         source, start = buffer, self.rows_start
@@ -243,7 +274,12 @@ class KMeansStream(PartStream):
 
     def state(self) -> dict[str, np.ndarray]:
         steps = np.asarray([self.steps_seen, self.rows_start], dtype=np.int64)
-        return {"steps": steps, "rows": self.rows, "starts": self.starts, "distances": self.distances}
+        return {
+            "steps": steps,
+            "rows": self.rows,
+            "starts": self.starts,
+            "distances": self.distances,
+        }
 
     def load(self, arrays: dict[str, np.ndarray]) -> None:
         self.steps_seen, self.rows_start = (int(v) for v in arrays["steps"])
@@ -251,4 +287,10 @@ class KMeansStream(PartStream):
         self.starts = arrays["starts"].astype(np.int64)
 
 
-__all__ = ["KMeansStream", "WindowKMeans", "balanced_window_means", "column_levels", "window_distances"]
+__all__ = [
+    "KMeansStream",
+    "WindowKMeans",
+    "balanced_window_means",
+    "column_levels",
+    "window_distances",
+]
