@@ -1,9 +1,8 @@
 """The MADCluster estimator: ``fit`` / ``decision_function`` / ``predict`` / ``save`` / ``load``.
 
-Scikit-learn / PyOD style: ``__init__`` only stores parameters; everything learned ends in ``_``.
-The steps live in their own modules: input scaling (:mod:`madcluster.data.scaling`), training
-(:mod:`madcluster.training.loop`), scoring (:mod:`madcluster.score.scoring`), presets
-(:mod:`madcluster.presets`) and model files (:mod:`madcluster.estimator.persistence`).
+Scikit-learn / PyOD style: ``__init__`` only stores parameters; everything learned ends in ``_``,
+read from the frozen fitted model ``model_`` (:mod:`madcluster.estimator.fitted`, built by
+:func:`~madcluster.estimator.fitting.fit_model`); training: :mod:`madcluster.training.loop`.
 """
 
 from __future__ import annotations
@@ -16,8 +15,6 @@ import numpy as np
 from torch import nn
 
 from madcluster.base import BaseDetector
-from madcluster.data.constant_columns import constant_columns, warn_constant_at_fit
-from madcluster.data.scaling import fit_input_scaler, model_input
 from madcluster.data.validation import check_series
 from madcluster.defaults import REFIT_EPOCHS, defaults
 from madcluster.embedders import EMBEDDERS
@@ -34,7 +31,7 @@ from madcluster.estimator.network_fit import (
 from madcluster.estimator.params import MADCLUSTER_PARAMS, check_madcluster_params
 from madcluster.estimator.persistence import load_model, save_model
 from madcluster.estimator.streaming import StreamScorer
-from madcluster.exceptions import ParameterError, StreamError
+from madcluster.exceptions import ParameterError
 from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.presets import preset_params
@@ -292,40 +289,32 @@ class MADCluster(BaseDetector):
         params = self.get_params(deep=False)
         if warm is not None:  # a refit: this many epochs, no pretraining (the weights are trained)
             params.update(epochs=epochs, pretrain_epochs=0)
-        roughness = resolve_roughness(params)
-        mean, scale = fit_input_scaler(data, self.scaling, roughness)
-        constant = constant_columns(data)
         names = getattr(self, "feature_names_in_", None)
-        warn_constant_at_fit(constant, mean, names)
-        scaled = model_input(data, mean, scale, roughness)
+        inputs = InputSpec.fit(data, self.scaling, resolve_roughness(params), names, self.window_size)
+        scaled = inputs.model_input(data)
         extra_val = None
         if validation_data is not None:
-            extra_val = model_input(check_series(
+            extra_val = inputs.model_input(check_series(
                 self._align_feature_names(validation_data), min_length=self.window_size,
-                n_features=self.n_features_in_, name="validation_data",
-            ), mean, scale, roughness)
+                n_features=self.n_features_in_, name="validation_data"))
 
         identity = self._training_identity() if checkpoint is not None else {}
 
         def build() -> nn.Module:
-            net = build_network(params, len(mean))
+            net = build_network(params, len(inputs.scaler_mean))
             if warm is not None:
                 net.load_state_dict(warm.state_dict())
             return net
 
         trained = train_detector_network(params, build, identity, scaled, extra_val, pool_radius, checkpoint, resume)
         self.device_, self.history_, self.center_path_ = trained.device, trained.history, trained.center_path
-        inputs = InputSpec(mean, scale, roughness, self.n_features_in_, names, constant, self.window_size)
         self._fit_training_scores(trained.net, params, inputs, data, scaled)
         if checkpoint is not None:
             Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
         return self
 
-    def _fit_training_scores(self, net: nn.Module, params: dict[str, Any], inputs: InputSpec, data: np.ndarray,
-                             scaled: np.ndarray) -> None:
-        """After the last epoch (seconds; ``madcluster fit`` defers Ctrl-C here): the fitted model
-        (:func:`~madcluster.estimator.fitting.fit_model`) and the training scores. Every mode fits
-        the same parts."""
+    def _fit_training_scores(self, net: nn.Module, params: dict, inputs: InputSpec, data: Any, scaled: Any) -> None:
+        """After the last epoch (``madcluster fit`` defers Ctrl-C here): the model and training scores."""
         self.model_, scores = fit_model(net, params, inputs, data, scaled)
         self.decision_scores_ = np.asarray(scores, dtype=np.float64)
         self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)
@@ -378,11 +367,7 @@ class MADCluster(BaseDetector):
         score and flag out; with the KMeans input term, provisional at once and final L rows later);
         needs a causal embedder (D-RNN, DeepSVDD, OmniAnomaly, THOC)."""
         self._check_fitted()
-        model = self.model_
-        if not model.grid.causal:
-            why = "window-level scores (score_type='window')" if model.net.embedder.causal else f"a non-causal embedder ({model.name})"
-            raise StreamError(f"streaming needs step t's score to read steps <= t only; this model has {why}: score whole series with decision_function")
-        return StreamScorer(model, n_jobs=self.n_jobs)
+        return StreamScorer(self.model_, n_jobs=self.n_jobs)  # a StreamError for a model that does not stream
 
     # ------------------------------------------------------------------ files and cost
     def cost(self, window_size: int | None = None) -> dict[str, Any]:
@@ -396,9 +381,8 @@ class MADCluster(BaseDetector):
         """Write the fitted detector to ``path`` (zip of JSON config + npz weights), atomically."""
         self._check_fitted()
         with torch_threads(self.n_jobs):  # a deferred attribution baseline is measured as explain() would
-            self.model_.attribution.values(self.model_)
-        save_model(path, self.get_params(), self.model_, decision_scores=self.decision_scores_,
-                   history=self.history_, center_path=self.center_path_)
+            save_model(path, self.get_params(), self.model_, decision_scores=self.decision_scores_,
+                       history=self.history_, center_path=self.center_path_)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, embedder: nn.Module | None = None, device: str = "cpu") -> MADCluster:

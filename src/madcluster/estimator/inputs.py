@@ -8,8 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.data.constant_columns import bound_constant_columns
-from madcluster.data.scaling import model_input
+from madcluster.data.constant_columns import (
+    bound_constant_columns,
+    constant_columns,
+    warn_constant_at_fit,
+)
+from madcluster.data.scaling import fit_input_scaler, model_input
 from madcluster.data.validation import align_columns, check_series
 
 
@@ -25,6 +29,16 @@ class InputSpec:
     feature_names: np.ndarray | None
     constant_columns: np.ndarray
     min_rows: int
+
+    @classmethod
+    def fit(cls, data: np.ndarray, scaling: str, roughness_window: int,
+            feature_names: np.ndarray | None, min_rows: int) -> InputSpec:
+        """The input scaling (``scaling``: ``standard`` or ``minmax``) and the constant columns of
+        checked training rows ``data``; a constant column is named in a warning once, here."""
+        mean, scale = fit_input_scaler(data, scaling, roughness_window)
+        constant = constant_columns(data)
+        warn_constant_at_fit(constant, mean, feature_names)
+        return cls(mean, scale, roughness_window, data.shape[1], feature_names, constant, min_rows)
 
     def check_rows(self, X: Any, min_length: int | None = None, name: str = "X") -> np.ndarray:
         """``X`` as a float32 ``(T, D)`` array in the training column order (a DataFrame's columns

@@ -78,6 +78,11 @@ class StreamScorer:
         """``model``: a fitted model that streams (:attr:`FittedModel.streams`); ``step_rows``:
         chunks up to this many rows take the stepper (0: every chunk reruns its windows);
         ``n_jobs``: torch threads while scoring, as the estimator's."""
+        if not model.grid.causal:
+            why = ("window-level scores (score_type='window')" if model.net.embedder.causal
+                   else f"a non-causal embedder ({model.name})")
+            raise StreamError(f"streaming needs step t's score to read steps <= t only; this model has {why}: "
+                              "score whole series with decision_function")
         self.model = model
         self.step_rows = step_rows
         self.n_jobs = n_jobs
