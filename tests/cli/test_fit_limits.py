@@ -75,3 +75,12 @@ def test_the_default_fit_passes_the_checks_quietly():
     assert warnings == []
     needed, parameters = estimated_bytes(MADCluster(), 2)
     assert 10_000 < parameters < 100_000 and needed < 1e9
+
+
+def test_a_huge_batch_is_not_counted_as_memory(train_csv):
+    """The batch holds at most the windows an epoch draws: --batch-size 10000000 is a warning, not
+    an out-of-memory refusal."""
+    detector = MADCluster(batch_size=10_000_000)
+    check_memory(detector, 2, n_rows=3000)
+    needed, _ = estimated_bytes(detector, 2, n_rows=3000)
+    assert needed < 2e9

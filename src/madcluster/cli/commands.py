@@ -68,7 +68,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         )
     detector = detector_from_args(args)
     check_series_settings(detector, len(table), lambda message: print(f"warning: {message}", file=sys.stderr))
-    check_memory(detector, table.values.shape[1])
+    check_memory(detector, table.values.shape[1], n_rows=len(table))
     checkpoint = partial_path(args.output)
     t0 = time.perf_counter()
     finishing = finish_despite_ctrl_c(detector)

@@ -86,10 +86,11 @@ def check_series_settings(detector: Any, n_rows: int, warn: Callable[[str], None
              f"windows): each epoch is one batch of {per_epoch}")
 
 
-def estimated_bytes(detector: Any, n_features: int) -> tuple[int, int]:
+def estimated_bytes(detector: Any, n_features: int, n_rows: int | None = None) -> tuple[int, int]:
     """``(bytes, parameters)`` a fit of ``detector`` needs at least: the network's parameters
-    (weights, gradients, optimiser state, float64 copy) and one batch's activations. The network
-    is built on the meta device: nothing is allocated."""
+    (weights, gradients, optimiser state, float64 copy) and one batch's activations (a batch holds
+    at most the windows an epoch draws from ``n_rows`` rows). The network is built on the meta
+    device: nothing is allocated."""
     import torch
 
     from madcluster.embedders import EMBEDDERS, build_embedder
@@ -103,7 +104,12 @@ def estimated_bytes(detector: Any, n_features: int) -> tuple[int, int]:
     parameters = sum(t.numel() for t in embedder.parameters())
     depth = len(getattr(embedder, "layers", ())) or 1
     hidden = int(getattr(embedder, "out_features", 0) or 0)
-    activations = ACTIVATION_VALUES * 4 * int(p["batch_size"]) * int(p["window_size"]) * hidden * depth
+    batch = int(p["batch_size"])
+    if p["epoch_windows"] is not None:
+        batch = min(batch, int(p["epoch_windows"]))
+    if n_rows is not None:
+        batch = min(batch, max(1, (n_rows - int(p["window_size"])) // int(p["stride"]) + 1))
+    activations = ACTIVATION_VALUES * 4 * batch * int(p["window_size"]) * hidden * depth
     return parameters * BYTES_PER_PARAMETER + activations, parameters
 
 
@@ -122,7 +128,7 @@ def available_bytes() -> int | None:
         return None
 
 
-def check_memory(detector: Any, n_features: int, available: int | None = None) -> None:
+def check_memory(detector: Any, n_features: int, available: int | None = None, n_rows: int | None = None) -> None:
     """Refuse a CPU fit whose estimate (:func:`estimated_bytes`) exceeds the available memory."""
     device = str(detector.get_params().get("device") or "auto")
     if device.startswith("cuda") or device == "mps":
@@ -133,7 +139,7 @@ def check_memory(detector: Any, n_features: int, available: int | None = None) -
         if torch.cuda.is_available():
             return
     available = available_bytes() if available is None else available
-    needed, parameters = estimated_bytes(detector, n_features)
+    needed, parameters = estimated_bytes(detector, n_features, n_rows)
     if available is None or needed <= available:
         return
     raise MemoryError(

@@ -108,7 +108,7 @@ def _finite(data: np.ndarray, names: list[str] | None = None) -> np.ndarray:
             column = repr(names[col]) if names is not None else f"{col}"
             limit = f" (beyond {MAX_ABS_VALUE:.3g}, the float32 range the model computes in)" if what == "too large" else ""
             raise DataError(f"rows hold {len(where)} {what} value(s){limit}, the first at row {row}, column {column}: "
-                            f"{data[row, col]!r}")
+                            f"{float(data[row, col])!r}")
     return data
 
 
