@@ -32,11 +32,13 @@ def train_test():
 
 @pytest.fixture(scope="module")
 def with_terms(train_test):
-    return MADCluster(**TINY).fit(train_test[0])
+    # the plain z-sum of the two terms this file checks formula by formula (the default adds the
+    # discord part and sums positive parts: tests/score/test_discord.py, test_default_rule below)
+    return MADCluster(input_terms=("kmeans", "ar"), part_rule="zscore-sum", **TINY).fit(train_test[0])
 
 
 def test_default_has_both_terms_and_none_turns_them_off(train_test, with_terms):
-    assert MADCluster().input_terms == ("kmeans", "ar")
+    assert MADCluster().input_terms == ("kmeans", "ar", "discord")
     assert [t.name for t in with_terms.input_terms_] == ["kmeans", "ar"]
     plain = MADCluster(input_terms=None, **TINY).fit(train_test[0])
     assert plain.input_terms_ == [] and not plain.model_.combination.stats
@@ -51,7 +53,8 @@ def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term_smoothed(train_
     middle = slice(TINY["window_size"] - 1, len(test) - TINY["window_size"] + 1)  # the ends: balanced_window_means
     assert np.allclose(kmeans.values(test)[middle], baseline.decision_function(test)[middle], rtol=1e-4, atol=1e-4)
     stats, w = with_terms.model_.combination.stats, with_terms.part_weights_
-    assert w == DEFAULT_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0}
+    assert w == {"own": 0.5, "kmeans": 1.5, "ar": 1.0}
+    assert DEFAULT_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 1.0}
     smooth = with_terms.part_smoothing_
     assert smooth == {"own": TINY["window_size"] // 2, "ar": TINY["window_size"] // 10}
     expected = (w["own"] * standardize(centred_means(plain.decision_function(test), smooth["own"]), stats["own"])
@@ -67,15 +70,16 @@ def test_part_weights_weigh_each_standardised_part(train_test, with_terms):
     """Equal weights give the plain z-sum; a part at 0 drops out; bad tables are refused."""
     train, test = train_test
     raw = {"own": 1, "ar": 1}  # no smoothing: the parts as they are
-    equal = MADCluster(part_weights={"own": 1, "kmeans": 1, "ar": 1}, part_smoothing=raw, **TINY).fit(train)
-    no_ar = MADCluster(part_weights={"ar": 0}, part_smoothing=raw, **TINY).fit(train)
+    plain = {"input_terms": ("kmeans", "ar"), "part_rule": "zscore-sum", "part_smoothing": raw}
+    equal = MADCluster(part_weights={"own": 1, "kmeans": 1, "ar": 1}, **plain, **TINY).fit(train)
+    no_ar = MADCluster(part_weights={"ar": 0}, **plain, **TINY).fit(train)
     stats = equal.model_.combination.stats
     own = standardize(MADCluster(input_terms=None, **TINY).fit(train).decision_function(test), stats["own"])
     kmeans, ar = (standardize(t.values(test), stats[t.name]) for t in equal.input_terms_)
     assert np.allclose(equal.decision_function(test), own + kmeans + ar)
     assert np.allclose(no_ar.decision_function(test), 0.5 * own + 1.5 * kmeans)
-    assert no_ar.part_weights_ == {"own": 0.5, "kmeans": 1.5, "ar": 0.0}
-    for bad in ({"own": -1}, {"window": 1}, [1.0], {"ar": float("inf")}, {"own": 0, "kmeans": 0, "ar": 0}):
+    assert no_ar.part_weights_ == {"own": 0.5, "kmeans": 1.5, "ar": 0.0}  # the others: their defaults
+    for bad in ({"own": -1}, {"window": 1}, [1.0], {"ar": float("inf")}, {"own": 0, "kmeans": 0, "ar": 0, "discord": 0}):
         with pytest.raises(ParameterError):
             MADCluster(part_weights=bad, **TINY).fit(train)
     assert with_terms.threshold_ == pytest.approx(np.quantile(with_terms.decision_scores_, 1 - with_terms.contamination))
@@ -193,7 +197,7 @@ def test_a_model_file_written_with_window_term_loads_as_the_kmeans_term(tmp_path
     import json
     import zipfile
 
-    model = MADCluster(input_terms=("kmeans",), **TINY).fit(train_test[0])
+    model = MADCluster(input_terms=("kmeans",), part_rule="zscore-sum", **TINY).fit(train_test[0])
     new, old = tmp_path / "new.mcz", tmp_path / "old.mcz"
     model.save(new)
     with zipfile.ZipFile(new) as zf:  # rewrite it the way files were written before input terms
@@ -244,3 +248,23 @@ def test_kmeans_term_leaves_out_binary_columns_but_keeps_constant_ones():
     assert term.values(moved)[300:305].min() > term.values(train)[300:305].max()
     only_binary = WindowKMeans.fit(command, FitContext(20, 0))  # nothing else to read: every column
     assert list(only_binary.columns) == [0]
+
+
+def test_default_rule_adds_each_parts_positive_excess(train_test):
+    """The default (``part_rule=None``): ``sum of w_p max(z_p, 0)`` over own, kmeans, ar, discord."""
+    train, test = train_test
+    model = MADCluster(**TINY).fit(train)
+    combination = model.model_.combination
+    assert combination.names == ["own", "kmeans", "ar", "discord"]
+    assert combination.rule == "positive-zscore-sum"
+    plain = MADCluster(input_terms=("kmeans", "ar", "discord"), part_rule="zscore-sum", **TINY).fit(train)
+    checked = model.model_.inputs.check_rows(test)
+    own = model.model_.own_scores(model.model_.inputs.model_input(checked))
+    raw = combination.raw_values(checked, own)
+    terms = [combination.contribution(p, combination.final_reading(p, raw[p.name])) for p in combination.parts]
+    assert all(t.min() >= 0.0 for t in terms)
+    assert np.allclose(model.decision_function(test), np.sum(terms, axis=0), rtol=1e-9, atol=1e-9)
+    # the plain sum of the same parts is lower wherever a part sits below its training mean
+    assert (plain.decision_function(test) <= model.decision_function(test) + 1e-9).all()
+    with pytest.raises(ParameterError, match="part_rule"):
+        MADCluster(part_rule="median", **TINY).fit(train)

@@ -19,7 +19,9 @@ EXACT = 1e-9
 def _series(n: int, seed: int, period: float = 20.0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     t = np.arange(n)[:, None]
-    clean = np.sin(2 * np.pi * t / period) + 0.5 * np.sin(4 * np.pi * t / period + np.array([0.0, 1.0]))
+    clean = np.sin(2 * np.pi * t / period) + 0.5 * np.sin(
+        4 * np.pi * t / period + np.array([0.0, 1.0])
+    )
     return (clean + 0.02 * rng.normal(size=(n, 2))).astype(np.float32)
 
 
@@ -32,10 +34,14 @@ def test_rows() -> np.ndarray:
 
 def _close(got: np.ndarray, want: np.ndarray) -> None:
     assert got.shape == want.shape
-    assert np.max(np.abs(got - want), initial=0.0) <= EXACT * max(1.0, np.abs(want).max(initial=0.0))
+    assert np.max(np.abs(got - want), initial=0.0) <= EXACT * max(
+        1.0, np.abs(want).max(initial=0.0)
+    )
 
 
-def _direct_distance(part: Discord, read: np.ndarray, start: int, exclude_near: bool = False) -> float:
+def _direct_distance(
+    part: Discord, read: np.ndarray, start: int, exclude_near: bool = False
+) -> float:
     """One subsequence's distance to its nearest neighbour, by a loop over the neighbours."""
     m, p = part.length, part.segment
     sub = read[start : start + m].T  # (C, m)
@@ -67,7 +73,9 @@ def test_values_against_a_direct_loop(test_rows):
     _close(part.values(test_rows), direct)
     # the causal reading: the subsequence ending at t, the first row repeated before the series
     padded = np.vstack([np.repeat(read[:1], m - 1, axis=0), read])
-    _close(part.at_once(test_rows), np.asarray([_direct_distance(part, padded, t) for t in range(n)]))
+    _close(
+        part.at_once(test_rows), np.asarray([_direct_distance(part, padded, t) for t in range(n)])
+    )
     assert part.final_after() == m - 1 - m // 2 and part.reads_ahead
 
 
@@ -75,10 +83,15 @@ def test_training_statistics_leave_each_subsequence_own_neighbourhood_out():
     train = _series(600, 0)
     part = Discord.fit(train, FitContext(16))
     read = part.read(train)
-    starts = np.clip(np.arange(len(read)) - part.length // 2, 0, len(read) - part.length)
-    direct = np.asarray([_direct_distance(part, read, int(s), exclude_near=True) for s in starts[::37]])
-    _close(part.reference_values(train)[::37], direct)
-    assert part.values(train).mean() < part.reference_values(train).mean()  # in-sample matches itself
+    reference = part.reference_values(
+        train
+    )  # one per training subsequence here (fewer than the cap)
+    assert len(reference) == len(read) - part.length + 1
+    direct = np.asarray(
+        [_direct_distance(part, read, s, exclude_near=True) for s in range(0, len(reference), 37)]
+    )
+    _close(reference[::37], direct)
+    assert part.values(train).mean() < reference.mean()  # in-sample, a subsequence matches itself
 
 
 def test_the_reversed_stretch_stands_out(test_rows):
@@ -97,7 +110,10 @@ def test_stream_equals_the_whole_series(test_rows):
     for a, b in ((0, 1), (1, 5), (5, 40), (40, 41), (41, 300)):
         got.append(stream.append(test_rows[a:b]))
         final = stream.final_before(b)
-        _close(stream.values(np.arange(max(0, final - 3), final)), part.values(test_rows[:b])[max(0, final - 3) : final])
+        _close(
+            stream.values(np.arange(max(0, final - 3), final)),
+            part.values(test_rows[:b])[max(0, final - 3) : final],
+        )
         stream.forget_before(max(0, final - 3))
     _close(np.concatenate(got), causal)
     kept = max(0, stream.final_before(300) - 3)  # the steps not forgotten

@@ -98,7 +98,7 @@ def test_each_reading_is_standardised_with_its_own_training_statistics(train, sm
     deviation 1 after the combination standardises them (a causal reading read with the final
     reading's statistics, or smoothed with the wrong width, would not)."""
     own = np.random.default_rng(3).normal(size=len(train))
-    combination = Combination.fit(("kmeans", "ar"), train, own, FitContext(L, 0), {}, smoothing)
+    combination = Combination.fit(("kmeans", "ar"), train, own, FitContext(L, 0), {}, smoothing, rule="zscore-sum")
     raw = {
         "own": own,
         "kmeans": combination.parts[1].values(train),

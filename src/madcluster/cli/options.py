@@ -166,9 +166,14 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
      ("append each channel's log mean squared step over the last W steps to the embedder's input; 0 "
      "turns it off (None: the embedder's default, 3 for the D-RNN, 0 for the others and for --preset paper)")),
     ("--input-terms", "input_terms", {"nargs": "+", "choices": (*INPUT_TERMS, "none"), "metavar": "TERM"},
-     "input-space terms added to MADCluster's score: kmeans (window KMeans), ar (ridge next-step error) or none"),
+     ("input-space terms added to MADCluster's score: kmeans (window KMeans), ar (ridge next-step "
+      "error), discord (distance of each step's subsequence to its nearest training one) or none")),
     ("--part-weight", "part_weights", {"action": "append", "metavar": "PART=W"}, ("weight of a standardised part, "
-     "repeatable: own (MADCluster's score), kmeans, ar (default: own=0.5 kmeans=1.5 ar=1), e.g. own=1")),
+     "repeatable: own (MADCluster's score), kmeans, ar, discord (default: own=0.5 kmeans=1.5 ar=1 "
+     "discord=1), e.g. own=1")),
+    ("--part-rule", "part_rule", {"choices": ("positive-zscore-sum", "zscore-sum", "zscore-max")},
+     ("how the standardised, weighted parts add up (default positive-zscore-sum: a part below its "
+      "training mean adds nothing; zscore-sum: the plain sum, the rule before issue 34)")),
     ("--part-smoothing", "part_smoothing", {"action": "append", "metavar": "PART=STEPS"}, ("steps of the centred mean own "
      "or ar is read through, repeatable; 1: none (default: own = window // 2, ar = window // 10), e.g. own=1")),
 )

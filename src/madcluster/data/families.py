@@ -53,8 +53,9 @@ def make_family(name: str, seed: int, n_train: int = 5000, n_test: int = 5000) -
         raise ParameterError(f"unknown family {name!r}; choose one of {', '.join(FAMILIES)}")
     rng = np.random.default_rng([FAMILIES.index(name), seed])
     train, test, labels = _MAKERS[name](rng, n_train, n_test, seed)
-    return FamilySeries(f"{name}-{seed}", train.astype(np.float32), test.astype(np.float32),
-                        labels.astype(np.uint8))
+    return FamilySeries(
+        f"{name}-{seed}", train.astype(np.float32), test.astype(np.float32), labels.astype(np.uint8)
+    )
 
 
 def _slots(rng: np.random.Generator, n_test: int, count: int, longest: int) -> list[int]:
@@ -118,7 +119,9 @@ def _rhythm(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
     harmonics = rng.uniform(0.2, 1.0, size=(channels, 3)) * np.array([1.0, 0.6, 0.3])
     lags = rng.uniform(0, 2 * np.pi, size=channels)
     n = n_train + n_test
-    rate = np.full(n, 2 * np.pi / period) * (1 + 0.03 * np.convolve(rng.normal(size=n), np.ones(50) / 50, "same"))
+    rate = np.full(n, 2 * np.pi / period) * (
+        1 + 0.03 * np.convolve(rng.normal(size=n), np.ones(50) / 50, "same")
+    )
     labels = np.zeros(n_test)
     for i, start in enumerate(_slots(rng, n_test, 5, 320)):
         length = int(rng.integers(100, 220))
@@ -129,7 +132,9 @@ def _rhythm(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
         elif kind == 1:
             rate[at : at + length] *= 0.6
         else:  # irregular steps: the rate jumps every few steps
-            rate[at : at + length] *= np.repeat(rng.uniform(0.4, 1.8, size=length // 10 + 1), 10)[:length]
+            rate[at : at + length] *= np.repeat(rng.uniform(0.4, 1.8, size=length // 10 + 1), 10)[
+                :length
+            ]
         labels[start : start + length] = 1
     rows = _gait(np.cumsum(rate), harmonics, lags) + rng.normal(scale=0.05, size=(n, channels))
     return rows[:n_train], rows[n_train:], labels
@@ -148,8 +153,13 @@ def _server_clean(rng: np.random.Generator, n: int, day: int) -> np.ndarray:
     return np.stack([requests, cpu, latency, memory, network, disk], axis=1)
 
 
-def _server_anomalies(rng: np.random.Generator, test: np.ndarray, clean_future: np.ndarray, count: int,
-                      kinds: tuple[str, ...]) -> np.ndarray:
+def _server_anomalies(
+    rng: np.random.Generator,
+    test: np.ndarray,
+    clean_future: np.ndarray,
+    count: int,
+    kinds: tuple[str, ...],
+) -> np.ndarray:
     labels = np.zeros(len(test))
     scale = test.std(axis=0)
     for i, start in enumerate(_slots(rng, len(test), count, 260)):
@@ -175,7 +185,9 @@ def _server(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
     day = int(rng.choice([144, 288]))
     rows = _server_clean(rng, n_train + 2 * n_test, day)
     train, test = rows[:n_train], rows[n_train : n_train + n_test].copy()
-    labels = _server_anomalies(rng, test, rows[n_train + n_test :], 6, ("frequency", "level", "correlation", "stuck"))
+    labels = _server_anomalies(
+        rng, test, rows[n_train + n_test :], 6, ("frequency", "level", "correlation", "stuck")
+    )
     return train, test, labels
 
 
@@ -190,7 +202,9 @@ def _point(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
     for start in _slots(rng, n_test, 15, 5):
         length = int(rng.integers(1, 4))
         chans = rng.choice(channels, size=int(rng.integers(1, 3)), replace=False)
-        test[start : start + length, chans] += rng.choice([-1, 1]) * rng.uniform(3, 6) * scale[chans]
+        test[start : start + length, chans] += (
+            rng.choice([-1, 1]) * rng.uniform(3, 6) * scale[chans]
+        )
         labels[start : start + length] = 1
     return train, test, labels
 
@@ -205,8 +219,16 @@ def _drift(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
     scale = train.std(axis=0)
     ramp = np.minimum(np.arange(n_test) / (n_test / 5), 1.0)
     for c in rng.choice([2, 3, 5], size=2, replace=False):
-        test[:, c] += ramp * rng.uniform(2, 4) * scale[c] + 0.5 * ramp * 0.05 * rng.normal(size=n_test)
+        test[:, c] += ramp * rng.uniform(2, 4) * scale[c] + 0.5 * ramp * 0.05 * rng.normal(
+            size=n_test
+        )
     return train, test, labels
 
 
-_MAKERS = {"chaotic": _chaotic, "rhythm": _rhythm, "server": _server, "point": _point, "drift": _drift}
+_MAKERS = {
+    "chaotic": _chaotic,
+    "rhythm": _rhythm,
+    "server": _server,
+    "point": _point,
+    "drift": _drift,
+}

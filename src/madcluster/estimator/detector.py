@@ -99,17 +99,15 @@ class MADCluster(BaseDetector):
         score it exceeds with probability ``contamination``; :mod:`madcluster.extreme_value`).
     n_jobs : torch CPU threads for fit and scoring, scikit-learn style: None = 1 (the default,
         right on shared machines), -1 = every core, k = k threads (:mod:`madcluster.threads`).
-    input_terms : input-space terms added to the score, fitted on the training rows: ``("kmeans",
-        "ar")`` (the default: window KMeans and a ridge next-step predictor), one of them, or None
-        (off: MADCluster's score alone, as ``paper``). The score is then the weighted sum of each
-        part standardised on its training scores (:mod:`madcluster.score.input_terms`). ``"kmeans"``
-        averages windows that end after a step: a stream's scores are final L rows later
-        (:mod:`madcluster.score.combination`). ``input_terms=None``: every streamed score final at once.
-    part_weights : weight by part (``own``: MADCluster's score; terms by name; the rest default); None =
-        ``{"own": 0.5, "kmeans": 1.5, "ar": 1.0}`` (``benchmarks/results/parts/README.md``).
+    input_terms : parts added to the score, fitted on the training rows: ``("kmeans", "ar",
+        "discord")`` (the default: window KMeans, a ridge next-step error, each step's discord),
+        some, or None (MADCluster's score alone, as ``paper``; a stream's scores final at once;
+        with parts, L rows later); combined by ``part_rule`` (:mod:`madcluster.score.combination`).
+    part_weights : by part name (the rest default); None: own .5, kmeans 1.5, ar 1, discord 1.
     part_smoothing : steps of the centred mean each point-wise part is read through before it is
         standardised (``own``, ``ar``; 1: none; the rest default); None = ``own`` L // 2, ``ar``
         L // 10 (:mod:`madcluster.score.smoothing`). Only with input terms.
+    part_rule : None = ``"positive-zscore-sum"`` (parts below 0 add 0), ``"zscore-sum"``, ``"zscore-max"``.
 
     Each parameter's default and allowed values: :data:`madcluster.estimator.params.MADCLUSTER_PARAMS`.
     """
@@ -171,6 +169,7 @@ class MADCluster(BaseDetector):
         input_terms: tuple[str, ...] | str | None = _D["input_terms"],
         part_weights: dict[str, float] | None = _D["part_weights"],
         part_smoothing: dict[str, int] | None = _D["part_smoothing"],
+        part_rule: str | None = _D["part_rule"],
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -212,6 +211,7 @@ class MADCluster(BaseDetector):
         self.input_terms = input_terms
         self.part_weights = part_weights
         self.part_smoothing = part_smoothing
+        self.part_rule = part_rule
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:

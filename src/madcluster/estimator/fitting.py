@@ -28,7 +28,7 @@ from madcluster.estimator.fitted import FittedModel, HeadScore, ScoringGrid, sco
 from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.warmup import WARMUP_WINDOWS, Warmup, fit_quantile_table, sample_starts
 from madcluster.score.combination import Combination
-from madcluster.score.input_terms import check_input_terms, check_part_weights
+from madcluster.score.input_terms import check_input_terms, check_part_rule, check_part_weights
 from madcluster.score.parts import FitContext
 from madcluster.score.scoring import score_statistics
 from madcluster.score.smoothing import resolve_part_smoothing
@@ -82,6 +82,7 @@ def fit_model(
         FitContext(grid.window_size, params["random_state"]),
         check_part_weights(params["part_weights"]),
         widths,
+        rule=check_part_rule(params["part_rule"]),
     )
     scores = combination.score(data, scores)
     threshold = threshold_from_scores(scores, params["threshold"], params["contamination"])

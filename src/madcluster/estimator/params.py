@@ -30,7 +30,12 @@ from madcluster.defaults import (
 )
 from madcluster.exceptions import ParameterError
 from madcluster.method.config import MethodConfig
-from madcluster.score.input_terms import DEFAULT_INPUT_TERMS, check_input_terms, check_part_weights
+from madcluster.score.input_terms import (
+    DEFAULT_INPUT_TERMS,
+    check_input_terms,
+    check_part_rule,
+    check_part_weights,
+)
 from madcluster.score.smoothing import check_part_smoothing
 from madcluster.threads import DEFAULT_N_JOBS, check_n_jobs
 
@@ -79,6 +84,7 @@ MADCLUSTER_PARAMS: dict[str, Param] = {
     "input_terms": Param(DEFAULT_INPUT_TERMS, validate=check_input_terms),
     "part_weights": Param(None, validate=check_part_weights),  # None: DEFAULT_PART_WEIGHTS
     "part_smoothing": Param(None, validate=check_part_smoothing),  # None: DEFAULT_FRACTIONS of the window
+    "part_rule": Param(None, validate=check_part_rule),  # None: combination.DEFAULT_RULE
 }
 
 

@@ -1,9 +1,10 @@
 """How the score's parts combine: one object over them, :class:`Combination`.
 
 The score of a model with input terms is ``rule(part readings)``; the default rule
-(:class:`ZScoreSum`, ``"zscore-sum"``) is ``sum over parts of w_p z_p``, each part's reading
-standardised with its training mean and standard deviation and weighted by ``part_weights``, in
-the parts' order (own first). A point-wise part (own, ar) is first read through a centred mean of
+(:class:`PositiveZScoreSum`, ``"positive-zscore-sum"``) is ``sum over parts of w_p max(z_p, 0)``,
+each part's reading standardised with its training mean and standard deviation and weighted by
+``part_weights``, in the parts' order (own first); the plain sum (:class:`ZScoreSum`,
+``"zscore-sum"``) is the rule of files from before issue 34 and of ``part_rule="zscore-sum"``. A point-wise part (own, ar) is first read through a centred mean of
 ``smoothing[name]`` steps (:mod:`madcluster.score.smoothing`). Every table (statistics, weights,
 smoothing) is keyed by the part's name (``own``, ``kmeans``, ``ar``); the statistics of a part's
 causal reading, where it differs from its final one (a part that reads ahead, a smoothed part),
@@ -49,9 +50,36 @@ class ZScoreSum:
         return total
 
 
+class PositiveZScoreSum(ZScoreSum):
+    """``sum of w_p max(z_p, 0)``: a part at or below its training mean adds nothing, so one
+    part's normal noise cannot hide another's excess, and a part that falls (a next-step error
+    on a flat stretch) cannot cancel one that rises (issue 34; chosen on the development
+    families, ``benchmarks/results/parts/families.md``)."""
+
+    name: ClassVar[str] = "positive-zscore-sum"
+
+    def part(self, values: np.ndarray, stats: Stats, weight: float) -> np.ndarray:
+        return np.maximum(super().part(values, stats, weight), 0.0)
+
+
+class ZScoreMaximum(ZScoreSum):
+    """``max over parts of w_p z_p``: the most surprised part decides (PyOD's maximization)."""
+
+    name: ClassVar[str] = "zscore-max"
+
+    def total(self, parts: list[np.ndarray]) -> np.ndarray:
+        total = parts[0]
+        for part in parts[1:]:
+            total = np.maximum(total, part)
+        return total
+
+
 #: The combination rules by name.
-RULES: dict[str, ZScoreSum] = {ZScoreSum.name: ZScoreSum()}
-DEFAULT_RULE = ZScoreSum.name
+RULES: dict[str, ZScoreSum] = {rule.name: rule for rule in (ZScoreSum(), PositiveZScoreSum(), ZScoreMaximum())}
+#: The rule of new fits: the positive parts' sum (issue 34's study per family). Files that name
+#: no rule were written with :data:`FILE_RULE`, the plain sum.
+DEFAULT_RULE = PositiveZScoreSum.name
+FILE_RULE = ZScoreSum.name
 
 
 def mean_std(values: np.ndarray) -> Stats:
@@ -77,7 +105,7 @@ class Combination:
     at_once_stats: dict[str, Stats] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)  # a part not in it: 1
     smoothing: dict[str, int] = field(default_factory=dict)  # a part not in it: none
-    rule: str = DEFAULT_RULE
+    rule: str = FILE_RULE
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -282,5 +310,5 @@ class CombinationStream:
                 stream.load({k[len(key):]: v for k, v in arrays.items() if k.startswith(key)})
 
 
-__all__ = ["DEFAULT_RULE", "RULES", "Combination", "CombinationStream", "CombinedUpdate", "Stats", "ZScoreSum",
+__all__ = ["DEFAULT_RULE", "FILE_RULE", "RULES", "Combination", "CombinationStream", "CombinedUpdate", "Stats", "ZScoreSum",
            "mean_std", "smoothing_delay"]

@@ -5,7 +5,8 @@ weights (``part_weights``), checked against the registry of parts
 Why the default adds parts: MADCluster's head scores features of a bounded network (a GRU
 saturates), so it misses what grows in the input itself; two cheap parts fitted on the training
 rows, window KMeans (:mod:`madcluster.score.window_kmeans`) and the ridge next-step error
-(:mod:`madcluster.score.autoregressive`), close most of that gap without touching the network.
+(:mod:`madcluster.score.autoregressive`), close most of that gap without touching the network;
+a discord part (:mod:`madcluster.score.discord`) sees shapes that none of them sees.
 How the parts combine: :mod:`madcluster.score.combination`.
 """
 
@@ -19,10 +20,12 @@ from madcluster.exceptions import ParameterError
 from madcluster.score.parts import OWN, term_names
 
 INPUT_TERMS = term_names()  # the registered kinds when the CLI reads them
-DEFAULT_INPUT_TERMS = ("kmeans", "ar")
-#: Chosen on the development set (docs/ and the parts study): own 0.5, kmeans 1.5, ar 1; a part
-#: not named here weighs 1.
-DEFAULT_PART_WEIGHTS: dict[str, float] = {OWN: 0.5, "kmeans": 1.5, "ar": 1.0}
+#: The discord part joined the default in issue 34: chosen on every development family, not on
+#: one set's mean (``benchmarks/results/parts/families.md``).
+DEFAULT_INPUT_TERMS = ("kmeans", "ar", "discord")
+#: Chosen on the development set (docs/ and the parts study): own 0.5, kmeans 1.5, ar 1, discord
+#: 1; a part not named here weighs 1.
+DEFAULT_PART_WEIGHTS: dict[str, float] = {OWN: 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 1.0}
 
 
 def check_part_weights(value: object) -> dict[str, float]:
@@ -46,6 +49,17 @@ def check_part_weights(value: object) -> dict[str, float]:
     return weights
 
 
+def check_part_rule(value: object) -> str:
+    """``value`` (None: the default rule) as the name of a combination rule, or a ``ParameterError``."""
+    from madcluster.score.combination import DEFAULT_RULE, RULES
+
+    if value is None:
+        return DEFAULT_RULE
+    if not isinstance(value, str) or value not in RULES:
+        raise ParameterError(f"part_rule must be one of {', '.join(RULES)} (or None: {DEFAULT_RULE}), got {value!r}")
+    return value
+
+
 def check_input_terms(value: object) -> tuple[str, ...]:
     """``value`` (None, a name or names) as a tuple of registered part names, or a ``ParameterError``."""
     if value is None:
@@ -61,4 +75,5 @@ def check_input_terms(value: object) -> tuple[str, ...]:
     return names
 
 
-__all__ = ["DEFAULT_INPUT_TERMS", "DEFAULT_PART_WEIGHTS", "INPUT_TERMS", "check_input_terms", "check_part_weights"]
+__all__ = ["DEFAULT_INPUT_TERMS", "DEFAULT_PART_WEIGHTS", "INPUT_TERMS", "check_input_terms", "check_part_rule",
+           "check_part_weights"]

@@ -1,6 +1,6 @@
 """Scales read from the training series instead of constants (issue 34).
 
-Why: a window of 100 steps is a few cycles of one series and a fraction of a cycle of another.
+Why: one window length is a few cycles of one series and a fraction of a cycle of another.
 TSB-AD sets each detector's window per series from the autocorrelation's highest peak
 (:func:`madcluster.metrics.tsbad.find_length_rank`); the parts that compare subsequences do the
 same here, with the detector's window as the fallback when no column has a usable period.

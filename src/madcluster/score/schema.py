@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.score.combination import DEFAULT_RULE, Combination, Stats
+from madcluster.score.combination import FILE_RULE, Combination, Stats
 from madcluster.score.parts import OWN, part_class, parts_from_arrays, parts_to_arrays
 
 _OWN_KEY = "before_input_terms"  # format 2's key of the own part
@@ -79,7 +79,7 @@ def combination_from(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
         {n: _stats(s) for n, s in record.get("at_once_stats", {}).items()},
         {n: float(w) for n, w in record.get("weights", {}).items()},
         {n: int(w) for n, w in record.get("smoothing", {}).items()},
-        str(record.get("rule", DEFAULT_RULE)),
+        str(record.get("rule", FILE_RULE)),
     )
 
 
