@@ -124,15 +124,27 @@ class Discord(Part):
 
     def shapes(self, read: np.ndarray, starts: np.ndarray) -> np.ndarray:
         """The z-normalised, segment-averaged subsequences of ``read`` starting at ``starts``,
-        flattened to ``(len(starts), C * segments)``."""
+        flattened to ``(len(starts), C * segments)``.
+
+        From running sums over the rows the subsequences span (not from the subsequences
+        themselves): the segment means, each subsequence's mean and deviation are differences of
+        two sums, so a subsequence costs its segments, not its length. The sums start at the first
+        row read, so a stream and a whole series differ by rounding alone."""
         m, p = self.length, self.segment
-        view = np.lib.stride_tricks.sliding_window_view(read, m, axis=0)  # (n, C, m)
-        sub = view[starts]
-        centred = sub - sub.mean(axis=2, keepdims=True)
-        std = np.maximum(centred.std(axis=2, keepdims=True), STD_FLOOR)
-        z = centred / std
-        paa = z.reshape(len(starts), z.shape[1], m // p, p).mean(axis=3)
-        return paa.reshape(len(starts), -1)
+        first = int(starts.min(initial=0))
+        region = read[first : int(starts.max(initial=0)) + m]
+        sums = np.zeros((len(region) + 1, region.shape[1]))
+        squares = np.zeros_like(sums)
+        np.cumsum(region, axis=0, out=sums[1:])
+        np.cumsum(region * region, axis=0, out=squares[1:])
+        at = np.asarray(starts) - first
+        mean = (sums[at + m] - sums[at]) / m  # (S, C)
+        var = (squares[at + m] - squares[at]) / m - mean * mean
+        std = np.maximum(np.sqrt(np.maximum(var, 0.0)), STD_FLOOR)
+        edges = at[:, None] + p * np.arange(m // p)[None, :]  # (S, K) segment starts
+        segments = (sums[edges + p] - sums[edges]) / p  # (S, K, C)
+        z = (segments - mean[:, None, :]) / std[:, None, :]
+        return z.transpose(0, 2, 1).reshape(len(at), -1)
 
     def distances(
         self, read: np.ndarray, starts: np.ndarray, exclude_near: bool = False
