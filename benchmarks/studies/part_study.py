@@ -56,6 +56,33 @@ def series_parts(arrays: dict[str, np.ndarray], net: dict[str, np.ndarray]) -> d
     return {k: tuple(centred_means(v, SMOOTH[k]) if k in SMOOTH else v for v in pair) for k, pair in out.items()}
 
 
+def period_parts(arrays: dict[str, np.ndarray], parts: dict, net: dict[str, np.ndarray]) -> dict:
+    """Variants whose scales follow the training rows' dominant period p (issue 34 item 2):
+    window KMeans on windows of p (within [16, 2 L]); own / ar read through centred means of p // 2
+    and p // 10 steps instead of L // 2 and L // 10."""
+    from part_scores import default_rows
+
+    from madcluster.score.autoregressive import AutoRegressive
+    from madcluster.score.parts import FitContext
+    from madcluster.score.scales import dominant_period
+    from madcluster.score.smoothing import centred_means
+    from madcluster.score.window_kmeans import WindowKMeans
+
+    test = default_rows(arrays["train"], arrays["test"])
+    train = default_rows(arrays["train"], arrays["train"])
+    z = (train - train.mean(axis=0)) / np.where(train.std(axis=0) > 0, train.std(axis=0), 1.0)
+    period = int(np.clip(dominant_period(z, WINDOW), 16, 2 * WINDOW))
+    out = dict(parts)
+    kmeans = WindowKMeans.fit(train.astype(np.float32), FitContext(period, 0))
+    out["kmeans@p"] = (kmeans.values(test), kmeans.values(train))
+    own_raw = (net["net_test"].astype(np.float64), net["net_train"].astype(np.float64))
+    out["own@p"] = tuple(centred_means(v, max(1, period // 2)) for v in own_raw)
+    ar = AutoRegressive.fit(train.astype(np.float32), FitContext(WINDOW, 0))
+    out["ar@p"] = tuple(centred_means(v, max(1, period // 10)) for v in (ar.values(test), ar.values(train)))
+    out["period"] = period
+    return out
+
+
 # ---------------------------------------------------------------------- per-part transforms
 # Each maps (test values, training values) -> the part's contribution before weighting; every one
 # reads training statistics only, so it streams (a row's contribution is fixed by that row).
@@ -101,16 +128,37 @@ def tail(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return -np.log10(p) + beyond / np.log(10)
 
 
+def moved_baseline(z: np.ndarray, block: int = WINDOW, warm: int = 10 * WINDOW) -> np.ndarray:
+    """Per row, the positive part of the median of the values before its block of ``block`` rows
+    (0 until ``warm`` rows are seen): where a part has moved on most of the rows scored so far,
+    the level it moved to (a new normal), else 0."""
+    out = np.zeros(len(z))
+    for start in range(warm - warm % block, len(z), block):
+        if start >= warm:
+            out[start : start + block] = max(float(np.median(z[:start])), 0.0)
+    return out
+
+
+def moved(transform: Callable) -> Callable:
+    """``transform`` less the level the part has moved to on the series so far."""
+    def apply(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
+        z = transform(x, ref)
+        return z - moved_baseline(z)
+    return apply
+
+
 TRANSFORMS: dict[str, Callable] = {
+    "z-moved": moved(zscore),
     "z": zscore,
     "robust": robust,
     "z-softcap": soft_cap(zscore),
     "z-softcap3": soft_cap(zscore, factor=3.0),
-    "robust-softcap": soft_cap(robust),
-    "robust-softcap3": soft_cap(robust, factor=3.0),
     "z-cap3": hard_cap(zscore),
     "tail": tail,
 }
+# How the transformed parts add up: their sum, the sum of their positive parts (a part below its
+# training mean adds nothing, so its noise cannot hide another's excess) or their maximum.
+AGGREGATORS = ("sum", "possum", "max")
 WEIGHTS = {
     "equal": {},
     "today": {"own": 0.5, "kmeans": 1.5, "ar": 1.0},
@@ -119,25 +167,51 @@ PART_SETS = {
     "own+kmeans+ar": ("own", "kmeans", "ar"),
     "own+kmeans+ar+discord": ("own", "kmeans", "ar", "discord"),
 }
+PERIOD_SETS = {
+    "own@p+kmeans@p+ar@p": ("own@p", "kmeans@p", "ar@p"),
+    "own@p+kmeans@p+ar@p+discord": ("own@p", "kmeans@p", "ar@p", "discord"),
+    "own+kmeans@p+ar+discord": ("own", "kmeans@p", "ar", "discord"),
+}
 
 
-def rules() -> dict[str, tuple[str, str, tuple[str, ...]]]:
+def rules(period: bool = False) -> dict[str, tuple[str, str, str, tuple[str, ...]]]:
     out = {}
+    sets = {**PART_SETS, **(PERIOD_SETS if period else {})}
     for t in TRANSFORMS:
-        for w in WEIGHTS:
-            for s, names in PART_SETS.items():
-                out[f"{t} | {w} | {s}"] = (t, w, names)
+        for a in AGGREGATORS:
+            for w in WEIGHTS:
+                for s, names in sets.items():
+                    out[f"{t} {a} | {w} | {s}"] = (t, a, w, names)
     return out
 
 
-def combine(parts: dict[str, tuple[np.ndarray, np.ndarray]], transform: str, weights: str,
-            names: tuple[str, ...]) -> np.ndarray:
+def alert_spread(scores: np.ndarray, labels: np.ndarray, reach: int = WINDOW) -> tuple[float, float]:
+    """(precision, smear) of the top-k rows, k = the labelled anomalous rows: smear is the share of
+    flagged rows that are not anomalous but lie within ``reach`` rows of an anomaly (alerts spread
+    before its start or after its end)."""
+    labels = np.asarray(labels).astype(bool)
+    k = int(labels.sum())
+    if k == 0:
+        return float("nan"), float("nan")
+    flagged = np.zeros(len(scores), dtype=bool)
+    flagged[np.argsort(-scores, kind="stable")[:k]] = True
+    near = np.convolve(labels.astype(float), np.ones(2 * reach + 1), mode="same") > 0
+    return float((flagged & labels).sum() / k), float((flagged & ~labels & near).sum() / k)
+
+
+def combine(parts: dict[str, tuple[np.ndarray, np.ndarray]], transform: str, aggregator: str,
+            weights: str, names: tuple[str, ...]) -> np.ndarray:
     fn, w = TRANSFORMS[transform], WEIGHTS[weights]
-    total = np.zeros_like(parts[names[0]][0])
+    terms = []
     for name in names:
         x, ref = parts[name]
-        total = total + w.get(name, 1.0) * fn(x, ref)
-    return total
+        terms.append(w.get(name.split("@")[0], 1.0) * fn(x, ref))
+    stacked = np.stack(terms)
+    if aggregator == "max":
+        return stacked.max(axis=0)
+    if aggregator == "possum":
+        return np.maximum(stacked, 0.0).sum(axis=0)
+    return stacked.sum(axis=0)
 
 
 def main() -> None:
@@ -150,6 +224,9 @@ def main() -> None:
     parser.add_argument("--net", required=True, help="folder of network_parts.py dumps")
     parser.add_argument("--cache", default=None, help="folder caching each series' parts")
     parser.add_argument("--series", nargs="*", default=None)
+    parser.add_argument("--period", action="store_true", help="also the period-scaled variants")
+    parser.add_argument("--json", default=None, help="write every series' numbers here")
+    parser.add_argument("--rules", nargs="*", default=None, help="only rules whose name contains one of these")
     args = parser.parse_args()
     bundle = read_bundle(args.bundle)
     if args.series:
@@ -158,27 +235,38 @@ def main() -> None:
     if cache:
         cache.mkdir(parents=True, exist_ok=True)
     table: dict[str, dict[str, float]] = {}
+    spreads: dict[str, dict[str, tuple[float, float]]] = {n: {} for n in bundle}
     families: dict[str, str] = {}
-    candidates = rules()
+    candidates = rules(args.period)
+    if args.rules:
+        candidates = {k: v for k, v in candidates.items() if any(r in k for r in args.rules)}
     for i, (name, arrays) in enumerate(sorted(bundle.items()), 1):
         cached = cache / f"{name}.pkl" if cache else None
+        with np.load(Path(args.net) / f"{name}.npz") as net:
+            net = dict(net)
         if cached and cached.exists():
             parts = pickle.loads(cached.read_bytes())
         else:
-            with np.load(Path(args.net) / f"{name}.npz") as net:
-                parts = series_parts(arrays, dict(net))
-            if cached:
-                cached.write_bytes(pickle.dumps(parts))
+            parts = series_parts(arrays, net)
+        if args.period and "period" not in parts:
+            parts = period_parts(arrays, parts, net)
+        if cached:
+            cached.write_bytes(pickle.dumps(parts))
         labels, first = arrays["labels"], np.asarray(arrays["test"])[:, 0]
         row = {f"part: {p}": tsbad_vus(parts[p][0], labels, first)[1] for p in PARTS}
-        with np.load(Path(args.net) / f"{name}.npz") as net:
-            row["default (fitted)"] = tsbad_vus(net["default_test"].astype(np.float64), labels, first)[1]
-        for rule, (t, w, names) in candidates.items():
-            row[rule] = tsbad_vus(combine(parts, t, w, names), labels, first)[1]
+        row["default (fitted)"] = tsbad_vus(net["default_test"].astype(np.float64), labels, first)[1]
+        for rule, (t, a, w, names) in candidates.items():
+            combined = combine(parts, t, a, w, names)
+            row[rule] = tsbad_vus(combined, labels, first)[1]
+            spreads[name][rule] = alert_spread(combined, labels)
         table[name] = row
         families[name] = str(arrays["family"])
         print(f"[{i}/{len(bundle)}] {name}", file=sys.stderr, flush=True)
     report(table, families)
+    if args.json:
+        import json
+
+        Path(args.json).write_text(json.dumps({"vus_pr": table, "spread": spreads, "family": families}))
 
 
 def report(table: dict[str, dict[str, float]], families: dict[str, str]) -> None:
@@ -199,5 +287,57 @@ def report(table: dict[str, dict[str, float]], families: dict[str, str]) -> None
         print(f"| {r} | {cells} | {dev46[r]:.3f} | {shortfall[r]:+.3f} |")
 
 
+
+
+def choose(path: str, top: int = 15) -> None:
+    """From ``--json`` numbers: per rule, each family's shortfall against its best single part,
+    the worst one, and leave-one-family-out (the rule chosen without a family, scored on it)."""
+    import json
+
+    data = json.loads(Path(path).read_text())
+    table, families = data["vus_pr"], data["family"]
+    fams = sorted(set(families.values()))
+    rows = [r for r in next(iter(table.values())) if not r.startswith("part:")]
+    parts = [r for r in next(iter(table.values())) if r.startswith("part:")]
+    mean = {r: {f: float(np.mean([table[s][r] for s in table if families[s] == f])) for f in fams}
+            for r in rows + parts}
+    best = {f: max(mean[p][f] for p in parts) for f in fams}
+    short = {r: {f: mean[r][f] - best[f] for f in fams} for r in rows}
+    worst = {r: min(short[r].values()) for r in rows}
+    print("| rule | " + " | ".join(fams) + " | worst |")
+    print("|---|" + "---|" * (len(fams) + 1))
+    print("| best part | " + " | ".join(f"{best[f]:.3f}" for f in fams) + " | |")
+    for r in sorted(rows, key=lambda r: -worst[r])[:top]:
+        print(f"| {r} | " + " | ".join(f"{short[r][f]:+.3f}" for f in fams) + f" | {worst[r]:+.3f} |")
+    print("\nLeave one family out (chosen by the worst shortfall on the other families):\n")
+    for f in fams:
+        others = [g for g in fams if g != f]
+        pick = max(rows, key=lambda r: min(short[r][g] for g in others))
+        print(f"- without {f}: {pick} -> on {f}: {short[pick][f]:+.3f}")
+
+
+def summary(path: str) -> None:
+    """From ``--json`` numbers: mean VUS-PR per family of each part, the fitted default of
+    ``bb28e52`` and the rules with today's weights, with the 46 TSB-AD mean and the alerts' smear."""
+    import json
+
+    data = json.loads(Path(path).read_text())
+    table, families, spread = data["vus_pr"], data["family"], data["spread"]
+    fams = sorted(set(families.values()))
+    rows = [r for r in next(iter(table.values()))
+            if r.startswith(("part:", "default")) or ("| today |" in r and r.split()[0] in ("z", "z-softcap"))]
+    print("| rule | " + " | ".join(fams) + " | 46 TSB-AD | smear |")
+    print("|---|" + "---|" * (len(fams) + 2))
+    for r in rows:
+        cells = [float(np.mean([table[s][r] for s in table if families[s] == f])) for f in fams]
+        dev = float(np.mean([table[s][r] for s in table if families[s].startswith("tsbad")]))
+        smears = [spread[s][r][1] for s in spread if r in spread[s] and np.isfinite(spread[s][r][1])]
+        smear = f"{np.mean(smears):.3f}" if smears else ""
+        print(f"| {r} | " + " | ".join(f"{c:.3f}" for c in cells) + f" | {dev:.3f} | {smear} |")
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] in ("--choose", "--summary"):
+        (choose if sys.argv[1] == "--choose" else summary)(sys.argv[2])
+    else:
+        main()

@@ -170,13 +170,20 @@ class Combination:
         return max(delays, default=0)
 
     def describe(self) -> str:
-        """``0.5 z(own, mean of 50) + 1.5 z(kmeans) + 1 z(ar, mean of 10)``, for messages."""
+        """``0.5 z(own, mean of 50) + 1.5 z(kmeans) + 1 z(ar, mean of 10) + 1 z(discord,
+        subsequences of 60)``, the rule named where it is not the plain sum, for messages."""
         if not self.combines:
             return "MADCluster's own score alone (no input terms)"
+
         def one(p: Part) -> str:
             mean = f", mean of {self.width(p)}" if self.width(p) > 1 else ""
-            return f"{self.weights.get(p.name, 1.0):g} z({p.name}{mean})"
-        return " + ".join(one(p) for p in self.parts)
+            detail = f", {p.describe()}" if p.describe() else ""
+            return f"{self.weights.get(p.name, 1.0):g} z({p.name}{mean}{detail})"
+
+        total = " + ".join(one(p) for p in self.parts)
+        if self.rule == PositiveZScoreSum.name:
+            return f"{total}, each part at least 0"
+        return total if self.rule == ZScoreSum.name else f"{self.rule} of {total}"
 
     # ------------------------------------------------------------------ readings
     def raw_values(self, rows: np.ndarray, own: np.ndarray) -> dict[str, np.ndarray]:

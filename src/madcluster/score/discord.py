@@ -206,6 +206,9 @@ class Discord(Part):
         padded = np.vstack([np.repeat(read[:1], self.length - 1, axis=0), read])
         return self.distances(padded, np.arange(len(read)))
 
+    def describe(self) -> str:
+        return f"subsequences of {self.length}"
+
     def final_after(self) -> int:
         return self.length - 1 - self.centre_offset()
 

@@ -86,6 +86,10 @@ class Part(ABC):
         """:meth:`at_once` of the training ``rows`` for the statistics (default: :meth:`at_once`)."""
         return self.at_once(rows)
 
+    def describe(self) -> str:
+        """The scales the fit chose from the training rows, for messages ("" for none)."""
+        return ""
+
     @property
     def reads_ahead(self) -> bool:
         """Whether :meth:`values` reads later steps (then :meth:`at_once` differs from it)."""
