@@ -5,6 +5,7 @@ score before the input terms), beside the fit's CPU seconds.
     python benchmarks/fit_levers.py --config '{}' --config '{"epochs": 4}' --jobs 2 \\
         --out benchmarks/results/budget/levers.jsonl
     python benchmarks/fit_levers.py --config '{"epochs": 4}' --series 076_SMD 006_MSL --suite none --out /tmp/x.jsonl
+    python benchmarks/fit_levers.py --table benchmarks/results/budget/levers.jsonl   # the markdown table
 
 Series: the TSB-AD subset ``SUBSET`` (12 of the 46, four per source: MSL, SMAP, SMD, long and
 short training parts; ``--series`` picks others, ``--series all`` every one) under TSB-AD's
@@ -88,16 +89,47 @@ def run_suite(config_name: str, config: dict[str, Any], base: str, seed: int) ->
             "fit_seconds": wall, "fit_cpu_seconds": cpu, "epochs": len(detector.history_["epoch"])}
 
 
+def table(path: Path) -> str:
+    """Markdown: per configuration, the TSB-AD subset's mean VUS-PR (the whole score and the network
+    part alone) over the series the default ``{}`` also has, and the difference to it; the suite's
+    ROC-AUC per base and mean; the mean fit CPU seconds."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    by: dict[str, dict[str, dict]] = {}
+    for row in rows:
+        by.setdefault(row["config"], {})[row["series"]] = row
+    reference = by.get("{}", {})
+    lines = ["| configuration | TSB-AD series | VUS-PR | network part | vs default (same series) | suite: random walk | seasonal | sines | mean | fit CPU s (mean) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, results in by.items():
+        series = [s for s in results if not s.startswith("suite/")]
+        same = [s for s in series if s in reference]
+        suite = {s.split("/", 1)[1]: results[s]["full"] for s in results if s.startswith("suite/")}
+        cells = [f"`{name}`", str(len(series))]
+        cells += [f"{np.mean([results[s][k] for s in series]):.3f}" if series else "" for k in ("full", "own")]
+        cells.append(f"{np.mean([results[s]['full'] - reference[s]['full'] for s in same]):+.3f} ({len(same)})" if same and name != "{}" else "")
+        cells += [f"{suite[b]:.3f}" if b in suite else "" for b in ("random-walk", "seasonal", "sines")]
+        cells.append(f"{np.mean(list(suite.values())):.3f}" if len(suite) == len(SUITE_BASES) else "")
+        cells.append(f"{np.mean([r['fit_cpu_seconds'] for r in results.values()]):.1f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", action="append", required=True, help="a JSON object of MADCluster parameters")
+    parser.add_argument("--table", type=Path, help="print the markdown table of a results file and stop")
+    parser.add_argument("--config", action="append", help="a JSON object of MADCluster parameters")
     parser.add_argument("--series", nargs="*", default=list(SUBSET), help="TSB-AD file stem prefixes, 'all', or none")
     parser.add_argument("--suite", nargs="*", default=list(SUITE_BASES), help="suite bases, or 'none'")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", default=os.environ.get("MADCLUSTER_DATA_DIR"))
-    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    if args.table:
+        print(table(args.table))
+        return
+    if not args.config or args.out is None:
+        parser.error("--config and --out are needed (or --table)")
 
     from madcluster.data.tsbad_rebuild import read_published_table, rebuild_series
 

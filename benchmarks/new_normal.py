@@ -55,7 +55,7 @@ def main() -> None:
     shift = np.zeros(train.shape[1], dtype=train.dtype)
     shift[:3] = args.shift * train[:, :3].std(axis=0)
     recent, held_out = data.train[10_000:] + shift, data.train[15_000:] + shift
-    test, normal = data.test + shift, data.kinds == 0
+    test, normal = data.test + shift, data.kinds == -1
 
     def record(what: str, model: MADCluster, rows: int, seconds: tuple[float, float] | None) -> None:
         aucs = roc_auc_by_kind(model.decision_function(test), data.kinds, data.kind_names)
