@@ -13,6 +13,7 @@ a shared machine's wall clock is not), epochs run, seconds per epoch and the tes
 ``--beside SRC`` runs this measurement in subprocesses, this checkout's ``src`` and ``SRC`` (e.g. a
 ``git worktree add /tmp/old bb28e52``), alternating for ``--rounds``, and then prints the ratio of
 the median CPU seconds (this / beside): both measured in the same run, on the same machine load.
+``--also KEY=VALUE ...`` adds a third fit per round, this checkout with those overrides.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--beside", metavar="SRC", help="also run another checkout's src/, alternating")
     parser.add_argument("--rounds", type=int, default=3, help="with --beside: fits of each checkout")
+    parser.add_argument("--also", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="with --beside: also fit this checkout with these overrides, each round")
     args = parser.parse_args()
     if args.beside:
         return beside(args)
@@ -68,18 +71,22 @@ def main() -> None:
 def beside(args: argparse.Namespace) -> None:
     """This checkout and ``args.beside`` in alternating subprocesses; the CPU-seconds ratio."""
     here = str(Path(__file__).resolve().parents[1] / "src")
-    runs: dict[str, list[dict]] = {"this": [], "beside": []}
+    runs: dict[str, list[dict]] = {"this": [], "beside": [], "this, also": []}
     for round_ in range(args.rounds):
-        order = [("this", here), ("beside", args.beside)]
-        for name, src in order if round_ % 2 == 0 else order[::-1]:
+        order = [("this", here, args.set), ("beside", args.beside, args.set)]
+        order = order if round_ % 2 == 0 else order[::-1]
+        if args.also:
+            order.append(("this, also", here, [*args.set, *args.also]))
+        for name, src, overrides in order:
             env = {**os.environ, "PYTHONPATH": src, "OMP_NUM_THREADS": "1"}
-            command = [sys.executable, __file__, "--seed", str(args.seed), "--set", *args.set]
+            command = [sys.executable, __file__, "--seed", str(args.seed), "--set", *overrides]
             done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
             line = json.loads(done.stdout.strip().splitlines()[-1])
             runs[name].append(line)
             print(json.dumps({"checkout": name, "src": src, "round": round_, **line}), flush=True)
-    this, other = (float(np.median([r["fit_cpu_seconds"] for r in runs[k]])) for k in ("this", "beside"))
-    print(json.dumps({"median_fit_cpu_seconds": {"this": this, "beside": other}, "ratio": round(this / other, 3)}), flush=True)
+    medians = {k: float(np.median([r["fit_cpu_seconds"] for r in v])) for k, v in runs.items() if v}
+    ratios = {k: round(v / medians["beside"], 3) for k, v in medians.items() if k != "beside"}
+    print(json.dumps({"median_fit_cpu_seconds": medians, "ratio_to_beside": ratios}), flush=True)
 
 
 if __name__ == "__main__":
