@@ -33,8 +33,9 @@ import numpy as np
 
 from madcluster.atomic import atomic_path, atomic_write_bytes
 from madcluster.data.columns import check_columns, feature_values
-from madcluster.data.io import SUPPORTED_SUFFIXES, read_table
+from madcluster.data.io import read_table
 from madcluster.data.scores_table import scores_frame
+from madcluster.data.table import SUPPORTED_SUFFIXES
 from madcluster.estimator.attribution import top_channels
 from madcluster.exceptions import ParameterError
 from madcluster.metrics import evaluate

@@ -11,8 +11,8 @@ import numpy as np
 
 from madcluster.atomic import atomic_path
 from madcluster.cli.console import print_metrics, print_note, say
-from madcluster.data.io import has_pandas
 from madcluster.data.scores_table import scores_frame, write_scores_csv
+from madcluster.data.table import has_pandas
 
 
 def write_score_outputs(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from madcluster.data.io import file_format, label_like_columns
+from madcluster.data.table import file_format, label_like_columns
 from madcluster.exceptions import DataError
 
 

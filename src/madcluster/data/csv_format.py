@@ -95,7 +95,7 @@ def read_csv_frame(
 
     fmt = detect_csv_format(path, sep=sep, decimal=decimal, encoding=encoding)
     if header is None:
-        header = not _first_row_is_data(fmt)
+        header = not first_row_is_data(fmt)
         if not header:
             logger.warning(
                 "%s: the first row holds only numbers, so it is read as data, not as column names "
@@ -129,7 +129,7 @@ def read_csv_frame(
     if not header:
         frame.columns = [str(i) for i in range(frame.shape[1])]
     if frame.shape[1] == 1:
-        _refuse_glued_header(path, str(frame.columns[0]), fmt)
+        refuse_glued_header(path, str(frame.columns[0]), fmt)
     frame.attrs[HEADER_ATTR] = bool(header)
     return frame
 
@@ -139,7 +139,7 @@ def _separator_sentence(fmt: CsvFormat) -> str:
     return f"fields were split at {name}s ({fmt.sep!r}): pass --sep (sep=...) if that is wrong"
 
 
-def _refuse_glued_header(path: Path, name: str, fmt: CsvFormat) -> None:
+def refuse_glued_header(path: Path, name: str, fmt: CsvFormat) -> None:
     """One column whose name holds another separator: the separator was not found; say which."""
     found = [s for s in SEPARATORS if s != fmt.sep and s in name]
     if found:
@@ -150,7 +150,7 @@ def _refuse_glued_header(path: Path, name: str, fmt: CsvFormat) -> None:
         )
 
 
-def _first_row_is_data(fmt: CsvFormat) -> bool:
+def first_row_is_data(fmt: CsvFormat) -> bool:
     """True when every cell of the first row is a number (and not pandas' 0..D-1 names)."""
     cells = [cell.strip() for cell in fmt.first_row]
     if not cells or cells == [str(i) for i in range(len(cells))]:

@@ -30,79 +30,31 @@ import logging
 import os
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from madcluster.data.csv_format import HEADER_ATTR, read_csv_frame
+from madcluster.data.table import (
+    SUPPORTED_SUFFIXES,
+    ColumnKey,
+    Table,
+    as_labels,
+    existing_file,
+    file_format,
+    has_pandas,
+    label_like_columns,
+    load_npy,
+    resolve_column,
+)
 from madcluster.data.time_order import time_order
-from madcluster.data.validation import LABEL_LIKE_NAMES, check_series
-from madcluster.exceptions import DataError, DatasetNotFoundError
+from madcluster.data.validation import check_series
+from madcluster.exceptions import DataError
 
 logger = logging.getLogger(__name__)
 
-ColumnKey = str | int
-
-#: File name endings read by :func:`read_table`, and the reader each one uses.
-SUPPORTED_SUFFIXES: dict[str, str] = {
-    ".csv": "csv",
-    ".csv.gz": "csv",
-    ".tsv": "csv",  # tab-separated: the separator is detected as in any CSV
-    ".tsv.gz": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".npy": "npy",
-}
-
 _TIME_NAME_HINTS = ("time", "date")
-
-
-
-@dataclass(frozen=True, eq=False)
-class Table:
-    """One file's contents: ``values`` (T, D) float32, ``labels`` (T,) uint8 or None, ``columns``.
-
-    ``dropped`` maps each column not used as a feature (other than the label column) to why;
-    ``timestamp_column`` / ``timestamps`` keep the first timestamp column's raw values so outputs
-    can carry them; ``has_header`` is False for a CSV read without a header row.
-    """
-
-    values: np.ndarray
-    labels: np.ndarray | None
-    columns: list[str]
-    dropped: dict[str, str] = field(default_factory=dict)
-    timestamp_column: str | None = None
-    timestamps: np.ndarray | None = None
-    has_header: bool = True
-
-    def __len__(self) -> int:
-        return int(self.values.shape[0])
-
-    def __repr__(self) -> str:
-        labels = (
-            "None"
-            if self.labels is None
-            else f"{int(self.labels.sum())} anomalous of {len(self.labels)}"
-        )
-        more = "..." if len(self.columns) > 5 else ""
-        return (
-            f"Table(values={self.values.shape} float32, labels={labels}, "
-            f"columns={self.columns[:5]}{more})"
-        )
-
-
-def file_format(path: str | os.PathLike[str]) -> str:
-    """``"csv"``, ``"parquet"`` or ``"npy"`` from the file name; ``DataError`` for anything else."""
-    name = Path(path).name.lower()
-    for suffix, kind in SUPPORTED_SUFFIXES.items():
-        if name.endswith(suffix):
-            return kind
-    raise DataError(
-        f"cannot read {str(path)!r}: unknown file type; supported endings are "
-        f"{', '.join(SUPPORTED_SUFFIXES)}"
-    )
 
 
 def read_table(
@@ -134,7 +86,7 @@ def read_table(
 
         if fill_missing:
             raise ImportError("fill_missing=True needs pandas: pip install pandas")
-        kind = _existing(path)
+        kind = existing_file(path)
         names, data, has_header = read_plain_columns(path, kind, header=header, sep=sep, decimal=decimal,
                                                      encoding=encoding)
         return table_from_columns(names, data, has_header=has_header, source=str(path), label_column=label_column,
@@ -176,14 +128,14 @@ def table_from_frame(
         source = f"{source} (no header row)"
     label_name = None
     if label_column is not None:
-        label_name = _resolve(label_column, names, source, what="label column")
+        label_name = resolve_column(label_column, names, source, what="label column")
 
     dropped = set()
     if drop_columns is not None:
-        dropped = {_resolve(c, names, source, what="column to drop") for c in drop_columns}
+        dropped = {resolve_column(c, names, source, what="column to drop") for c in drop_columns}
 
     if columns is not None:
-        features = [_resolve(c, names, source, what="column") for c in columns]
+        features = [resolve_column(c, names, source, what="column") for c in columns]
         clash = [c for c in features if c == label_name or c in dropped]
         if clash:
             raise DataError(
@@ -238,38 +190,6 @@ def table_from_frame(
     )
 
 
-def label_like_columns(columns: Sequence[str]) -> list[str]:
-    """Columns whose name says they probably hold 0/1 labels (``label``, ``anomaly``, ...)."""
-    return [c for c in columns if str(c).lower() in LABEL_LIKE_NAMES]
-
-
-def as_labels(raw: Any, *, name: str = "labels") -> np.ndarray:
-    """0/1 labels as a 1-D ``uint8`` array, or ``DataError`` naming the values that are not 0/1."""
-    arr = np.asarray(raw)
-    if arr.ndim != 1:
-        arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
-    if arr.ndim != 1:
-        raise DataError(f"{name} must be one column of 0/1 values, got shape {arr.shape}")
-    if arr.dtype == bool:
-        return arr.astype(np.uint8)
-    if not np.issubdtype(arr.dtype, np.number):
-        raise DataError(
-            f"{name} must be 0/1 numbers, got dtype {arr.dtype} (e.g. {arr[:3].tolist()})"
-        )
-    if np.issubdtype(arr.dtype, np.floating) and np.isnan(arr).any():
-        raise DataError(
-            f"{name} has {int(np.isnan(arr).sum())} missing value(s): every point needs a 0/1 label"
-        )
-    ok = (arr == 0) | (arr == 1)
-    if not ok.all():
-        others = np.unique(arr[~ok])
-        raise DataError(
-            f"{name} must contain only 0 (normal) and 1 (anomalous), found {others[:10].tolist()}"
-            f"{' ...' if len(others) > 10 else ''}"
-        )
-    return arr.astype(np.uint8)
-
-
 def read_frame(
     path: str | os.PathLike[str],
     *,
@@ -284,26 +204,10 @@ def read_frame(
     (:func:`madcluster.data.csv_format.read_csv_frame`).
     """
     path = Path(path)
-    kind = _existing(path)
+    kind = existing_file(path)
     if kind != "csv":
         return _read_frame(path, kind)
     return read_csv_frame(path, header=header, sep=sep, decimal=decimal, encoding=encoding)
-
-
-def has_pandas() -> bool:
-    """Whether pandas can be imported (the torch-free install has numpy and onnxruntime only)."""
-    import importlib.util
-
-    return importlib.util.find_spec("pandas") is not None
-
-
-def _existing(path: Path) -> str:
-    """The file's kind (:func:`file_format`), or ``DatasetNotFoundError`` when it is not a file."""
-    kind = file_format(path)
-    if not path.is_file():
-        where = "is a directory, not a file" if path.is_dir() else "does not exist"
-        raise DatasetNotFoundError(f"cannot read {str(path)!r}: the file {where}")
-    return kind
 
 
 # ----------------------------------------------------------------------------------------------
@@ -324,50 +228,6 @@ def _read_frame(path: Path, kind: str) -> Any:
             raise DataError(f"{str(path)!r} is not a readable Parquet file: {exc}") from None
     arr = load_npy(path)
     return pd.DataFrame(arr, columns=[str(i) for i in range(arr.shape[1])], copy=False)
-
-
-def load_npy(path: Path) -> np.ndarray:
-    """One plain 2-D numeric array from a ``.npy`` file (never unpickled), or ``DataError``."""
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except ValueError as exc:
-        raise DataError(
-            f"{str(path)!r} could not be loaded as a plain numeric .npy array ({exc}); "
-            "object/pickled "
-            "arrays are refused for safety"
-        ) from None
-    if not isinstance(arr, np.ndarray):
-        raise DataError(f"{str(path)!r} is not a single .npy array")
-    if arr.ndim != 2:
-        hint = " (for a univariate series save x.reshape(-1, 1))" if arr.ndim == 1 else ""
-        raise DataError(
-            f"{str(path)!r} must hold a 2-D array (time steps, columns), "
-            f"got shape {arr.shape}{hint}"
-        )
-    if arr.dtype.names is not None or not (
-        np.issubdtype(arr.dtype, np.number) or arr.dtype == bool
-    ):
-        raise DataError(f"{str(path)!r} must hold a numeric array, got dtype {arr.dtype}")
-    return arr
-
-
-def _resolve(key: ColumnKey, names: list[str], source: str, *, what: str) -> str:
-    """A column name from a name or an integer position."""
-    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-        idx = int(key)
-        if not -len(names) <= idx < len(names):
-            raise DataError(
-                f"{source}: {what} index {idx} is out of range for {len(names)} columns"
-            )
-        return names[idx]
-    if str(key) in names:
-        return str(key)
-    lower = {n.lower(): n for n in names}
-    near = f" (did you mean {lower[str(key).lower()]!r}?)" if str(key).lower() in lower else ""
-    raise DataError(
-        f"{source} has no {what} {str(key)!r}{near}; its columns are "
-        f"{names[:20]}{' ...' if len(names) > 20 else ''}"
-    )
 
 
 def _is_numeric(dtype: Any) -> bool:
@@ -401,3 +261,19 @@ def _is_timestamp(column: Any, name: str) -> bool:
         return False
     # plain numbers stored as text parse as dates too; those are not timestamps
     return not pd.to_numeric(sample, errors="coerce").notna().all()
+
+
+# the readers' shared pieces live in :mod:`madcluster.data.table`; read from here as before too
+__all__ = [
+    "SUPPORTED_SUFFIXES",
+    "ColumnKey",
+    "Table",
+    "as_labels",
+    "file_format",
+    "has_pandas",
+    "label_like_columns",
+    "load_npy",
+    "read_frame",
+    "read_table",
+    "table_from_frame",
+]

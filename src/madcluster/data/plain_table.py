@@ -23,7 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.data.csv_format import _first_row_is_data, _refuse_glued_header, detect_csv_format
+from madcluster.data.csv_format import detect_csv_format, first_row_is_data, refuse_glued_header
+from madcluster.data.table import Table, as_labels, load_npy, resolve_column
+from madcluster.data.time_order import time_order
+from madcluster.data.validation import check_series
 from madcluster.exceptions import DataError
 
 logger = logging.getLogger("madcluster.data.io")
@@ -39,8 +42,6 @@ def read_plain_columns(
     """``(names, columns, has_header)``: each column a float64 array when every cell is a number
     (or missing), else an array of the cells' text."""
     if kind == "npy":
-        from madcluster.data.io import load_npy
-
         arr = load_npy(path)
         return [str(i) for i in range(arr.shape[1])], [arr[:, i] for i in range(arr.shape[1])], True
     if kind != "csv":
@@ -48,7 +49,7 @@ def read_plain_columns(
                           "or save the data as CSV / .npy")
     fmt = detect_csv_format(path, sep=sep, decimal=decimal, encoding=encoding)
     if header is None:
-        header = not _first_row_is_data(fmt)
+        header = not first_row_is_data(fmt)
         if not header:
             logger.warning(
                 "%s: the first row holds only numbers, so it is read as data, not as column names "
@@ -77,7 +78,7 @@ def read_plain_columns(
             raise DataError(f"{str(path)!r} is not a readable CSV file (line {line} has {len(row)} fields, "
                             f"the header {width}); fields were split at {fmt.sep!r}: pass --sep if that is wrong")
     if width == 1 and header:
-        _refuse_glued_header(path, names[0], fmt)
+        refuse_glued_header(path, names[0], fmt)
     cells = list(zip(*body)) if body else [() for _ in names]
     return names, [_column(list(c), fmt.decimal) for c in cells], bool(header)
 
@@ -101,21 +102,17 @@ def table_from_columns(
     names: list[str], data: list[np.ndarray], *, has_header: bool, source: str,
     label_column: Any = None, columns: Sequence[Any] | None = None, drop_columns: Sequence[Any] | None = None,
     sort_by_time: bool = False,
-) -> Any:
+) -> Table:
     """The column rules of :func:`~madcluster.data.io.table_from_frame`, on plain columns."""
-    from madcluster.data.io import Table, _resolve, as_labels
-    from madcluster.data.time_order import time_order
-    from madcluster.data.validation import check_series
-
     by_name = dict(zip(names, data))
     if not data or len(data[0]) == 0:
         raise DataError(f"{source} has no data rows (columns: {names[:10]})")
     if not has_header:
         source = f"{source} (no header row)"
-    label_name = None if label_column is None else _resolve(label_column, names, source, what="label column")
-    dropped = {_resolve(c, names, source, what="column to drop") for c in drop_columns or ()}
+    label_name = None if label_column is None else resolve_column(label_column, names, source, what="label column")
+    dropped = {resolve_column(c, names, source, what="column to drop") for c in drop_columns or ()}
     if columns is not None:
-        features = [_resolve(c, names, source, what="column") for c in columns]
+        features = [resolve_column(c, names, source, what="column") for c in columns]
         clash = [c for c in features if c == label_name or c in dropped]
         if clash:
             raise DataError(f"{source}: column(s) {clash} are both selected as features and used as label / dropped")

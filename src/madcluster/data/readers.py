@@ -12,13 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from madcluster.data.io import (
-    SUPPORTED_SUFFIXES,
-    as_labels,
-    file_format,
-    read_frame,
-    table_from_frame,
-)
+from madcluster.data.io import read_frame, table_from_frame
+from madcluster.data.table import SUPPORTED_SUFFIXES, as_labels, file_format
 from madcluster.data.train_test import Dataset, Entity
 from madcluster.data.validation import check_series
 from madcluster.exceptions import DataError, DatasetNotFoundError

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from madcluster.data.table import has_pandas
 from madcluster.exceptions import DataError
 
 logger = logging.getLogger(__name__)
@@ -61,8 +62,6 @@ def time_order(
 
 def _as_numbers(raw: Any) -> np.ndarray | None:
     """Timestamps as float64 (datetimes in ns), or None when some of them do not parse."""
-    from madcluster.data.io import has_pandas
-
     if not has_pandas():
         return _as_numbers_plain(raw)
     import pandas as pd

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from madcluster.data.io import as_labels, read_frame
+from madcluster.data.io import read_frame
+from madcluster.data.table import as_labels
 from madcluster.data.train_test import Dataset, Entity
 from madcluster.data.validation import check_series
 from madcluster.exceptions import DataError, DatasetNotFoundError
