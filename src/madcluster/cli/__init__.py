@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from madcluster import __version__
+from madcluster.cli.arg_types import finite_float
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
 from madcluster.cli.console import OneLineErrorParser, stdout_gone
 from madcluster.cli.deploy import add_deploy_parsers
@@ -35,7 +36,6 @@ from madcluster.cli.options import (
     add_input_options,
     add_runtime_options,
     add_training_options,
-    finite_float,
 )
 from madcluster.exceptions import MADClusterError
 

@@ -18,18 +18,18 @@ from madcluster.benchmark.grid import expand_grid, load_grid_file
 from madcluster.benchmark.report import format_summary
 from madcluster.benchmark.runner import run_grid
 from madcluster.benchmark.schema import DETECTORS
-from madcluster.cli.executor_options import add_executor_arguments, executor_options
-from madcluster.cli.image_benchmark import (
-    IMAGE_SHARED_OPTIONS,
-    add_image_benchmark_arguments,
-    run_image_benchmark_command,
-)
-from madcluster.cli.options import (
+from madcluster.cli.arg_types import (
     SEED_MAX,
     float_in_range,
     fraction_option,
     int_in_range,
     threads_option,
+)
+from madcluster.cli.executor_options import add_executor_arguments, executor_options
+from madcluster.cli.image_benchmark import (
+    IMAGE_SHARED_OPTIONS,
+    add_image_benchmark_arguments,
+    run_image_benchmark_command,
 )
 from madcluster.defaults import DEFAULT_EPOCHS
 from madcluster.evaluation.released_protocol import STEP_ORDER, STEPS

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from madcluster.cli.options import float_in_range, int_in_range, threads_option
+from madcluster.cli.arg_types import float_in_range, int_in_range, threads_option
 from madcluster.serve.limits import (
     DEFAULT_BODY_SECONDS,
     DEFAULT_IDLE_SECONDS,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from madcluster.cli.options import int_in_range
+from madcluster.cli.arg_types import int_in_range
 from madcluster.parallel.executors import EXECUTORS
 
 

@@ -21,6 +21,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from madcluster.defaults import DEFAULT_WINDOW_SIZE
 from madcluster.exceptions import ParameterError
 
 #: Fewer training windows than this is warned about: a model of thousands of weights learns little
@@ -40,7 +41,7 @@ def check_layers(params: dict[str, Any]) -> None:
     if str(params.get("embedder", "drnn")).lower() not in DILATED:
         return
     layers = (params.get("embedder_params") or {}).get("n_layers")
-    window = int(params.get("window_size") or 100)
+    window = int(params.get("window_size") or DEFAULT_WINDOW_SIZE)
     if layers is None or not isinstance(layers, int) or window < 2:
         return
     useful = max(1, (window - 1).bit_length())  # the most layers whose dilations stay below the window

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from madcluster.cli.arg_types import float_in_range, int_in_range
 from madcluster.cli.console import say
-from madcluster.cli.options import float_in_range, int_in_range
 
 
 def add_image_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,17 +1,25 @@
-"""Argument types and the option groups shared by the commands (defined once here)."""
+"""The option groups shared by the commands (defined once here); their argument types are in
+:mod:`madcluster.cli.arg_types`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
+from madcluster.cli.arg_types import (
+    EVERY_WINDOW,
+    SEED_MAX,
+    checked_param,
+    epoch_windows,
+    float_in_range,
+    fraction_option,
+    int_in_range,
+    positive_int,
+    threads_option,
+)
 from madcluster.defaults import THRESHOLD_METHODS
 from madcluster.estimator.params import MADCLUSTER_PARAMS, PRECISION_NAMES
-from madcluster.exceptions import ParameterError
 from madcluster.method.config import DISTANCE_LOSSES, MODES
 from madcluster.presets import PRESETS
 from madcluster.score.input_terms import INPUT_TERMS
@@ -19,127 +27,23 @@ from madcluster.score.input_terms import INPUT_TERMS
 DEFAULT_EPILOG = "Run `madcluster COMMAND --help` for the options of each command."
 
 
-def _positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (threads, epochs, sizes), with a message naming the value."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer (1 or more), got {value}")
-    return value
-
-
-def finite_float(text: str) -> float:
-    """argparse type: a finite number (so ``--threshold nan`` fails before anything is written)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not np.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
-    return value
-
-
-def threads_option(text: str) -> int:
-    """argparse type: torch threads as the estimator's ``n_jobs``: k >= 1, or -1 for every core.
-    More threads than this machine's cores only thrash it: warned about and capped to the cores."""
-    from madcluster.threads import available_cores
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of threads, got {text!r}") from None
-    if value == 0 or value < -1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, or -1 for every core, got {value}")
-    cores = available_cores()
-    if value > cores:
-        print(f"warning: --threads {value} is more than the {cores} core(s) this process may use; using {cores}",
-              file=sys.stderr)
-        return cores
-    return value
-
-
-
-def int_in_range(low: int, high: int | None = None, what: str = "") -> Any:
-    """argparse type: an integer in ``[low, high]`` (no upper bound when ``high`` is None),
-    refused at parse time with one line naming the range."""
-    span = f"{low} or more" if high is None else f"from {low} to {high}"
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number{what}, got {text!r}") from None
-        if value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"must be {span}{what}, got {value}")
-        return value
-
-    return parse
-
-
-def float_in_range(low: float, high: float | None = None, *, low_open: bool = False, what: str = "") -> Any:
-    """argparse type: a finite number in ``[low, high]`` (``(low, high]`` with ``low_open``)."""
-    left = "(" if low_open else "["
-    span = f"in {left}{low:g}, {high:g}]" if high is not None else (f"above {low:g}" if low_open else f"{low:g} or more")
-
-    def parse(text: str) -> float:
-        value = finite_float(text)
-        if value < low or (low_open and value == low) or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"must be {span}{what}, got {text!r}")
-        return value
-
-    return parse
-
-
-SEED_MAX = 2**32 - 1  # numpy's and scikit-learn's seeds: 0 .. 2**32 - 1
-
-
-EVERY_WINDOW = "all"
-
-
-def _epoch_windows(text: str) -> int | str:
-    """argparse type: windows per epoch, a positive integer or ``all`` (every window)."""
-    if text.strip().lower() == EVERY_WINDOW:
-        return EVERY_WINDOW
-    return _positive_int(text)
-
-
-def _checked(param: str) -> Callable[[str], float]:
-    """argparse type: a finite number that the estimator's table allows for ``param`` (checked
-    while parsing, before anything is read or trained)."""
-    def parse(text: str) -> float:
-        value = finite_float(text)
-        try:
-            MADCLUSTER_PARAMS[param].check(param, value)
-        except ParameterError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-        return value
-
-    parse.__name__ = param  # argparse names the type in its messages
-    return parse
-
-
-fraction_option = _checked("validation_size")  # a number in [0, 1): the benchmark's --validation-size
-
-
 _FROM_SIGNATURE = object()
 # (flag, estimator parameter, argparse keywords, help); every default is the estimator's (shown by
 # SettingsHelpFormatter, read from the signature) unless a command sets its own (the demo's)
 TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--embedder", "embedder", {}, "Base Embedder name (drnn: the paper's Dilated RNN)"),
-    ("--hidden-size", "drnn.hidden_size", {"type": _positive_int}, "D-RNN hidden size = feature dimension f"),
-    ("--layers", "drnn.n_layers", {"type": _positive_int}, "D-RNN layers; dilations 1, 2, 4, ..."),
-    ("--window-size", "window_size", {"type": _positive_int}, "window length L (the paper's)"),
-    ("--stride", "stride", {"type": _positive_int}, "step between training windows (1 = every window)"),
-    ("--epochs", "epochs", {"type": _positive_int}, "maximum epochs; early stopping on the end of the training series"),
-    ("--epoch-windows", "epoch_windows", {"type": _epoch_windows, "metavar": "N|all"},
+    ("--hidden-size", "drnn.hidden_size", {"type": positive_int}, "D-RNN hidden size = feature dimension f"),
+    ("--layers", "drnn.n_layers", {"type": positive_int}, "D-RNN layers; dilations 1, 2, 4, ..."),
+    ("--window-size", "window_size", {"type": positive_int}, "window length L (the paper's)"),
+    ("--stride", "stride", {"type": positive_int}, "step between training windows (1 = every window)"),
+    ("--epochs", "epochs", {"type": positive_int}, "maximum epochs; early stopping on the end of the training series"),
+    ("--epoch-windows", "epoch_windows", {"type": epoch_windows, "metavar": "N|all"},
      ("training windows drawn anew each epoch, so an epoch costs the same on any series length; "
       "'all' trains on every window each epoch, as before (slow on long series)")),
     ("--validation-size", "validation_size", {"type": fraction_option},
      ("fraction at the END of the training series held out for early stopping; 0 trains on everything "
      "for --epochs epochs, best for concatenated series")),
-    ("--batch-size", "batch_size", {"type": _positive_int}, "windows per batch"),
+    ("--batch-size", "batch_size", {"type": positive_int}, "windows per batch"),
     ("--lr", "lr", {"type": float_in_range(0.0, 1.0, low_open=True)}, "Adam learning rate, in (0, 1]"),
     ("--rho", "rho", {"type": float_in_range(0.0, 1.0, low_open=True)}, "soft-boundary weight; R = (1 - rho) quantile of training distances (paper: 0.01)"),
     ("--distance-loss", "distance_loss", {"choices": DISTANCE_LOSSES},
@@ -152,7 +56,7 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
      ("full MADCluster, the paper's two ablations, or base-only (the base model without MADCluster; "
       "needs an embedder with its own loss). Every mode adds the same --input-terms, so full and "
       "base-only differ by MADCluster alone; --input-terms none (or --preset paper): the base model alone")),
-    ("--contamination", "contamination", {"type": _checked("contamination")},
+    ("--contamination", "contamination", {"type": checked_param("contamination")},
      "expected anomaly fraction in training data; threshold = (1 - c) quantile of training scores"),
     ("--threshold-method", "threshold", {"choices": THRESHOLD_METHODS},
      ("how training scores become the model's threshold: quantile = their (1 - contamination) "

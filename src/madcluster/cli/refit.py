@@ -8,9 +8,9 @@ import argparse
 import time
 
 from madcluster.atomic import check_output_path
+from madcluster.cli.arg_types import positive_int
 from madcluster.cli.console import say
 from madcluster.cli.options import (
-    _positive_int,
     add_input_options,
     add_runtime_options,
     apply_runtime,
@@ -31,7 +31,7 @@ def add_refit_parser(sub, help_text: str) -> None:
     refit.add_argument("model", help="model file written by `madcluster fit`")
     refit.add_argument("data", help="recent rows (CSV / Parquet / .npy), the model's feature columns, at least one window")
     refit.add_argument("-o", "--output", default=None, help="refitted model file (default: MODEL, replaced atomically)")
-    refit.add_argument("--epochs", type=_positive_int, default=REFIT_EPOCHS,
+    refit.add_argument("--epochs", type=positive_int, default=REFIT_EPOCHS,
                        help=f"epochs of the warm-started network (default: {REFIT_EPOCHS})")
     refit.add_argument("--from-scratch", action="store_true",
                        help="a fresh network with the model's own epochs instead (a full fit on the recent rows)")
