@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,20 +32,15 @@ from pathlib import Path
 import httpx
 import numpy as np
 import torch
+from benchlib import SRC, free_port, peak_memory_mb
 
 from madcluster import MADCluster
 from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _start(fleet: Path, port: int, *extra: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "madcluster", "serve", str(fleet), "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", *extra]
     proc = subprocess.Popen(command, env=env)
     for _ in range(300):
@@ -57,17 +51,6 @@ def _start(fleet: Path, port: int, *extra: str) -> subprocess.Popen:
             time.sleep(0.5)
     proc.kill()
     raise RuntimeError("server did not start")
-
-
-def _peak_memory_mb(pid: int) -> float | None:
-    """The process's peak resident memory (Linux VmHWM), in MB."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 def _cpu_seconds(pid: int) -> float | None:
@@ -107,7 +90,7 @@ def client_loop(url: str, stream: str, model: str, series: np.ndarray, chunk: in
 def run_once(fleet: Path, models: dict, series: np.ndarray, args: argparse.Namespace, state_dir: Path | None,
              state_interval: float | None = None, rate: float = 0.0) -> dict:
     """One load run against a fresh server; its numbers."""
-    port = _free_port()
+    port = free_port()
     extra = ("--state-dir", str(state_dir)) if state_dir is not None else ()
     if state_interval is not None:
         extra += ("--state-interval", str(state_interval))
@@ -129,7 +112,7 @@ def run_once(fleet: Path, models: dict, series: np.ndarray, args: argparse.Names
         elapsed = time.monotonic() - start
         cpu = _cpu_seconds(proc.pid)
         server_cpu = None if cpu is None or cpu_start is None else cpu - cpu_start
-        peak = _peak_memory_mb(proc.pid)
+        peak = peak_memory_mb(proc.pid)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)

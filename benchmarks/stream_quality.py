@@ -31,8 +31,6 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 DATASETS = ("MSL", "SMAP", "SMD")
 KINDS = ("final", "at once", "own", "own + ar")
 
@@ -101,7 +99,7 @@ def markdown(record: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from tsbad import load_series
+    from benchlib import load_series
 
     from madcluster.atomic import atomic_write_text
 

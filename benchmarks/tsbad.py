@@ -5,19 +5,19 @@ the whole series, and gets TSB-AD 1.5's VUS-PR / VUS-ROC with its window rule
 (:mod:`madcluster.evaluation.tsbad`). The series are rebuilt in memory from the benchmark arrays
 (``--data-dir``, else ``$MADCLUSTER_DATA_DIR``, else ``../shared/datasets``) and TSB-AD's published
 table (``benchmarks/results/tsbad/published_vus_pr.csv``), or read from a folder of TSB-AD CSV files
-(``--tsbad-dir``, e.g. written by ``benchmarks/tsbad_rebuild.py``). Seeds are fixed (``--seed``,
+(``--tsbad-dir``, e.g. written by ``benchmarks/tables/tsbad_rebuild.py``). Seeds are fixed (``--seed``,
 default 0, passed as ``random_state``); every worker runs one torch thread.
 
     python benchmarks/tsbad.py --config default --config paper --jobs 2 \\
         --out benchmarks/results/tsbad/madcluster.json
-    python benchmarks/tsbad.py --config benchmarks/tsbad_candidates.json --jobs 16 \\
+    python benchmarks/tsbad.py --config benchmarks/studies/score/tsbad_candidates.json --jobs 16 \\
         --data-dir /path/to/datasets --out /tmp/candidates.json
     python benchmarks/tsbad.py --config '{"roughness_window": 5}' --series 002_MSL 144_SMAP --jobs 1
 
 A ``--config`` is a preset name (``default``, ``paper``), a JSON object of ``MADCluster`` keyword
 arguments (``"preset"`` picks the base preset; ``"detector": "pca" | "kmeans"`` picks a window
 baseline), or a JSON file holding one such object or an object of named ones (e.g.
-``benchmarks/tsbad_candidates.json``; keys starting with ``_`` are comments). Results are written
+``benchmarks/studies/score/tsbad_candidates.json``; keys starting with ``_`` are comments). Results are written
 after every finished series (JSON + a markdown table beside it); rerunning with the same ``--out``
 skips the (configuration, series) pairs already there, so an interrupted grid resumes.
 """
@@ -35,9 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from benchlib import load_series
 
-REPO = Path(__file__).resolve().parents[1]
-PUBLISHED = REPO / "benchmarks" / "results" / "tsbad" / "published_vus_pr.csv"
 DATASETS = ("MSL", "SMAP", "SMD")
 
 
@@ -62,28 +61,6 @@ def parse_configs(values: list[str]) -> dict[str, dict[str, Any]]:
             sys.exit(f"--config {value!r} is neither a preset ({', '.join(PRESETS)}), a JSON object "
                      "nor an existing JSON file")
     return configs
-
-
-def load_series(args: argparse.Namespace) -> list[tuple[str, str, Any]]:
-    """[(source dataset, entity or file, Dataset)] in TSB-AD's file order."""
-    from madcluster.data.tsbad import parse_tsbad_name, read_tsbad_folder
-    from madcluster.data.tsbad_rebuild import read_published_table, rebuild_series
-    from madcluster.exceptions import DatasetNotFoundError
-
-    if args.tsbad_dir:
-        found = [(parse_tsbad_name(s.name + ".csv").dataset, s.name, s) for s in read_tsbad_folder(args.tsbad_dir)]
-    else:
-        try:
-            rebuilt, _ = rebuild_series(read_published_table(PUBLISHED), args.data_dir)
-        except DatasetNotFoundError as exc:
-            sys.exit(f"benchmark data not found: {exc}\nPass --data-dir (the folder holding MSL/, SMAP/, "
-                     "SMD/) or set MADCLUSTER_DATA_DIR, or --tsbad-dir with TSB-AD CSV files.")
-        found = [(r.published.name.dataset, r.entity, r.data) for r in rebuilt]
-    if args.series:
-        found = [f for f in found if any(f[2].name.startswith(s) or f[1] == s for s in args.series)]
-    if not found:
-        sys.exit("no series selected")
-    return found
 
 
 def _init_worker() -> None:

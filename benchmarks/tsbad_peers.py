@@ -1,7 +1,7 @@
 """Rerun TSB-AD's own detectors on the rebuilt series, the way its runner does (side venv only).
 
 Runs in a virtual environment holding the ``tsb-ad`` package (never the project's): for each CSV
-of a folder written by ``benchmarks/tsbad_rebuild.py`` it calls TSB-AD's
+of a folder written by ``benchmarks/tables/tsbad_rebuild.py`` it calls TSB-AD's
 ``run_Unsupervise_AD(name, data, **Optimal_Multi_algo_HP_dict[name])`` (PCA and KMeansAD are
 unsupervised in TSB-AD: fitted on the whole series) and scores it with
 ``get_metrics(score, label, slidingWindow=find_length_rank(data[:, 0].reshape(-1, 1), rank=1))``,

@@ -3,13 +3,13 @@
 Why: a default whose every part reads steps <= t would stream with final scores at once. This
 measures what the window-KMeans part loses when it is made causal, alone and in the default's
 weighted sum (0.5 z(network) + 1.5 z(part) + z(ar), the network part from
-``benchmarks/part_scores.py``'s dumps). Variants, for windows of 100, 50 and 25 steps: the
+``benchmarks/studies/part_scores.py``'s dumps). Variants, for windows of 100, 50 and 25 steps: the
 distance of the window ending at t to its nearest centroid (``trail<L>``), and the mean squared
 residual of that window's last m steps against the centroid (``trail<L>_res<m>``: localised to
 the newest steps). Prints a Markdown table, best first::
 
-    python benchmarks/part_scores.py --jobs 2 --out /tmp/parts
-    PYTHONPATH=src python benchmarks/causal_parts.py --dumps /tmp/parts --data-dir ../shared/datasets --jobs 2
+    python benchmarks/studies/part_scores.py --jobs 2 --out /tmp/parts
+    PYTHONPATH=src python benchmarks/studies/causal_parts.py --dumps /tmp/parts --data-dir ../shared/datasets --jobs 2
 """
 import argparse
 import sys
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the part studies beside this one
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
 
 def trailing_resid(term, rows, ms):
     from part_candidates import trailing_padded
@@ -87,7 +88,7 @@ def run(item):
     return name, source, res
 
 if __name__ == "__main__":
-    from tsbad import load_series
+    from benchlib import load_series
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dumps", required=True, help="part_scores.py's output folder")
     parser.add_argument("--data-dir", default=None)

@@ -1,13 +1,13 @@
 """Compare rules that combine the default score's parts (no test labels in any rule), on the 46 TSB-AD series.
 
-Reads ``benchmarks/part_scores.py``'s dumps (the network part on test and training rows), refits
+Reads ``benchmarks/studies/part_scores.py``'s dumps (the network part on test and training rows), refits
 the cheap input-space parts on the training rows exactly as the default does (on checked rows:
 constant training columns as their steps), and scores each combination rule's test scores with
 TSB-AD's VUS-PR. Rules: each part alone, equal sums of z-scores (the default's rule), and sums /
 maxima of each part's tail surprise under its training distribution
-(``benchmarks/part_rules.py``).
+(``benchmarks/studies/part_rules.py``).
 
-    python benchmarks/part_combination.py --dumps /tmp/parts --data-dir ../shared/datasets
+    python benchmarks/studies/part_combination.py --dumps /tmp/parts --data-dir ../shared/datasets
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the part studies beside this one
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
 
 
 def series_parts(series, dump: dict, seed: int, names: tuple[str, ...], window: int = 100) -> dict:
@@ -44,8 +45,8 @@ def series_parts(series, dump: dict, seed: int, names: tuple[str, ...], window: 
 def main() -> None:
     from functools import partial
 
+    from benchlib import load_series
     from part_rules import GRID, RULES, SMOOTHING
-    from tsbad import load_series
 
     from madcluster.metrics.tsbad import tsbad_vus
 

@@ -1,4 +1,4 @@
-"""Combination rules compared by ``benchmarks/part_combination.py``: how to add the default score's parts.
+"""Combination rules compared by ``benchmarks/studies/part_combination.py``: how to add the default score's parts.
 
 Each rule maps ``{part: (test scores, training reference, held-out tail, head reference)}`` to named
 combined scores. ``z sum`` is the default's rule (each part standardised on its training scores,

@@ -1,17 +1,17 @@
 """Dump the network part of fitted default models on test rows and on injected training tails.
 
-Why: choosing how a fit weighs its score's parts (``benchmarks/part_rules.py``) means comparing many
+Why: choosing how a fit weighs its score's parts (``benchmarks/studies/part_rules.py``) means comparing many
 weighting rules on the 46 TSB-AD series. The network is the only expensive part; this fits
 ``MADCluster(random_state=SEED)`` once per series and writes, per series, one ``.npz`` with the
 network's standardised own score (warm-up calibrated, as the default adds it) on the test rows, on
 the clean training rows and on ``--variants`` copies of the training rows with anomalies injected
 into the held-out tail (the network's validation rows, which it never trained on), plus the
 injection labels. The cheap input-space parts are refitted by the reader
-(``benchmarks/part_weighting.py``), which rebuilds the rows and the injections from the same seeds.
+(``benchmarks/studies/part_weighting.py``), which rebuilds the rows and the injections from the same seeds.
 
-    python benchmarks/part_scores.py --jobs 2 --out /tmp/parts --data-dir ../shared/datasets
-    python benchmarks/part_scores.py --source suite --out /tmp/parts-suite   # the synthetic suite, 3 bases
-    python benchmarks/part_scores.py --source demo --out /tmp/parts-demo     # the issue-2 demo series
+    python benchmarks/studies/part_scores.py --jobs 2 --out /tmp/parts --data-dir ../shared/datasets
+    python benchmarks/studies/part_scores.py --source suite --out /tmp/parts-suite   # the synthetic suite, 3 bases
+    python benchmarks/studies/part_scores.py --source demo --out /tmp/parts-demo     # the issue-2 demo series
 
 ``suite`` and ``demo`` dumps also hold their rows and labels (``train``, ``test``, ``labels``; the
 suite's ``kinds``); the demo is fitted as its benchmark does (``window_size=50, epochs=5``).
@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the part studies beside this one
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
 
 VARIANTS = 8
 
@@ -103,7 +104,7 @@ def dump_one(name: str, series, seed: int, variants: int, out: Path, params: dic
 
 
 def main() -> None:
-    from tsbad import load_series
+    from benchlib import load_series
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)

@@ -2,10 +2,10 @@
 
 For each named TSB-AD series: the network part (own) and the next-step part (ar) as z-scores,
 read step by step and through their centred means (L / 2 and L / 10), and the default's score
-before and after, with the labelled anomalies shaded. Reads ``benchmarks/part_scores.py``'s dumps
+before and after, with the labelled anomalies shaded. Reads ``benchmarks/studies/part_scores.py``'s dumps
 and refits the cheap parts as ``part_combination.py`` does.
 
-    python benchmarks/part_smoothing_figure.py --dumps /tmp/parts --data-dir ../shared/datasets \\
+    python benchmarks/studies/part_smoothing_figure.py --dumps /tmp/parts --data-dir ../shared/datasets \\
         --series 162_SMAP 005_MSL --out benchmarks/results/parts/smoothing.png
 """
 
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the part studies beside this one
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
 
 WINDOW = 100
 WEIGHTS = {"net": 0.5, "kmeans": 1.5, "ar": 1.0}
@@ -47,8 +48,8 @@ def main() -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from benchlib import load_series
     from part_combination import series_parts
-    from tsbad import load_series
 
     from madcluster.metrics.tsbad import tsbad_vus
 

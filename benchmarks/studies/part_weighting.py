@@ -1,13 +1,13 @@
 """Compare rules that weigh the default score's parts from training data alone, on the 46 TSB-AD series.
 
-Reads ``benchmarks/part_scores.py``'s dumps (the network part), refits the cheap parts, and for
+Reads ``benchmarks/studies/part_scores.py``'s dumps (the network part), refits the cheap parts, and for
 each series computes (1) every part and every equal-weight combination of parts on the test rows,
 scored with TSB-AD's VUS-PR, and (2) the same combinations on the injected training tails, scored
 by average precision against the injection labels. A rule maps (2) to a choice; its row in the
 table is the mean test VUS-PR of what it chose. Test labels are used only to score, never to choose
 (except the ``oracle`` row, labelled so).
 
-    python benchmarks/part_weighting.py --dumps /tmp/parts --data-dir ../shared/datasets
+    python benchmarks/studies/part_weighting.py --dumps /tmp/parts --data-dir ../shared/datasets
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the part studies beside this one
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
 
 
 def zscore(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -66,7 +67,7 @@ def combos(parts: list[str]) -> list[tuple[str, ...]]:
 
 
 def main() -> None:
-    from tsbad import load_series
+    from benchlib import load_series
 
     from madcluster.metrics.tsbad import tsbad_vus
 

@@ -4,16 +4,16 @@
 # patience 3, on the last 20 % of train), training stride STRIDE, window 100, batch 128, one torch
 # thread. Every test point is scored once.
 #
-#   bash benchmarks/base_models.sh MSL                      # 3 epochs, stride 20, seeds 0 1 2
-#   SEEDS=0 bash benchmarks/base_models.sh SMAP             # one seed
-#   SEEDS=0 EPOCHS=2 STRIDE=100 bash benchmarks/base_models.sh SMD usad thoc   # some models
-#   EXTRA="--embedder-param score_samples=1" bash benchmarks/base_models.sh SMAP omnianomaly
+#   bash benchmarks/tables/base_models.sh MSL                      # 3 epochs, stride 20, seeds 0 1 2
+#   SEEDS=0 bash benchmarks/tables/base_models.sh SMAP             # one seed
+#   SEEDS=0 EPOCHS=2 STRIDE=100 bash benchmarks/tables/base_models.sh SMD usad thoc   # some models
+#   EXTRA="--embedder-param score_samples=1" bash benchmarks/tables/base_models.sh SMAP omnianomaly
 #
 # Writes one JSON per row and results.md to benchmarks/results/base_models_<dataset>/ (seeds already
 # finished there are resumed, not rerun), then rebuilds benchmarks/results/table1.md from every
-# base_models_* folder (benchmarks/base_models_summary.py).
+# base_models_* folder (benchmarks/tables/base_models_summary.py).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 MC=${MADCLUSTER:-.venv/bin/madcluster}
 DATASET=${1:?usage: base_models.sh DATASET [MODEL ...]}
 shift
@@ -33,4 +33,4 @@ for embedder in "${MODELS[@]}"; do
       || echo "FAILED: $embedder $mode" >&2
   done
 done
-.venv/bin/python benchmarks/base_models_summary.py benchmarks/results
+.venv/bin/python benchmarks/tables/base_models_summary.py benchmarks/results

@@ -7,7 +7,7 @@ table (MSL, D = 55, L = 100). Parameters are ptflops' count of trainable paramet
 network (a GAN's discriminator included, as it is part of the model); buffers (DeepSVDD's fixed
 center, the scalers' ranges, R) are not parameters.
 
-    python benchmarks/compute_table.py --out benchmarks/results/compute_table.md
+    python benchmarks/tables/compute_table.py --out benchmarks/results/compute_table.md
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from torch import nn
 
 from madcluster.embedders import build_embedder
 from madcluster.method.config import MethodConfig
-from madcluster.method.head import build_head
+from madcluster.method.heads import build_head
 from madcluster.training.loop import MADClusterNet
 
 # The paper's appendix table "Computational Efficiency" (MSL): (params, MACs), alone / + MADCluster.
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="write the markdown table here")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    command = "python benchmarks/compute_table.py " + " ".join(
+    command = "python benchmarks/tables/compute_table.py " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
     text = "\n".join(

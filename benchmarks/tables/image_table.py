@@ -4,12 +4,12 @@ implementation: :func:`madcluster.images.benchmark.run_image_benchmark`).
 Defaults here: the generated set, results in benchmarks/results/image. Every other option is the
 CLI's (``madcluster benchmark --help``, its "images" group), e.g. the committed table:
 
-    python benchmarks/image_table.py --configs alone paper pixels channels-detached pixels-detached \
+    python benchmarks/tables/image_table.py --configs alone paper pixels channels-detached pixels-detached \
         pixels-w0.5 pixels-detached-w0.5 --n-train 30 --seeds 0 1 2
 
 and MVTec AD with the paper's teacher (see the end of ``madcluster benchmark --help``):
 
-    python benchmarks/image_table.py --images /path/to/mvtec_ad --image-size 256 \
+    python benchmarks/tables/image_table.py --images /path/to/mvtec_ad --image-size 256 \
         --backbone wide_resnet50_2 --teacher-weights wrn50_2.pth --out results/mvtec
 """
 

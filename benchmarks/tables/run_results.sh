@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Reproduce every row of benchmarks/results/ (see benchmarks/results/README.md).
 #
-#   bash benchmarks/run_results.sh            # everything, in the order below
-#   bash benchmarks/run_results.sh MSL        # one section: MSL, SMAP, SMD, noval, SMD-noval,
+#   bash benchmarks/tables/run_results.sh            # everything, in the order below
+#   bash benchmarks/tables/run_results.sh MSL        # one section: MSL, SMAP, SMD, noval, SMD-noval,
 #                                             # MSL-per-entity
 #
 # Wall time on the shared 2-core CPU (one torch thread): MSL ~15 min, SMAP ~8, SMD ~10, noval ~9,
@@ -22,7 +22,7 @@
 # below run the new default. The default-vs-paper rows in benchmarks/results/core_quality/ and the
 # k sweep in benchmarks/results/k_sweep/ have their own commands in their README / JSON files.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 MC=${MADCLUSTER:-.venv/bin/madcluster}
 OUT=${OUT:-benchmarks/results}
 ONLY=${1:-all}

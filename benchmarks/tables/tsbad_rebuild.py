@@ -7,7 +7,7 @@ A series is the test set of the entity with the same test length and first anoma
 labels must agree with the table's anomaly counts (:mod:`madcluster.data.tsbad_rebuild`). With the
 19-of-28-machine SMD copy this gives 46 series: 14 MSL, 22 SMAP, 10 SMD.
 
-    python benchmarks/tsbad_rebuild.py --out /tmp/tsbad_m [--data-dir ../shared/datasets]
+    python benchmarks/tables/tsbad_rebuild.py --out /tmp/tsbad_m [--data-dir ../shared/datasets]
 
 The folder then loads with ``madcluster.data.tsbad.read_tsbad_folder`` (or, one source dataset
 per folder, ``load_dataset``), and TSB-AD's own runners read it unchanged.
@@ -22,7 +22,7 @@ from pathlib import Path
 from madcluster.data.tsbad_rebuild import read_published_table, rebuild_series, write_tsbad_csv
 from madcluster.exceptions import DatasetNotFoundError
 
-PUBLISHED = Path(__file__).resolve().parent / "results" / "tsbad" / "published_vus_pr.csv"
+PUBLISHED = Path(__file__).resolve().parents[1] / "results" / "tsbad" / "published_vus_pr.csv"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,7 +4,7 @@ Reads TSB-AD's published per-series VUS-PR (``benchmarks/results/tsbad/published
 restricted to the series rebuilt here, the reruns of TSB-AD's code (``benchmarks/tsbad_peers.py``
 JSONs) and madcluster's runs (``benchmarks/tsbad.py`` JSONs), and writes one markdown file.
 
-    python benchmarks/tsbad_table.py --ours benchmarks/results/tsbad/madcluster.json \\
+    python benchmarks/tables/tsbad_table.py --ours benchmarks/results/tsbad/madcluster.json \\
         --peers benchmarks/results/tsbad/peers_tsbad1.5.json:"rerun, tsb-ad 1.5" \\
                 benchmarks/results/tsbad/peers_tsbad_35ba9c3.json:"rerun, TSB-AD at 35ba9c3" \\
         --out benchmarks/results/tsbad/table.md
@@ -21,7 +21,7 @@ import numpy as np
 from madcluster.atomic import atomic_write_text
 from madcluster.data.tsbad_rebuild import read_published_table
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # benchmarks/
 PUBLISHED = HERE / "results" / "tsbad" / "published_vus_pr.csv"
 DATASETS = ("MSL", "SMAP", "SMD")
 

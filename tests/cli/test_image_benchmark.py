@@ -12,7 +12,7 @@ import pytest
 from madcluster.cli import main
 from madcluster.images.synthetic import make_texture_defects
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "image_table.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "tables" / "image_table.py"
 TINY = ["--epochs", "1", "--image-size", "32", "--batch-size", "4", "--embedder-param", "hidden=8",
         "--embedder-param", "blocks=1", "--quiet"]
 

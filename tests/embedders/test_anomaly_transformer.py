@@ -223,7 +223,7 @@ def test_no_device_is_hard_coded():
 
 def test_paper_size_within_one_percent():
     """4.86M parameters / 485.2M MACs at D = 55, L = 100 (the paper's table), counted by ptflops as
-    benchmarks/compute_table.py does."""
+    benchmarks/tables/compute_table.py does."""
     torch.manual_seed(0)
     model = build_embedder("anomaly_transformer", 55, window_size=100).eval()
 

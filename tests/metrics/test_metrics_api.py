@@ -148,7 +148,8 @@ def test_undefined_cases_of_individual_functions() -> None:
 
 def test_smd_size_is_fast() -> None:
     """All metrics on 708,420 points (SMD's test size): ~0.5 s here, the published code ~3 min.
-    The bound is loose on purpose (noisy shared CI machines); benchmarks/bench_metrics.py times it."""
+    The bound is loose on purpose (noisy shared CI machines);
+    benchmarks/studies/speed/bench_metrics.py times it."""
     scores, labels = smd_like()
     threshold = float(np.quantile(scores, 0.96))
     start = time.perf_counter()

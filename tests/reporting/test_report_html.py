@@ -67,7 +67,7 @@ COMPUTE_MD = """# Compute table
 | usad | alone | 98.00M | 163.42M |
 | usad | + MADCluster | 98.00M | 163.42M |
 
-Command: `python benchmarks/compute_table.py --out compute_table.md`
+Command: `python benchmarks/tables/compute_table.py --out compute_table.md`
 """
 
 

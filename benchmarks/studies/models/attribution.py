@@ -8,9 +8,9 @@ a broken correlation replays one channel, breaking its link to the others). Repo
 per anomaly kind, for ``explain`` and for the raw occlusion drop it used before (same fits), and
 the cost of ``explain`` relative to ``decision_function`` in the same process.
 
-    python benchmarks/attribution.py --bases sines random-walk seasonal --seeds 0 1
-    python benchmarks/attribution.py --bases sines random-walk seasonal --seeds 2 3  # held out
-    python benchmarks/attribution.py --embedders usad anomaly_transformer --epochs 5 --seeds 0
+    python benchmarks/studies/models/attribution.py --bases sines random-walk seasonal --seeds 0 1
+    python benchmarks/studies/models/attribution.py --bases sines random-walk seasonal --seeds 2 3  # held out
+    python benchmarks/studies/models/attribution.py --embedders usad anomaly_transformer --epochs 5 --seeds 0
 
 One torch thread, fixed seeds: the same command gives the same numbers.
 """

@@ -5,11 +5,11 @@ Candidates: occlusion with the training mean (the raw score drop ``explain`` use
 a centred running median of the channel (9 or 31 steps: a local reference that removes a spike or
 a burst but keeps the level), each raw or as a z-score against the same channel's values on the
 training series, and each z-score plus the input deviation's z-score (``max |scaled input|`` over
-the channel's value and roughness columns). A hit is as in ``benchmarks/attribution.py``.
+the channel's value and roughness columns). A hit is as in ``benchmarks/studies/models/attribution.py``.
 
-    python benchmarks/attribution_choice.py --seeds 0
+    python benchmarks/studies/models/attribution_choice.py --seeds 0
 
-Seed 0 chose ``occlusion-mean/z+deviation``; ``benchmarks/attribution.py`` reports it on seeds
+Seed 0 chose ``occlusion-mean/z+deviation``; ``benchmarks/studies/models/attribution.py`` reports it on seeds
 0 1 and on the held-out seeds 2 3. One torch thread, fixed seeds: the same command gives the same
 numbers.
 """

@@ -9,7 +9,7 @@ of the generator's test defect types). Each fit is scored with the MADCluster te
 image / pixel AUROC of each option, averaged over classes and seeds, per base model, to
 ``<out>/selection.md`` (and every row to ``<out>/selection.jsonl``).
 
-    python benchmarks/image_combination_select.py --out benchmarks/results/image
+    python benchmarks/studies/models/image_combination_select.py --out benchmarks/results/image
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def selection_table(rows: list[dict], args: argparse.Namespace) -> str:
            f"{args.val_start + 1} are held out and the model fits on the others; validation: the held-out "
            "images and one CutPaste copy of each; test images unused. ")
     lines = ["## Choosing the image combination on training images only (CutPaste validation)", "",
-             f"Command: `python benchmarks/image_combination_select.py {' '.join(args.argv)}`", "",
+             f"Command: `python benchmarks/studies/models/image_combination_select.py {' '.join(args.argv)}`", "",
              (f"{how}Mean over classes and seeds "
               f"({', '.join(CLASSES)}; seeds {', '.join(map(str, seeds))}). w: weight of the standardised "
               "MADCluster term; mean: of the two AUROCs; >= alone: classes where the option is at least the "

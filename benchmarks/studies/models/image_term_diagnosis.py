@@ -6,7 +6,7 @@ epochs, 64 px) and, on the test images, the image / pixel AUROC of: the base mod
 ``distance``; pixel AUROC only in the ``pixels`` layout) and their standardised sum (``own``), and
 the final combination. A diagnosis, not a selection: nothing here sets a default.
 
-    python benchmarks/image_term_diagnosis.py --classes weave disc --seeds 0
+    python benchmarks/studies/models/image_term_diagnosis.py --classes weave disc --seeds 0
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ training), exported with ``madcluster.estimator.export.export_onnx``, and scored
 onnxruntime and by the model's torch scoring (float64; the graph too, except where onnxruntime has a
 layer in float32 only, e.g. Conv). Writes ``benchmarks/results/onnx_export.json`` and ``.md``::
 
-    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/onnx_export.py
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/models/onnx_export.py
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def main() -> None:
         for name in args.embedders:
             rows.append(measure(name, demo, Path(tmp)))
             print(json.dumps(rows[-1]), flush=True)
-    command = "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/onnx_export.py"
+    command = "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/models/onnx_export.py"
     atomic_write_text(args.out + ".json", json.dumps({"command": command, "rows": rows}, indent=2) + "\n")
     lines = [f"`{command}` (torch {torch.__version__}, TorchScript exporter, opset 17, CPU)", "",
              "| embedder | exports | graph dtype | max abs diff, onnxruntime vs torch | max abs score | export check passes (its tolerance) | why not / why float32 |",

@@ -6,7 +6,7 @@ default 20 epochs, ``export``, ``score`` with each model file), and compares the
 row by row, the warm-up rows (the first window) apart. Writes
 ``benchmarks/results/onnx_rows.json``::
 
-    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/onnx_rows.py
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/models/onnx_rows.py
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pandas as pd
 from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[3] / "src")
 
 
 def madcluster(*argv: str, cwd: Path) -> str:
@@ -53,7 +53,7 @@ def main() -> None:
     threshold = meta["threshold"]
     warm = meta["window_size"] - meta["score_stride"]
     summary = {
-        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/onnx_rows.py",
+        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/models/onnx_rows.py",
         "export": exported,
         "rows": len(a), "threshold": threshold,
         "max_abs_diff": float(diff.max()), "max_abs_diff_warmup_rows": float(diff[:warm].max()), "warmup_rows": warm,

@@ -7,7 +7,7 @@ parsing), then three at once at the row limit (the server's default --max-rows: 
 the third is over the rows-in-flight budget of 2 x --max-rows, 503). Reports each request's status and seconds and the server's peak resident
 memory (VmHWM) before and after. Writes ``benchmarks/results/serve_big_requests.json``::
 
-    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/serve_big_requests.py
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/models/serve_big_requests.py
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
 from madcluster.serve.app import DEFAULT_MAX_ROWS
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from serve_load import _free_port, _peak_memory_mb
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
+from benchlib import SRC, free_port, peak_memory_mb
 
 
 def _start(model: Path, port: int) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "madcluster", "serve", str(model), "--host", "127.0.0.1",
                              "--port", str(port), "--log-level", "warning"], env=env)
     for _ in range(300):
@@ -79,22 +79,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "model.mcz"
         MADCluster.from_preset("streaming", random_state=0, epochs=1).fit(demo.train).save(path)
-        port = _free_port()
+        port = free_port()
         proc = _start(path, port)
         url = f"http://127.0.0.1:{port}"
         try:
-            idle = _peak_memory_mb(proc.pid)
+            idle = peak_memory_mb(proc.pid)
             big = json.dumps({"rows": np.round(rng.normal(size=(args.rows, demo.train.shape[1])), 3).tolist()}).encode()
             over = three_at_once(url, big)
-            after_over = _peak_memory_mb(proc.pid)
+            after_over = peak_memory_mb(proc.pid)
             limit = json.dumps({"rows": np.round(rng.normal(size=(DEFAULT_MAX_ROWS, demo.train.shape[1])), 3).tolist()}).encode()
             at_limit = three_at_once(url, limit)
-            after_limit = _peak_memory_mb(proc.pid)
+            after_limit = peak_memory_mb(proc.pid)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(60)
     summary = {
-        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/serve_big_requests.py" + (f" --rows {args.rows}" if args.rows != 100_000 else ""),
+        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/models/serve_big_requests.py" + (f" --rows {args.rows}" if args.rows != 100_000 else ""),
         "body_mb": {"over_limit": round(len(big) / 1e6, 1), "at_limit": round(len(limit) / 1e6, 1)},
         f"three_at_once_{args.rows}_rows": over, f"three_at_once_{DEFAULT_MAX_ROWS}_rows": at_limit,
         "server_peak_memory_mb": {"idle": idle, "after_over_limit": after_over, "after_at_limit": after_limit},

@@ -1,6 +1,6 @@
 """ROC-AUC on the demo series as issue 2 measured it: ``MADCluster(window_size=50, epochs=5)``.
 
-    python benchmarks/issue2_series.py            # the default (input terms) and input_terms=None, seeds 0 1 2
+    python benchmarks/studies/score/issue2_series.py            # the default (input terms) and input_terms=None, seeds 0 1 2
 
 Prints one JSON line per (configuration, seed); one torch thread, fixed seeds.
 """

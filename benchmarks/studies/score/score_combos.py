@@ -1,4 +1,4 @@
-"""Compare score combinations on the terms ``benchmarks/score_terms.py`` dumped, without refitting.
+"""Compare score combinations on the terms ``benchmarks/studies/score/score_terms.py`` dumped, without refitting.
 
 A combination is a weighted sum of standardised terms, written ``own+window+0.5*base``; terms:
 ``own`` (MADCluster's head), ``base`` (the D-RNN's next-step error, ``aux`` networks only),
@@ -7,7 +7,7 @@ rows). Reports, per network and combination: TSB-AD mean VUS-PR per source datas
 series), the synthetic suite's ROC-AUC (mean "all" and the worst kind over bases and seeds) and
 the issue-2 demo series' ROC-AUC.
 
-    python benchmarks/score_combos.py --terms /tmp/terms --combos own own+window own+window+base
+    python benchmarks/studies/score/score_combos.py --terms /tmp/terms --combos own own+window own+window+base
 
 The dumped terms miss the warm-up calibration of the first window of rows, so a combination's
 numbers can differ slightly from the fitted model's (``reference``: the model as fitted).
@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # score_terms.py beside this one
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
 
 from score_terms import input_terms
 
@@ -106,10 +107,10 @@ def trailing(term, rows: np.ndarray) -> np.ndarray:
 
 
 def tsbad_rows(terms: Path, combos: list[str], data_dir: str | None) -> list[dict]:
+    from benchlib import PUBLISHED as published
+
     from madcluster.data.tsbad_rebuild import read_published_table, rebuild_series
     from madcluster.metrics.tsbad import tsbad_vus
-
-    published = Path(__file__).resolve().parent / "results" / "tsbad" / "published_vus_pr.csv"
     rebuilt, _ = rebuild_series(read_published_table(published), data_dir)
     rows = []
     for r in rebuilt:

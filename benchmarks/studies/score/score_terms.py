@@ -7,9 +7,9 @@ terms of one fit per network configuration answer all of them. For each (source,
 seed) this writes one ``.npz`` holding, for the scored rows, every term standardised with its
 training mean and standard deviation (``z_<term>``, float32) and, for reference, the fitted
 model's own ``decision_function``; labels, the input-space terms (:func:`input_terms`, no fit) and
-the rows are rebuilt by the reader, ``benchmarks/score_combos.py``, so the files stay small.
+the rows are rebuilt by the reader, ``benchmarks/studies/score/score_combos.py``, so the files stay small.
 
-    python benchmarks/score_terms.py --sources tsbad suite demo --nets default aux --jobs 16 \\
+    python benchmarks/studies/score/score_terms.py --sources tsbad suite demo --nets default aux --jobs 16 \\
         --data-dir DATA --out /tmp/terms
 
 Networks: ``default`` = ``MADCluster(input_terms=("kmeans",))``, ``aux`` = the same with the D-RNN's
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
 
 NETS: dict[str, dict[str, Any]] = {
     "default": {"input_terms": ("kmeans",)},
@@ -130,7 +130,7 @@ def tasks_for(args: argparse.Namespace) -> list[dict[str, Any]]:
     out = Path(args.out)
     for source in args.sources:
         if source == "tsbad":
-            from tsbad import load_series
+            from benchlib import load_series
 
             ns = argparse.Namespace(tsbad_dir=None, data_dir=args.data_dir, series=args.series)
             for dataset, _entity, series in load_series(ns):

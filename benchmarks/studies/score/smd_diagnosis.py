@@ -3,7 +3,7 @@
 SMD is *unseen* data for this project (defaults are chosen on the synthetic suite and MSL only), so
 what this prints is a lead to check on the development set, never a reason to change a default.
 
-    MADCLUSTER_DATA_DIR=../shared/datasets python benchmarks/smd_diagnosis.py \\
+    MADCLUSTER_DATA_DIR=../shared/datasets python benchmarks/studies/score/smd_diagnosis.py \\
         --machines machine-1-3 machine-3-4 \\
         --variants pca '{"stride":50}' '{"stride":50,"roughness_window":0}' \\
                    '{"stride":50,"validation_size":0}' '{"stride":50,"clip":3}' '{"stride":50,"clip":10}'

@@ -4,8 +4,8 @@ Fits on the first 6,000 rows of the demo generator's normal series and scores 20
 pieces of its continuation (normal data, same generator), with the model's own threshold_.
 Uses only the public API, so the same script measures any version of the package::
 
-    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/warmup_flags.py            # this tree
-    PYTHONPATH=/path/to/old/src OMP_NUM_THREADS=1 python benchmarks/warmup_flags.py  # before
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/score/warmup_flags.py            # this tree
+    PYTHONPATH=/path/to/old/src OMP_NUM_THREADS=1 python benchmarks/studies/score/warmup_flags.py  # before
 """
 
 from __future__ import annotations

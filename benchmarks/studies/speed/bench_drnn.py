@@ -1,7 +1,7 @@
 """Training and scoring speed of MADCluster-DRNN on MSL-sized input (58,317 x 55, window 100), CPU.
 
-    python benchmarks/bench_drnn.py                 # one epoch at stride 1 (every window)
-    python benchmarks/bench_drnn.py --stride 10     # faster: one epoch over every 10th window
+    python benchmarks/studies/speed/bench_drnn.py                 # one epoch at stride 1 (every window)
+    python benchmarks/studies/speed/bench_drnn.py --stride 10     # faster: one epoch over every 10th window
 
 Reports seconds per epoch, training windows/s, and scoring throughput in points/s. As a reference
 in the same process it also times a naive dilated RNN that loops over time steps with a GRUCell

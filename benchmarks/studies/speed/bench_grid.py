@@ -1,14 +1,14 @@
 """Wall time of one benchmark grid run sequentially and on a local Ray, in one process.
 
-    python benchmarks/bench_grid.py                          # MSL, D-RNN, 2 modes x 2 seeds
-    python benchmarks/bench_grid.py --per-entity --modes full --seeds 0 --epochs 10 --stride 10
+    python benchmarks/studies/speed/bench_grid.py                          # MSL, D-RNN, 2 modes x 2 seeds
+    python benchmarks/studies/speed/bench_grid.py --per-entity --modes full --seeds 0 --epochs 10 --stride 10
 
 Both runs start from empty result folders (no resume), use one torch thread per task, and must
 give identical metrics (checked). The Ray time includes starting the local Ray and its workers;
 with ``--warm-cluster`` a local Ray cluster is started first (``ray start --head``, not timed, as a
 user with a running cluster or repeated grids has it) and the grid joins it with ``--ray-address``.
 
-    python benchmarks/bench_grid.py --per-entity --modes full --seeds 0 --epochs 10 --stride 10 --warm-cluster
+    python benchmarks/studies/speed/bench_grid.py --per-entity --modes full --seeds 0 --epochs 10 --stride 10 --warm-cluster
 """
 
 from __future__ import annotations

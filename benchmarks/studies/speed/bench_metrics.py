@@ -11,8 +11,8 @@ It is installed with ``pip install --no-deps --target`` into a private folder (s
 runs on the first ``--reference-n`` points and the full-size time is *extrapolated* (and labelled
 so); ``--reference-full`` runs it on all points (about 3-4 minutes on 2 cores).
 
-    .venv/bin/python benchmarks/bench_metrics.py                   # reference on 1/10, extrapolated
-    .venv/bin/python benchmarks/bench_metrics.py --reference-full  # reference on the full series
+    .venv/bin/python benchmarks/studies/speed/bench_metrics.py                   # reference on 1/10, extrapolated
+    .venv/bin/python benchmarks/studies/speed/bench_metrics.py --reference-full  # reference on the full series
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests" / "metrics"))
 
 from make_reference import load_references

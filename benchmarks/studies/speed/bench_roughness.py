@@ -1,6 +1,6 @@
 """What the roughness channels (the default D-RNN input) cost: training epoch and scoring, with and without.
 
-    python benchmarks/bench_roughness.py          # one torch thread, MSL-sized input (55 channels)
+    python benchmarks/studies/speed/bench_roughness.py          # one torch thread, MSL-sized input (55 channels)
 
 Both detectors are built, trained and scored in the same process, alternating, ``--repeats``
 times (medians), so the ratio holds on a shared machine. Training: one epoch over 20,000 steps at

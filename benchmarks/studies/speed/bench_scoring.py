@@ -1,6 +1,6 @@
 """Scoring throughput with history-aware overlapping windows vs non-overlapping windows.
 
-    python benchmarks/bench_scoring.py            # one torch thread, MSL-sized input (73,729 x 55)
+    python benchmarks/studies/speed/bench_scoring.py            # one torch thread, MSL-sized input (73,729 x 55)
 
 Both rows score the same fitted D-RNN in the same process; the ratio is what the window-period
 fix costs. Training cost per epoch is unchanged by it (scoring only), so one epoch is timed once.

@@ -4,7 +4,7 @@ Each case runs a fresh interpreter ``--repeat`` times and reports the median CPU
 source tree given (e.g. the tree before the change, then this one), so both are measured on the
 same machine in the same run::
 
-    python benchmarks/bench_startup.py --src /path/to/old/src --src src
+    python benchmarks/studies/speed/bench_startup.py --src /path/to/old/src --src src
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How many import statements sit inside functions in the package (issue 22's count).
 
-    python benchmarks/count_function_imports.py [SRC]     # default: src
+    python benchmarks/studies/speed/count_function_imports.py [SRC]     # default: src
 """
 
 from __future__ import annotations

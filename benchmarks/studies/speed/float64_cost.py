@@ -8,7 +8,7 @@ the 5,000 test rows (median of 3, ms) and a 400-row one-row-at-a-time stream aft
 Writes ``benchmarks/results/float64_cost.json``::
 
     git worktree add --detach /tmp/base-ops2 ebab9c9      # main before float64 scoring
-    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/float64_cost.py --before-src /tmp/base-ops2/src
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/speed/float64_cost.py --before-src /tmp/base-ops2/src
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default="benchmarks/results/float64_cost.json")
     args = parser.parse_args()
-    trees = {"before (float32 scoring)": args.before_src, "after (float64 scoring)": str(HERE.parents[1] / "src")}
+    trees = {"before (float32 scoring)": args.before_src, "after (float64 scoring)": str(HERE.parents[3] / "src")}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     for _ in range(args.rounds):
         for name, src in trees.items():
@@ -72,7 +72,7 @@ def main() -> None:
     medians = {name: {k: round(float(np.median([r[k] for r in rs])), 3) for k in rs[0]} for name, rs in runs.items()}
     before, after = medians.values()
     summary = {
-        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/float64_cost.py --before-src /tmp/base-ops2/src "
+        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/speed/float64_cost.py --before-src /tmp/base-ops2/src "
                    "(/tmp/base-ops2: git worktree of ebab9c9, main before this branch)",
         "rounds": args.rounds, "medians": medians,
         "after_over_before": {k: round(after[k] / before[k], 2) for k in before},

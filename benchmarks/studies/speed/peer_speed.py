@@ -1,7 +1,7 @@
 """Speed against a peer library: madcluster's base models vs DeepOD 0.4.1, same model, same data.
 
-    /work/venv-peer/bin/python benchmarks/peer_speed.py                       # usad deepsvdd [+ AT]
-    /work/venv-peer/bin/python benchmarks/peer_speed.py --models usad --repeats 1   # quicker
+    /work/venv-peer/bin/python benchmarks/studies/speed/peer_speed.py                       # usad deepsvdd [+ AT]
+    /work/venv-peer/bin/python benchmarks/studies/speed/peer_speed.py --models usad --repeats 1   # quicker
 
 For each model (``usad``, ``deepsvdd`` and, once registered, ``anomaly_transformer``) the SAME
 configuration is built in both libraries: MSL train / test (``madcluster.data.datasets``), window
@@ -68,7 +68,7 @@ import numpy as np
 
 WINDOW, STRIDE, BATCH, SEED = 100, 10, 128, 0
 RESULT_TAG = "PEER_SPEED_RESULT "
-OUT_DEFAULT = Path(__file__).resolve().parent / "results" / "peer_speed"
+OUT_DEFAULT = Path(__file__).resolve().parents[2] / "results" / "peer_speed"
 ALL_MODELS = ("usad", "deepsvdd", "anomaly_transformer")
 DEFAULT_BATCHES = {"usad": 4, "deepsvdd": 10, "anomaly_transformer": 3}
 DEFAULT_SCORE_POINTS = {"usad": 3000, "deepsvdd": 10000, "anomaly_transformer": 1000}
@@ -595,7 +595,7 @@ def main(argv: list[str] | None = None) -> None:
     info = json.loads(found[-1][len(RESULT_TAG):])
     if "error" in info:
         raise SystemExit("deepod is not installed in this interpreter: this benchmark runs in a separate "
-                         "venv (see the docstring of benchmarks/peer_speed.py for how to build it)")
+                         "venv (see the docstring of benchmarks/studies/speed/peer_speed.py for how to build it)")
     models = args.models or info["registered"]
     missing = [m for m in models if m not in info["registered"]]
     if missing:
@@ -606,7 +606,7 @@ def main(argv: list[str] | None = None) -> None:
     full_windows = info["full_windows"]
     log: list[str] = []
     results: dict[str, Any] = {
-        "command": " ".join([Path(sys.executable).as_posix(), "benchmarks/peer_speed.py", *sys.argv[1:]]),
+        "command": " ".join([Path(sys.executable).as_posix(), "benchmarks/studies/speed/peer_speed.py", *sys.argv[1:]]),
         "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "torch": info["torch"], "deepod": info["deepod"],

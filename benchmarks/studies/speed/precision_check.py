@@ -1,7 +1,7 @@
 """float32 vs ``precision="bfloat16"`` on real data: same seed, fit time, ROC-AUC, VUS-PR, rank agreement.
 
-    MADCLUSTER_DATA_DIR=../shared/datasets python benchmarks/precision_check.py C-1 D-15 F-7
-    python benchmarks/precision_check.py --embedder dcdetector --epochs 1 C-1
+    MADCLUSTER_DATA_DIR=../shared/datasets python benchmarks/studies/speed/precision_check.py C-1 D-15 F-7
+    python benchmarks/studies/speed/precision_check.py --embedder dcdetector --epochs 1 C-1
 
 For each MSL channel named, the embedder is trained alone (``base-only``) and + MADCluster
 (``full``) in both precisions with the same seed (2 epochs, training stride 10, no validation

@@ -1,6 +1,6 @@
 """``madcluster benchmark --images``: the options of the image table and the command that runs it
 (:func:`madcluster.images.benchmark.run_image_benchmark`, the same function
-``benchmarks/image_table.py`` calls).
+``benchmarks/tables/image_table.py`` calls).
 
 Shared with the time-series benchmark: ``--seeds``, ``--epochs``, ``--batch-size``, ``--lr``,
 ``--out``, ``--embedder-param``, ``--device``, ``--threads``, ``--no-resume``, ``--quiet``

@@ -8,12 +8,13 @@ Why occlusion, not gradients: it needs nothing from the model but its score, so 
 serves MADCluster with every base model (the D-RNN, USAD, the Anomaly Transformer, THOC,
 DCDetector, ... several of which score under ``torch.no_grad`` or through non-differentiable
 steps) and explains exactly the score the user sees, threshold and all. It costs one extra
-scoring pass per channel (``benchmarks/attribution.py`` measures it). "Held at its training mean"
-is 0 in the scaled input the network sees, for the channel and for any channel derived from it
-(the roughness channels of ``roughness_window``), so a derived channel never sees a value that
-could not occur in training. ``explain(X, rows=mask)`` explains only the masked steps (e.g. those
-above the threshold), scoring just the spans around them, which is what ``madcluster score``
-does: the cost then grows with the number of alerts, not with the length of the series.
+scoring pass per channel (``benchmarks/studies/models/attribution.py`` measures it).
+"Held at its training mean" is 0 in the scaled input the network sees, for the channel and for
+any channel derived from it (the roughness channels of ``roughness_window``), so a derived
+channel never sees a value that could not occur in training. ``explain(X, rows=mask)`` explains
+only the masked steps (e.g. those above the threshold), scoring just the spans around them, which
+is what ``madcluster score`` does: the cost then grows with the number of alerts, not with the
+length of the series.
 
 What ``MADCluster.explain`` returns is not the raw score drop but a standardised sum of two
 per-channel terms, each measured against what it is on normal data (:func:`fit_baseline`, on
@@ -27,8 +28,8 @@ the training series at fit time):
   reference is itself unusual (a variance burst or a spike in an oscillating channel, where
   "held at the mean" is no calmer than the anomaly).
 
-Chosen on seed 0 of ``benchmarks/attribution.py`` among occlusion with the training mean or with
-a local median, raw or standardised, with and without the deviation term; reported on other seeds
+Chosen on seed 0 of ``benchmarks/studies/models/attribution.py`` among occlusion with the
+training mean or with a local median, raw or standardised, with and without the deviation term; reported on other seeds
 in ``benchmarks/results/attribution.md``. Models saved before the baseline existed explain with
 the raw occlusion drop.
 """

@@ -5,7 +5,7 @@
 a missing folder, a folder not in the MVTec AD layout, settings that differ from the runs already
 in the output folder), runs what is not yet in ``<out>/runs.jsonl`` (:func:`~madcluster.images.table.run_table`,
 a progress bar over the runs), then writes the tables and the anomaly-map figures.
-``benchmarks/image_table.py`` and the CLI both call it: there is one implementation.
+``benchmarks/tables/image_table.py`` and the CLI both call it: there is one implementation.
 """
 
 from __future__ import annotations

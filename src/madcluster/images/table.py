@@ -38,7 +38,8 @@ CONFIGS: dict[str, dict] = {
     "pixels-detached-w0.5": {"mode": "full", "layout": "pixels", "detach_h": True, "head_weight": 0.5},
 }
 # The configuration ImageMADCluster's defaults are: the best + MADCluster option on CutPaste
-# defects in held-out training images (benchmarks/image_combination_select.py; test images unused).
+# defects in held-out training images (test images unused):
+# benchmarks/studies/models/image_combination_select.py.
 DEFAULT_CONFIG = "pixels-w0.5"
 # The paper's appendix tables (MVTec AD, 10 epochs): (alone, + MADCluster) per model and class.
 PAPER_IMAGE = {

@@ -1,0 +1,68 @@
+"""What the benchmark scripts share: the repository's paths, TSB-AD's 46 series, a server's port
+and memory. One library, not a script: scripts import it and never import each other.
+
+A script at the top of ``benchmarks/`` imports it directly (Python puts the script's folder first
+on ``sys.path``); a study under ``benchmarks/studies/`` puts ``benchmarks/`` on the path first::
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/studies/<topic>/x.py
+    from benchlib import load_series
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+BENCHMARKS = ROOT / "benchmarks"
+RESULTS = BENCHMARKS / "results"
+#: TSB-AD's published per-series VUS-PR: the 46 series' names, file order and first N points.
+PUBLISHED = RESULTS / "tsbad" / "published_vus_pr.csv"
+
+
+def load_series(args: argparse.Namespace) -> list[tuple[str, str, Any]]:
+    """[(source dataset, entity or file, Dataset)] in TSB-AD's file order.
+
+    ``args`` carries ``tsbad_dir`` (a folder of TSB-AD CSV files, else the series are rebuilt from
+    ``data_dir``: the folder holding MSL/, SMAP/, SMD/) and ``series`` (name prefixes or entities
+    to keep; empty keeps all)."""
+    from madcluster.data.tsbad import parse_tsbad_name, read_tsbad_folder
+    from madcluster.data.tsbad_rebuild import read_published_table, rebuild_series
+    from madcluster.exceptions import DatasetNotFoundError
+
+    if args.tsbad_dir:
+        found = [(parse_tsbad_name(s.name + ".csv").dataset, s.name, s) for s in read_tsbad_folder(args.tsbad_dir)]
+    else:
+        try:
+            rebuilt, _ = rebuild_series(read_published_table(PUBLISHED), args.data_dir)
+        except DatasetNotFoundError as exc:
+            sys.exit(f"benchmark data not found: {exc}\nPass --data-dir (the folder holding MSL/, SMAP/, "
+                     "SMD/) or set MADCLUSTER_DATA_DIR, or --tsbad-dir with TSB-AD CSV files.")
+        found = [(r.published.name.dataset, r.entity, r.data) for r in rebuilt]
+    if args.series:
+        found = [f for f in found if any(f[2].name.startswith(s) or f[1] == s for s in args.series)]
+    if not found:
+        sys.exit("no series selected")
+    return found
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (for a server started by a benchmark)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def peak_memory_mb(pid: int) -> float | None:
+    """The process's peak resident memory (Linux VmHWM), in MB; None where /proc cannot say."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
