@@ -124,3 +124,16 @@ def test_each_reading_is_standardised_with_its_own_training_statistics(train, sm
             z = combination.contribution(part, reading, at_once=at_once)
             assert abs(z.mean()) < 1e-9 and abs(z.std() - 1.0) < 1e-9, (part.name, at_once)
     assert set(combination.at_once_stats) == {"kmeans", *(n for n, w in smoothing.items() if w > 1)}
+
+
+@pytest.mark.parametrize("width", range(1, 13))
+def test_a_centred_mean_is_final_after_its_delay_directly(width):
+    """Rows after step t until no later row moves its centred mean: found by growing the series."""
+    from madcluster.score.combination import smoothing_delay
+    from madcluster.score.smoothing import centred_means
+
+    values = np.random.default_rng(width).normal(size=80)
+    t, whole = 40, centred_means(values, width)[40]
+    seen = [centred_means(values[: t + 1 + d], width)[t] for d in range(width + 1)]
+    direct = next(d for d in range(width + 1) if all(v == whole for v in seen[d:]))
+    assert smoothing_delay(width) == direct
