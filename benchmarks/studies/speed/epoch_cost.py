@@ -1,7 +1,7 @@
 """What one D-RNN training step costs on a CPU, and what the alternatives of issue 36 item 3 do to it.
 
-    python benchmarks/epoch_cost.py            # one thread; a JSON line per variant
-    python benchmarks/epoch_cost.py --threads 2
+    python benchmarks/studies/speed/epoch_cost.py            # one thread; a JSON line per variant
+    python benchmarks/studies/speed/epoch_cost.py --threads 2
 
 A step is the default fit's: a batch of 128 windows of 100 steps x 12 channels (6 columns and their
 roughness channels), forward through the default D-RNN (3 GRU layers of 64, dilations 1, 2, 4),

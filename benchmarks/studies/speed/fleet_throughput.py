@@ -2,8 +2,8 @@
 entities (5,000 x 8 rows each, the issue's 200-entity fleet), for this checkout's code and, beside
 it in the same run, another checkout's (``--old-src``, e.g. a ``git worktree`` of bb28e52).
 
-    python benchmarks/fleet_throughput.py --entities 6 --old-src /tmp/old/src
-    python benchmarks/fleet_throughput.py --entities 200 --executor ray --threads 1   # the whole fleet
+    python benchmarks/studies/speed/fleet_throughput.py --entities 6 --old-src /tmp/old/src
+    python benchmarks/studies/speed/fleet_throughput.py --entities 200 --executor ray --threads 1   # the whole fleet
 
 The entities are the synthetic suite's ``seasonal`` base (server-metric-like, 8 channels) with
 seeds 0..N-1, written as ``.npy`` files into a temporary folder (so the same folder is fitted by
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 CHILD = r"""
 import json, sys, time
