@@ -1,5 +1,5 @@
-"""What the benchmark scripts share: the repository's paths, TSB-AD's 46 series, a server's port
-and memory. One library, not a script: scripts import it and never import each other.
+"""What the benchmark scripts share: the repository's paths, TSB-AD's 46 series and their
+options, a server's port and memory, a result record written. One library, not a script: scripts import it and never import each other.
 
 A script at the top of ``benchmarks/`` imports it directly (Python puts the script's folder first
 on ``sys.path``); a study under ``benchmarks/studies/`` puts ``benchmarks/`` on the path first::
@@ -11,6 +11,7 @@ on ``sys.path``); a study under ``benchmarks/studies/`` puts ``benchmarks/`` on 
 from __future__ import annotations
 
 import argparse
+import json
 import socket
 import sys
 from pathlib import Path
@@ -22,6 +23,15 @@ BENCHMARKS = ROOT / "benchmarks"
 RESULTS = BENCHMARKS / "results"
 #: TSB-AD's published per-series VUS-PR: the 46 series' names, file order and first N points.
 PUBLISHED = RESULTS / "tsbad" / "published_vus_pr.csv"
+
+
+def add_series_arguments(parser: argparse.ArgumentParser, *, series_required: bool = False) -> None:
+    """``--data-dir``, ``--tsbad-dir`` and ``--series``: the options :func:`load_series` reads."""
+    parser.add_argument("--data-dir", help="folder holding MSL/, SMAP/, SMD/ (else $MADCLUSTER_DATA_DIR)")
+    parser.add_argument("--tsbad-dir", help="a folder of TSB-AD CSV files instead of rebuilding")
+    parser.add_argument("--series", nargs="+" if series_required else "*", required=series_required,
+                        help="only series whose file stem starts with one of these (e.g. 002_MSL 144_SMAP) "
+                        "or whose entity is one of these (e.g. E-9)")
 
 
 def load_series(args: argparse.Namespace) -> list[tuple[str, str, Any]]:
@@ -66,3 +76,13 @@ def peak_memory_mb(pid: int) -> float | None:
     except OSError:
         return None
     return None
+
+
+def write_record(path: str | Path, record: dict[str, Any]) -> None:
+    """Print a result record and write it as JSON (its folder made, the file written atomically)."""
+    from madcluster.atomic import atomic_write_text
+
+    text = json.dumps(record, indent=2)
+    print(text)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, text + "\n")

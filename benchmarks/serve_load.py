@@ -19,7 +19,6 @@ stream was sent. The clients run in this process, on the same machine. Writes
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -32,10 +31,9 @@ from pathlib import Path
 import httpx
 import numpy as np
 import torch
-from benchlib import SRC, free_port, peak_memory_mb
+from benchlib import SRC, free_port, peak_memory_mb, write_record
 
 from madcluster import MADCluster
-from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
 
 
@@ -177,9 +175,7 @@ def main() -> None:
         "clients": args.clients, "models": args.models, "rows_per_request": args.chunk, "runs": runs,
         "machine": {"cpu_count": os.cpu_count(), "load_avg_1min_after": round(os.getloadavg()[0], 2)},
     }
-    print(json.dumps(summary, indent=2))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.out, json.dumps(summary, indent=2) + "\n")
+    write_record(args.out, summary)
 
 
 if __name__ == "__main__":

@@ -99,14 +99,12 @@ def markdown(record: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from benchlib import load_series
+    from benchlib import add_series_arguments, load_series
 
     from madcluster.atomic import atomic_write_text
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", help="folder holding MSL/, SMAP/, SMD/ (else $MADCLUSTER_DATA_DIR)")
-    parser.add_argument("--tsbad-dir", help="a folder of TSB-AD CSV files instead of rebuilding")
-    parser.add_argument("--series", nargs="*", help="only series whose file stem starts with one of these")
+    add_series_arguments(parser)
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (one torch thread each)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, type=Path, help="results JSON (a .md is written beside it)")

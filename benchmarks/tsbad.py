@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from benchlib import load_series
+from benchlib import add_series_arguments, load_series
 
 DATASETS = ("MSL", "SMAP", "SMD")
 
@@ -125,10 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", action="append", required=True,
                         help="preset name, JSON object or JSON file (repeatable)")
-    parser.add_argument("--data-dir", help="folder holding MSL/, SMAP/, SMD/ (else $MADCLUSTER_DATA_DIR)")
-    parser.add_argument("--tsbad-dir", help="a folder of TSB-AD CSV files instead of rebuilding")
-    parser.add_argument("--series", nargs="*", help="only series whose file stem starts with one of these "
-                        "(e.g. 002_MSL 144_SMAP) or whose entity is one of these (e.g. E-9)")
+    add_series_arguments(parser)
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (one torch thread each)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, type=Path, help="results JSON (a .md is written beside it)")

@@ -88,16 +88,15 @@ def run(item):
     return name, source, res
 
 if __name__ == "__main__":
-    from benchlib import load_series
+    from benchlib import add_series_arguments, load_series
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dumps", required=True, help="part_scores.py's output folder")
-    parser.add_argument("--data-dir", default=None)
+    add_series_arguments(parser)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     cli = parser.parse_args()
-    args = argparse.Namespace(tsbad_dir=None, data_dir=cli.data_dir, series=None)
     items = []
-    for source, _, s in load_series(args):
+    for source, _, s in load_series(cli):
         f = Path(cli.dumps) / f"{s.name}.npz"
         if f.exists():
             items.append((s.name, source, s.train, s.test, s.labels, str(f), cli.seed))

@@ -45,16 +45,14 @@ def series_parts(series, dump: dict, seed: int, names: tuple[str, ...], window: 
 def main() -> None:
     from functools import partial
 
-    from benchlib import load_series
+    from benchlib import add_series_arguments, load_series
     from part_rules import GRID, RULES, SMOOTHING
 
     from madcluster.metrics.tsbad import tsbad_vus
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dumps", required=True)
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--tsbad-dir", default=None)
-    parser.add_argument("--series", nargs="*", default=None)
+    add_series_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--parts", nargs="+", default=["kmeans", "ar"])
     parser.add_argument("--cache", default=None)

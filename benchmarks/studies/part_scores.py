@@ -104,13 +104,11 @@ def dump_one(name: str, series, seed: int, variants: int, out: Path, params: dic
 
 
 def main() -> None:
-    from benchlib import load_series
+    from benchlib import add_series_arguments, load_series
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--tsbad-dir", default=None)
-    parser.add_argument("--series", nargs="*", default=None)
+    add_series_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--variants", type=int, default=VARIANTS)
     parser.add_argument("--jobs", type=int, default=1)

@@ -48,16 +48,14 @@ def main() -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from benchlib import load_series
+    from benchlib import add_series_arguments, load_series
     from part_combination import series_parts
 
     from madcluster.metrics.tsbad import tsbad_vus
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dumps", required=True)
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--tsbad-dir", default=None)
-    parser.add_argument("--series", nargs="+", required=True)
+    add_series_arguments(parser, series_required=True)
     parser.add_argument("--out", default="smoothing.png")
     args = parser.parse_args()
     found = load_series(args)

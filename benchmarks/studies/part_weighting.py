@@ -67,15 +67,13 @@ def combos(parts: list[str]) -> list[tuple[str, ...]]:
 
 
 def main() -> None:
-    from benchlib import load_series
+    from benchlib import add_series_arguments, load_series
 
     from madcluster.metrics.tsbad import tsbad_vus
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dumps", required=True)
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--tsbad-dir", default=None)
-    parser.add_argument("--series", nargs="*", default=None)
+    add_series_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--parts", nargs="+", default=["kmeans", "ar", "kmeans_causal"])
     parser.add_argument("--cache", default=None)

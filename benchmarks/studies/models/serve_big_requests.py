@@ -28,12 +28,11 @@ import numpy as np
 import torch
 
 from madcluster import MADCluster
-from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
 from madcluster.serve.app import DEFAULT_MAX_ROWS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
-from benchlib import SRC, free_port, peak_memory_mb
+from benchlib import SRC, free_port, peak_memory_mb, write_record
 
 
 def _start(model: Path, port: int) -> subprocess.Popen:
@@ -100,9 +99,7 @@ def main() -> None:
         "server_peak_memory_mb": {"idle": idle, "after_over_limit": after_over, "after_at_limit": after_limit},
         "machine": {"cpu_count": os.cpu_count(), "load_avg_1min_after": round(os.getloadavg()[0], 2)},
     }
-    print(json.dumps(summary, indent=2))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.out, json.dumps(summary, indent=2) + "\n")
+    write_record(args.out, summary)
 
 
 if __name__ == "__main__":
