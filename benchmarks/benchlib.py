@@ -1,5 +1,5 @@
 """What the benchmark scripts share: the repository's paths, TSB-AD's 46 series and their
-options, a server's port and memory, a result record written. One library, not a script: scripts import it and never import each other.
+options, a server started, its port and memory, a result record written. One library, not a script: scripts import it and never import each other.
 
 A script at the top of ``benchmarks/`` imports it directly (Python puts the script's folder first
 on ``sys.path``); a study under ``benchmarks/studies/`` puts ``benchmarks/`` on the path first::
@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,6 +67,27 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def start_server(path: str | Path, port: int, *extra: str) -> subprocess.Popen:
+    """``madcluster serve PATH`` (a model file or a fleet folder) on 127.0.0.1:``port``, one
+    thread, this checkout's ``src``; returned once ``/health`` answers (RuntimeError after 150 s)."""
+    import time
+
+    import httpx
+
+    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "madcluster", "serve", str(path), "--host", "127.0.0.1",
+               "--port", str(port), "--log-level", "warning", *extra]
+    proc = subprocess.Popen(command, env=env)
+    for _ in range(300):
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError("server did not start")
 
 
 def peak_memory_mb(pid: int) -> float | None:

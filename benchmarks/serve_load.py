@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -31,24 +29,10 @@ from pathlib import Path
 import httpx
 import numpy as np
 import torch
-from benchlib import SRC, free_port, peak_memory_mb, write_record
+from benchlib import free_port, peak_memory_mb, start_server, write_record
 
 from madcluster import MADCluster
 from madcluster.data.synthetic import make_demo_data
-
-
-def _start(fleet: Path, port: int, *extra: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "madcluster", "serve", str(fleet), "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", *extra]
-    proc = subprocess.Popen(command, env=env)
-    for _ in range(300):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError("server did not start")
 
 
 def _cpu_seconds(pid: int) -> float | None:
@@ -92,7 +76,7 @@ def run_once(fleet: Path, models: dict, series: np.ndarray, args: argparse.Names
     extra = ("--state-dir", str(state_dir)) if state_dir is not None else ()
     if state_interval is not None:
         extra += ("--state-interval", str(state_interval))
-    proc = _start(fleet, port, *extra)
+    proc = start_server(fleet, port, *extra)
     names = sorted(models)
     results: dict = {}
     offsets = np.linspace(0, len(series) // 2, args.clients).astype(int)

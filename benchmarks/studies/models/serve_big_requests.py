@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -32,21 +31,7 @@ from madcluster.data.synthetic import make_demo_data
 from madcluster.serve.app import DEFAULT_MAX_ROWS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
-from benchlib import SRC, free_port, peak_memory_mb, write_record
-
-
-def _start(model: Path, port: int) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "madcluster", "serve", str(model), "--host", "127.0.0.1",
-                             "--port", str(port), "--log-level", "warning"], env=env)
-    for _ in range(300):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError("server did not start")
+from benchlib import free_port, peak_memory_mb, start_server, write_record
 
 
 def three_at_once(url: str, body: bytes) -> list[dict]:
@@ -79,7 +64,7 @@ def main() -> None:
         path = Path(tmp) / "model.mcz"
         MADCluster.from_preset("streaming", random_state=0, epochs=1).fit(demo.train).save(path)
         port = free_port()
-        proc = _start(path, port)
+        proc = start_server(path, port)
         url = f"http://127.0.0.1:{port}"
         try:
             idle = peak_memory_mb(proc.pid)
