@@ -2,8 +2,8 @@
 refit needs to stop alarming, warm-started from the model (``MADCluster.refit``) against a refit
 from scratch.
 
-    python benchmarks/new_normal.py                        # the default detector
-    python benchmarks/new_normal.py --set epochs=4         # another configuration
+    python benchmarks/studies/speed/new_normal.py                        # the default detector
+    python benchmarks/studies/speed/new_normal.py --set epochs=4         # another configuration
 
 The series is the synthetic suite's ``seasonal`` base (six channels, like server metrics), seed 0:
 the model is fitted on its first 10,000 training rows; then channels 0-2 move for good by

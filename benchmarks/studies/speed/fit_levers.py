@@ -2,10 +2,10 @@
 per series, scored twice: the whole default score and the network's part alone (MADCluster's own
 score before the input terms), beside the fit's CPU seconds.
 
-    python benchmarks/fit_levers.py --config '{}' --config '{"epochs": 4}' --jobs 2 \\
+    python benchmarks/studies/speed/fit_levers.py --config '{}' --config '{"epochs": 4}' --jobs 2 \\
         --out benchmarks/results/budget/levers.jsonl
-    python benchmarks/fit_levers.py --config '{"epochs": 4}' --series 076_SMD 006_MSL --suite none --out /tmp/x.jsonl
-    python benchmarks/fit_levers.py --table benchmarks/results/budget/levers.jsonl   # the markdown table
+    python benchmarks/studies/speed/fit_levers.py --config '{"epochs": 4}' --series 076_SMD 006_MSL --suite none --out /tmp/x.jsonl
+    python benchmarks/studies/speed/fit_levers.py --table benchmarks/results/budget/levers.jsonl   # the markdown table
 
 Series: the TSB-AD subset ``SUBSET`` (12 of the 46, four per source: MSL, SMAP, SMD, long and
 short training parts; ``--series`` picks others, ``--series all`` every one) under TSB-AD's
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 PUBLISHED = REPO / "benchmarks" / "results" / "tsbad" / "published_vus_pr.csv"
 SUBSET = (
     "076_SMD", "069_SMD", "057_SMD", "066_SMD",
