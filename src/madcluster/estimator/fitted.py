@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -124,6 +124,11 @@ class FittedModel:
     attribution: AttributionBaseline
     threshold: float
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles and deep copies leave the float64 copy out (rebuilt from ``net`` on loading)."""
+        kept = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "scoring_net"}
+        return (_rebuilt, (kept,))
+
     @property
     def scoring_dtype(self) -> torch.dtype:
         """The dtype of ``scoring_net``'s input (float64, or float32 for bfloat16 models)."""
@@ -175,6 +180,11 @@ class FittedModel:
         return point_outputs(
             read, series, grid.window_size, grid.score_stride, batch, net.embedder.causal
         )
+
+
+def _rebuilt(kept: dict[str, Any]) -> FittedModel:
+    """A pickled :class:`FittedModel` with its float64 copy made again."""
+    return FittedModel(scoring_net=scoring_copy(kept["net"]), **kept)
 
 
 def score_terms(model: FittedModel, X: Any) -> dict[str, np.ndarray]:
