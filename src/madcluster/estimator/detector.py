@@ -264,9 +264,8 @@ class MADCluster(BaseDetector):
         (early stopping as in :meth:`fit`), and everything after it is fitted anew from ``X``: the
         input scaling, the score's statistics and parts, the warm-up table and the threshold.
         ``X`` has the training columns (a DataFrame's matched by name) and at least one window.
-        ``from_scratch=True``: a fresh network and this detector's own ``epochs`` (the comparison
-        ``benchmarks/studies/speed/new_normal.py`` measures). The parameters do not change;
-        ``history_`` is the refit's."""
+        ``from_scratch=True``: a fresh network and this detector's own ``epochs``. The parameters
+        do not change; ``history_`` is the refit's."""
         self._check_fitted()
         check_series(self._align_feature_names(X), min_length=self.window_size, n_features=self.n_features_in_, name="X")
         if from_scratch:
