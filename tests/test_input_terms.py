@@ -54,7 +54,7 @@ def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term_smoothed(train_
     assert np.allclose(kmeans.values(test)[middle], baseline.decision_function(test)[middle], rtol=1e-4, atol=1e-4)
     stats, w = with_terms.model_.combination.stats, with_terms.part_weights_
     assert w == {"own": 0.5, "kmeans": 1.5, "ar": 1.0}
-    assert DEFAULT_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 1.0}
+    assert DEFAULT_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 0.5}
     smooth = with_terms.part_smoothing_
     assert smooth == {"own": TINY["window_size"] // 2, "ar": TINY["window_size"] // 10}
     expected = (w["own"] * standardize(centred_means(plain.decision_function(test), smooth["own"]), stats["own"])

@@ -68,38 +68,55 @@ def test_values_against_a_direct_loop(test_rows):
     part = Discord.fit(_series(600, 0), FitContext(16))
     read = part.read(test_rows)
     n, m = len(read), part.length
-    starts = np.clip(np.arange(n) - m // 2, 0, n - m)
-    direct = np.asarray([_direct_distance(part, read, int(s)) for s in starts])
+    each = np.asarray([_direct_distance(part, read, s) for s in range(n - m + 1)])
+    # a step's value: the least distance of the subsequences covering it
+    direct = np.asarray([each[max(0, t - m + 1) : min(t, n - m) + 1].min() for t in range(n)])
     _close(part.values(test_rows), direct)
     # the causal reading: the subsequence ending at t, the first row repeated before the series
     padded = np.vstack([np.repeat(read[:1], m - 1, axis=0), read])
     _close(
         part.at_once(test_rows), np.asarray([_direct_distance(part, padded, t) for t in range(n)])
     )
-    assert part.final_after() == m - 1 - m // 2 and part.reads_ahead
+    assert part.final_after() == m - 1 and part.reads_ahead
 
 
 def test_training_statistics_leave_each_subsequence_own_neighbourhood_out():
     train = _series(600, 0)
     part = Discord.fit(train, FitContext(16))
     read = part.read(train)
-    reference = part.reference_values(
-        train
-    )  # one per training subsequence here (fewer than the cap)
-    assert len(reference) == len(read) - part.length + 1
-    direct = np.asarray(
-        [_direct_distance(part, read, s, exclude_near=True) for s in range(0, len(reference), 37)]
-    )
-    _close(reference[::37], direct)
+    n, m = len(read), part.length
+    reference = part.reference_values(train)  # per step, fewer subsequences than the cap: exact
+    each = np.asarray([_direct_distance(part, read, s, exclude_near=True) for s in range(n - m + 1)])
+    direct = [each[max(0, t - m + 1) : min(t, n - m) + 1].min() for t in range(0, n, 37)]
+    _close(reference[::37], np.asarray(direct))
+    causal = part.reference_at_once(train)
+    ends = np.clip(np.arange(n) - m + 1, 0, n - m)
+    _close(causal[::37], each[ends[::37]])
     assert part.values(train).mean() < reference.mean()  # in-sample, a subsequence matches itself
 
 
-def test_the_reversed_stretch_stands_out(test_rows):
+def test_the_training_scores_read_the_discord_without_self_matches():
+    """The threshold comes from training scores with the discord's reference reading: matched to
+    themselves the training rows would score below any test rows and the threshold sit too low."""
+    train = _series(800, 0)
+    model = MADCluster(input_terms=("discord",), **TINY).fit(train)
+    combination = model.model_.combination
+    fitted = model.model_
+    checked = fitted.inputs.check_rows(train)
+    own = fitted.own_scores(fitted.inputs.model_input(checked))
+    in_sample = combination.score(checked, own)
+    assert np.allclose(model.decision_scores_, combination.reference_score(checked, own))
+    assert model.decision_scores_.mean() > in_sample.mean()
+
+
+def test_the_reversed_stretch_stands_out_and_its_neighbours_do_not(test_rows):
     part = Discord.fit(_series(2000, 0), FitContext(16))
     values = part.values(test_rows)
     reference = part.reference_values(_series(2000, 0))
     assert values[150:170].min() > np.quantile(reference, 0.999)
     assert np.median(values[:120]) < np.quantile(reference, 0.99)
+    # the steps just outside the stretch are covered by subsequences that miss it
+    assert values[140:145].max() < values[150:170].min() and values[175:180].max() < values[150:170].min()
 
 
 def test_stream_equals_the_whole_series(test_rows):

@@ -74,7 +74,7 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
       "error), discord (distance of each step's subsequence to its nearest training one) or none")),
     ("--part-weight", "part_weights", {"action": "append", "metavar": "PART=W"}, ("weight of a standardised part, "
      "repeatable: own (MADCluster's score), kmeans, ar, discord (default: own=0.5 kmeans=1.5 ar=1 "
-     "discord=1), e.g. own=1")),
+     "discord=0.5), e.g. own=1")),
     ("--part-rule", "part_rule", {"choices": ("positive-zscore-sum", "zscore-sum", "zscore-max")},
      ("how the standardised, weighted parts add up (default positive-zscore-sum: a part below its "
       "training mean adds nothing; zscore-sum: the plain sum, the rule before issue 34)")),

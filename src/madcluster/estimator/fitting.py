@@ -84,7 +84,7 @@ def fit_model(
         widths,
         rule=check_part_rule(params["part_rule"]),
     )
-    scores = combination.score(data, scores)
+    scores = combination.reference_score(data, scores)  # no part matched to itself
     threshold = threshold_from_scores(scores, params["threshold"], params["contamination"])
     return replace(model, combination=combination, threshold=threshold), scores
 

@@ -216,6 +216,16 @@ class Combination:
         raw = self.raw_values(rows, own)
         return RULES[self.rule].total([self.contribution(p, self.final_reading(p, raw[p.name])) for p in self.parts])
 
+    def reference_score(self, rows: np.ndarray, own: np.ndarray) -> np.ndarray:
+        """The score of the training ``rows`` as each part describes unseen normal rows
+        (:meth:`~madcluster.score.parts.Part.reference_values`): the training scores a threshold
+        is read from."""
+        if not self.combines:
+            return own
+        raw = {p.name: own if p.given else p.reference_values(rows) for p in self.parts}
+        rule = RULES[self.rule]
+        return rule.total([self.contribution(p, self.final_reading(p, raw[p.name])) for p in self.parts])
+
     def at_once_score(self, rows: np.ndarray, own: np.ndarray) -> np.ndarray:
         """What a stream answers each row of ``rows`` with first: every part read causally."""
         if not self.combines:

@@ -21,8 +21,12 @@ How:
 * the neighbours are at most ``MAX_NEIGHBOURS`` training subsequences, evenly spaced; a
   subsequence's value is its root-mean-square distance to the nearest (0 = a shape seen in
   training, about 1.4 = an unrelated one);
-* a step's value is the value of the subsequence centred on it (final ``m - 1 - m // 2`` rows
-  later); its causal reading is the subsequence *ending* at it;
+* a step's value is the least distance of the subsequences covering it (final m - 1 rows
+  later): every subsequence covering an anomalous step contains it, while a normal step next to
+  an anomaly is covered by some that miss it, so alerts stay on the anomaly instead of spreading
+  m / 2 rows to each side of it as the centred subsequence's did (families study: precision of
+  the top-k rows up on 8 of 10 families, ``benchmarks/results/parts/families.md``); its causal
+  reading is the subsequence *ending* at the step;
 * its training statistics come from the training subsequences against the neighbours at least m
   steps away (:meth:`Discord.reference_values`: no subsequence is its own neighbour).
 """
@@ -169,35 +173,51 @@ class Discord(Part):
         return out
 
     # ------------------------------------------------------------------ readings
-    def centre_offset(self) -> int:
-        return self.length // 2
-
     def values(self, rows: np.ndarray) -> np.ndarray:
-        """Per step, the distance of the subsequence centred on it (the first / last one near the
-        series' ends)."""
+        """Per step, the least distance of the subsequences covering it."""
         read = self.read(rows)
         n = len(read)
         if n < self.length:
             return np.zeros(n)
         d = self.distances(read, np.arange(n - self.length + 1))
-        return d[np.clip(np.arange(n) - self.centre_offset(), 0, n - self.length)]
+        return covering_minimum(d, 0, np.arange(n), self.length)
 
     def reference_values(self, rows: np.ndarray) -> np.ndarray:
-        """The training subsequences' distances with no subsequence matched to itself or to a
-        neighbour overlapping it (the statistics of unseen normal subsequences), for at most
-        ``MAX_REFERENCE`` evenly spaced subsequences: a sample of the values, not one per step.
-        Every step reads one subsequence, so the final and the causal readings share them."""
+        """:meth:`values` of the training rows against the neighbours at least m steps away:
+        unseen normal subsequences, for the training statistics and the training scores the
+        threshold is read from (matched to itself, a training subsequence would look more normal
+        than any test one, and the threshold would sit too low). From at most ``MAX_REFERENCE``
+        evenly spaced subsequences; a step none of them covers takes the nearest one's value."""
+        starts, sampled = self._reference_sample(rows)
+        n = len(rows)
+        if len(starts) == 0:
+            return np.zeros(n)
+        dense = np.full(n - self.length + 1, np.inf)
+        dense[starts] = sampled
+        values = covering_minimum(dense, 0, np.arange(n), self.length)
+        missing = ~np.isfinite(values)
+        if missing.any():
+            values[missing] = sampled[_nearest(starts, np.arange(n)[missing] - self.length // 2)]
+        return values
+
+    def reference_at_once(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`at_once` of the training rows (the sampled subsequence nearest to the one
+        ending at each step), with no near neighbour."""
+        starts, sampled = self._reference_sample(rows)
+        if len(starts) == 0:
+            return np.zeros(len(rows))
+        return sampled[_nearest(starts, np.arange(len(rows)) - self.length + 1)]
+
+    def _reference_sample(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Starts and distances (no neighbour nearer than m steps) of at most ``MAX_REFERENCE``
+        evenly spaced training subsequences."""
         read = self.read(rows)
         n_subsequences = len(read) - self.length + 1
         if n_subsequences < 1:
-            return np.zeros(len(read))
-        starts = np.unique(
-            np.linspace(0, n_subsequences - 1, min(MAX_REFERENCE, n_subsequences)).round()
-        )
-        return self.distances(read, starts.astype(np.int64), exclude_near=True)
-
-    def reference_at_once(self, rows: np.ndarray) -> np.ndarray:
-        return self.reference_values(rows)
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        count = min(MAX_REFERENCE, n_subsequences)
+        starts = np.unique(np.linspace(0, n_subsequences - 1, count).round()).astype(np.int64)
+        return starts, self.distances(read, starts, exclude_near=True)
 
     def at_once(self, rows: np.ndarray) -> np.ndarray:
         """Per step, the distance of the subsequence ending there (the first row repeated before
@@ -210,7 +230,7 @@ class Discord(Part):
         return f"subsequences of {self.length}"
 
     def final_after(self) -> int:
-        return self.length - 1 - self.centre_offset()
+        return self.length - 1
 
     def stream(self) -> DiscordStream:
         return DiscordStream(self)
@@ -255,22 +275,19 @@ class DiscordStream(PartStream):
         self.rows, self.rows_start = buffer[keep - self.rows_start :], keep
         return at_once
 
-    def _start_of(self, steps: np.ndarray) -> np.ndarray:
-        last = self.steps_seen - self.part.length
-        return np.clip(np.asarray(steps) - self.part.centre_offset(), 0, last)
-
     def values(self, steps: np.ndarray) -> np.ndarray:
         if self.steps_seen < self.part.length:
             return np.full(len(steps), np.nan)
-        return self.distances[self._start_of(steps) - self.first_start]
+        return covering_minimum(self.distances, self.first_start, np.asarray(steps), self.part.length)
 
     def final_before(self, n_steps: int) -> int:
         m = self.part.length
-        return n_steps - m + self.part.centre_offset() + 1 if n_steps >= m else 0
+        return n_steps - m + 1 if n_steps >= m else 0
 
     def forget_before(self, step: int) -> None:
-        # keep the subsequence the first pending step reads (and the first one, for steps near 0)
-        first = max(0, min(step - self.part.centre_offset(), self.steps_seen - self.part.length))
+        # keep the subsequences that cover the first pending step (and the last one, which a
+        # step past the series' last start reads)
+        first = max(0, min(step - self.part.length + 1, self.steps_seen - self.part.length))
         drop = max(0, first - self.first_start)
         if drop:
             self.distances, self.first_start = self.distances[drop:], self.first_start + drop
@@ -284,4 +301,23 @@ class DiscordStream(PartStream):
         self.rows, self.distances, self.head = arrays["rows"], arrays["distances"], arrays["head"]
 
 
-__all__ = ["Discord", "DiscordStream"]
+def covering_minimum(distances: np.ndarray, first_start: int, steps: np.ndarray, length: int) -> np.ndarray:
+    """Per step, the least of ``distances`` (of the subsequences starting at ``first_start``,
+    ``first_start + 1``, ...) over the subsequences of ``length`` that cover it. The same
+    function for a whole series (``first_start`` 0) and a stream (its kept subsequences), so the
+    two agree to the bit."""
+    pad = np.full(length - 1, np.inf)
+    padded = np.concatenate([pad, np.asarray(distances, dtype=np.float64), pad])
+    view = np.lib.stride_tricks.sliding_window_view(padded, length)
+    return view[np.asarray(steps) - first_start].min(axis=1)
+
+
+def _nearest(starts: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Index of the sorted ``starts`` nearest to each of ``wanted`` (clipped into their range)."""
+    wanted = np.clip(wanted, starts[0], starts[-1])
+    right = np.clip(np.searchsorted(starts, wanted), 0, len(starts) - 1)
+    left = np.maximum(right - 1, 0)
+    return np.where(np.abs(starts[left] - wanted) <= np.abs(starts[right] - wanted), left, right)
+
+
+__all__ = ["Discord", "DiscordStream", "covering_minimum"]

@@ -1,0 +1,123 @@
+"""Issue 36 item 4: the score a stream answers at once, per development family, against the final one.
+
+A stream answers each row at once with every part read causally (steps <= t) and again, final,
+when the parts that read ahead have their rows. This reads, per development series, each part's
+causal reading as the default takes it (own and ar: the trailing part of their centred means;
+kmeans: the window ending at t; discord: the subsequence ending at t), standardised with the
+training statistics of that reading, combined by the default's rule and weights, and compares
+variants of the point-wise parts' trailing widths (the one lever that does not touch the final
+score). VUS-PR under TSB-AD's protocol; no test label is read by any variant.
+
+    python benchmarks/studies/at_once_study.py --bundle /tmp/dev_bundle.npz --net /tmp/net \\
+        --cache /tmp/at_once_cache --json /tmp/at_once.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+WINDOW = 100
+WEIGHTS = {"own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 1.0}
+OWN_WIDTHS = (1, 5, 10, 25, 50)  # 25 = today's (the trailing half of a centred mean of 50)
+AR_WIDTHS = (1, 3, 5, 10)  # 5 = today's (the trailing half of a centred mean of 10)
+
+
+def causal_readings(arrays: dict[str, np.ndarray], net: dict[str, np.ndarray]) -> dict:
+    """Raw causal readings on test and training rows: own and ar before any mean; kmeans and
+    discord as their streams answer at once."""
+    from part_scores import default_rows
+
+    from madcluster.score.autoregressive import AutoRegressive
+    from madcluster.score.discord import Discord
+    from madcluster.score.parts import FitContext
+    from madcluster.score.window_kmeans import WindowKMeans
+
+    test = default_rows(arrays["train"], arrays["test"])
+    train = default_rows(arrays["train"], arrays["train"])
+    context = FitContext(WINDOW, 0)
+    kmeans = WindowKMeans.fit(train.astype(np.float32), context)
+    ar = AutoRegressive.fit(train.astype(np.float32), context)
+    discord = Discord.fit(train.astype(np.float32), context)
+    return {
+        "own": (net["net_test"].astype(np.float64), net["net_train"].astype(np.float64)),
+        "ar": (ar.values(test), ar.values(train)),
+        "kmeans": (kmeans.at_once(test), kmeans.at_once(train)),
+        "discord": (discord.at_once(test), discord.reference_at_once(train)),
+        "final": net["default_test"].astype(np.float64),
+    }
+
+
+def at_once_score(readings: dict, own_width: int, ar_width: int, discord: bool = True) -> np.ndarray:
+    from madcluster.score.smoothing import trailing_means
+
+    total = np.zeros(len(readings["own"][0]))
+    for name, weight in WEIGHTS.items():
+        if name == "discord" and not discord:
+            continue
+        test, train = readings[name]
+        width = {"own": own_width, "ar": ar_width}.get(name, 1)
+        if width > 1:
+            test, train = trailing_means(test, width), trailing_means(train, width)
+        std = train.std() if train.std() > 1e-12 else 1.0
+        total += np.maximum(weight * (test - train.mean()) / std, 0.0)
+    return total
+
+
+def main() -> None:
+    from network_parts import read_bundle
+
+    from madcluster.metrics.tsbad import tsbad_vus
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", required=True)
+    parser.add_argument("--net", required=True)
+    parser.add_argument("--cache", default=None)
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--series", nargs="*", default=None)
+    args = parser.parse_args()
+    bundle = read_bundle(args.bundle)
+    if args.series:
+        bundle = {k: v for k, v in bundle.items() if any(k.startswith(p) for p in args.series)}
+    cache = Path(args.cache) if args.cache else None
+    if cache:
+        cache.mkdir(parents=True, exist_ok=True)
+    table, families = {}, {}
+    for i, (name, arrays) in enumerate(sorted(bundle.items()), 1):
+        cached = cache / f"{name}.pkl" if cache else None
+        if cached and cached.exists():
+            readings = pickle.loads(cached.read_bytes())
+        else:
+            with np.load(Path(args.net) / f"{name}.npz") as net:
+                readings = causal_readings(arrays, dict(net))
+            if cached:
+                cached.write_bytes(pickle.dumps(readings))
+        labels, first = arrays["labels"], np.asarray(arrays["test"])[:, 0]
+        row = {"final (old default)": tsbad_vus(readings["final"], labels, first)[1]}
+        for ow in OWN_WIDTHS:
+            for aw in AR_WIDTHS:
+                row[f"own {ow}, ar {aw}"] = tsbad_vus(at_once_score(readings, ow, aw), labels, first)[1]
+        row["own 25, ar 5, no discord"] = tsbad_vus(at_once_score(readings, 25, 5, False), labels, first)[1]
+        table[name], families[name] = row, str(arrays["family"])
+        print(f"[{i}/{len(bundle)}] {name}", file=sys.stderr, flush=True)
+    Path(args.json).write_text(json.dumps({"vus_pr": table, "family": families}))
+    fams = sorted(set(families.values()))
+    rows = list(next(iter(table.values())))
+    print("| reading | " + " | ".join(fams) + " | 46 TSB-AD |")
+    print("|---|" + "---|" * (len(fams) + 1))
+    for r in rows:
+        cells = [np.mean([table[s][r] for s in table if families[s] == f]) for f in fams]
+        dev = np.mean([table[s][r] for s in table if families[s].startswith("tsbad")])
+        print(f"| {r} | " + " | ".join(f"{c:.3f}" for c in cells) + f" | {dev:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
