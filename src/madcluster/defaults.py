@@ -20,9 +20,11 @@ DEFAULT_EPOCHS = 20
 # Training windows per epoch (drawn anew each epoch): an epoch's cost no longer grows with the
 # series. Measured in benchmarks/results/fit_budget.md (synthetic suite and the 20,000 x 6 fit).
 DEFAULT_EPOCH_WINDOWS = 1920
-# Epochs of a warm-started refit (MADCluster.refit): the network starts trained; measured in
-# benchmarks/results/fit_budget.md (a permanent level shift, warm against from scratch).
-REFIT_EPOCHS = 3
+# Epochs of a warm-started refit (MADCluster.refit): the network starts trained, and the new
+# scaling, input terms and threshold do most of the work. One epoch stopped the alarms of a level
+# shift as well as three did, at a third of the cost (5,000 rows in 4.7 s on one loaded thread);
+# benchmarks/results/fit_budget.md, "A new normal".
+REFIT_EPOCHS = 1
 
 
 @dataclass(frozen=True)
