@@ -25,8 +25,12 @@ How:
   later): every subsequence covering an anomalous step contains it, while a normal step next to
   an anomaly is covered by some that miss it, so alerts stay on the anomaly instead of spreading
   m / 2 rows to each side of it as the centred subsequence's did (families study: precision of
-  the top-k rows up on 8 of 10 families, ``benchmarks/results/parts/families.md``); its causal
-  reading is the subsequence *ending* at the step;
+  the top-k rows up on 8 of 10 families, ``benchmarks/results/parts/families.md``);
+* it has no causal reading: at once (what a stream answers before a step's subsequences are
+  complete) it adds nothing. The subsequence ending at a step stays on an anomaly for m - 1 rows
+  after it; with it, the score a stream answers at once lost .10 VUS-PR on the server-metrics
+  family and .08 on the point family, for .04 to .06 on the chaotic and drifting ones
+  (``benchmarks/studies/at_once_study.py``);
 * its training statistics come from the training subsequences against the neighbours at least m
   steps away (:meth:`Discord.reference_values`: no subsequence is its own neighbour).
 """
@@ -201,12 +205,7 @@ class Discord(Part):
         return values
 
     def reference_at_once(self, rows: np.ndarray) -> np.ndarray:
-        """:meth:`at_once` of the training rows (the sampled subsequence nearest to the one
-        ending at each step), with no near neighbour."""
-        starts, sampled = self._reference_sample(rows)
-        if len(starts) == 0:
-            return np.zeros(len(rows))
-        return sampled[_nearest(starts, np.arange(len(rows)) - self.length + 1)]
+        return np.zeros(len(rows))  # no causal reading (module docstring)
 
     def _reference_sample(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Starts and distances (no neighbour nearer than m steps) of at most ``MAX_REFERENCE``
@@ -220,11 +219,9 @@ class Discord(Part):
         return starts, self.distances(read, starts, exclude_near=True)
 
     def at_once(self, rows: np.ndarray) -> np.ndarray:
-        """Per step, the distance of the subsequence ending there (the first row repeated before
-        the series while there are fewer than m rows)."""
-        read = self.read(rows)
-        padded = np.vstack([np.repeat(read[:1], self.length - 1, axis=0), read])
-        return self.distances(padded, np.arange(len(read)))
+        """No causal reading: 0 on every step, which the training statistics of the same reading
+        (0 too) turn into no contribution (module docstring)."""
+        return np.zeros(len(rows))
 
     def describe(self) -> str:
         return f"subsequences of {self.length}"
@@ -238,8 +235,8 @@ class Discord(Part):
 
 @dataclass
 class DiscordStream(PartStream):
-    """The discord part over a growing series: its last m - 1 standardised rows, the distances of
-    the subsequences it has completed (from ``first_start`` on) and of the first one."""
+    """The discord part over a growing series: its last m - 1 standardised rows and the distances
+    of the subsequences it has completed that a pending step still reads (from ``first_start``)."""
 
     part: Discord
     steps_seen: int = 0
@@ -247,23 +244,13 @@ class DiscordStream(PartStream):
     rows_start: int = 0
     first_start: int = 0
     distances: np.ndarray = field(default_factory=lambda: np.empty(0))
-    head: np.ndarray = field(
-        default_factory=lambda: np.empty((0, 0))
-    )  # the series' first row (read)
 
     def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
         read = self.part.read(rows)
         m = self.part.length
-        if self.steps_seen == 0:
-            self.head = read[:1]
         buffer = read if len(self.rows) == 0 else np.concatenate([self.rows, read])
         seen, total = self.steps_seen, self.steps_seen + len(read)
-        # causal: the subsequences ending at the new rows (the first row repeated before the series)
-        lo = seen - m + 1
-        source, start = buffer, self.rows_start
-        if lo < start:
-            source, start = np.concatenate([np.repeat(self.head, start - lo, axis=0), buffer]), lo
-        at_once = self.part.distances(source, np.arange(seen, total) - m + 1 - start)
+        at_once = np.zeros(len(read))  # no causal reading (module docstring)
         # final: the subsequences the new rows complete
         new = np.arange(max(0, seen - m + 1), total - m + 1, dtype=np.int64)
         if len(new):
@@ -294,11 +281,11 @@ class DiscordStream(PartStream):
 
     def state(self) -> dict[str, np.ndarray]:
         steps = np.asarray([self.steps_seen, self.rows_start, self.first_start], dtype=np.int64)
-        return {"steps": steps, "rows": self.rows, "distances": self.distances, "head": self.head}
+        return {"steps": steps, "rows": self.rows, "distances": self.distances}
 
     def load(self, arrays: dict[str, np.ndarray]) -> None:
         self.steps_seen, self.rows_start, self.first_start = (int(v) for v in arrays["steps"])
-        self.rows, self.distances, self.head = arrays["rows"], arrays["distances"], arrays["head"]
+        self.rows, self.distances = arrays["rows"], arrays["distances"]
 
 
 def covering_minimum(distances: np.ndarray, first_start: int, steps: np.ndarray, length: int) -> np.ndarray:
