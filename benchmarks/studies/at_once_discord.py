@@ -1,0 +1,63 @@
+"""The discord part's causal reading at weight 0, 0.5 and 1 in the score a stream answers at once.
+
+Reads ``at_once_study.py``'s cache (own 25 and ar 5: today's trailing widths).
+
+    python benchmarks/studies/at_once_discord.py --bundle /tmp/dev_bundle.npz --cache /tmp/at_once_cache
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def trailing_min(values: np.ndarray, k: int) -> np.ndarray:
+    padded = np.concatenate([np.full(k - 1, values[0]), values])
+    return np.lib.stride_tricks.sliding_window_view(padded, k).min(axis=1)
+
+
+def main() -> None:
+    import at_once_study
+    from network_parts import read_bundle
+
+    from madcluster.metrics.tsbad import tsbad_vus
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", required=True)
+    parser.add_argument("--cache", required=True)
+    args = parser.parse_args()
+    base = dict(at_once_study.WEIGHTS)
+    results, families = {}, {}
+    for name, arrays in sorted(read_bundle(args.bundle).items()):
+        readings = pickle.loads((Path(args.cache) / f"{name}.pkl").read_bytes())
+        labels, first = arrays["labels"], np.asarray(arrays["test"])[:, 0]
+        out = {}
+        for weight in (0.0, 0.5, 1.0):
+            at_once_study.WEIGHTS = dict(base, discord=weight)
+            score = at_once_study.at_once_score(readings, 25, 5, weight > 0)
+            out[f"trailing subsequence, w {weight:g}"] = tsbad_vus(score, labels, first)[1]
+        for k in (5, 20):
+            test, train = readings["discord"]
+            variant = dict(readings, discord=(trailing_min(test, k), trailing_min(train, k)))
+            at_once_study.WEIGHTS = dict(base, discord=0.5)
+            score = at_once_study.at_once_score(variant, 25, 5, True)
+            out[f"min of last {k} ends, w 0.5"] = tsbad_vus(score, labels, first)[1]
+        results[name], families[name] = out, str(arrays["family"])
+    fams = sorted(set(families.values()))
+    print("| discord at once | " + " | ".join(fams) + " | 46 TSB-AD |")
+    print("|---|" + "---|" * (len(fams) + 1))
+    for key in next(iter(results.values())):
+        cells = [np.mean([results[s][key] for s in results if families[s] == f]) for f in fams]
+        dev = np.mean([results[s][key] for s in results if families[s].startswith("tsbad")])
+        print(f"| {key} | " + " | ".join(f"{c:.3f}" for c in cells) + f" | {dev:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
