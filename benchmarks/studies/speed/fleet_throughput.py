@@ -46,7 +46,7 @@ def write_entities(folder: Path, n: int, rows: int, channels: int) -> None:
     from madcluster.data.synthetic import make_anomaly_suite
 
     for seed in range(n):
-        data = make_anomaly_suite("seasonal", n_train=rows, n_test=200, n_channels=channels, seed=seed)
+        data = make_anomaly_suite("seasonal", n_train=rows, n_test=4000, n_channels=channels, seed=seed)
         np.save(folder / f"entity{seed:03d}.npy", data.train.astype(np.float32))
 
 
@@ -72,13 +72,14 @@ def main() -> None:
     parser.add_argument("--channels", type=int, default=8)
     parser.add_argument("--old-src", default=None, help="another checkout's src/ to run beside this one")
     parser.add_argument("--executor", default="sequential", choices=("sequential", "ray"))
-    parser.add_argument("--params", default="{}", help="detector parameters (JSON), the same for both")
+    parser.add_argument("--params", default="{}", help="detector parameters (JSON) of this checkout")
+    parser.add_argument("--old-params", default="{}", help="detector parameters (JSON) of --old-src's")
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     checkouts = {"this": str(REPO / "src")}
     if args.old_src:
         checkouts["old"] = args.old_src
-    params = json.loads(args.params)
+    params = {"this": json.loads(args.params), "old": json.loads(args.old_params)}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "fleet"
         data.mkdir()
@@ -87,8 +88,8 @@ def main() -> None:
             names = list(checkouts) if round_ % 2 == 0 else list(reversed(checkouts))
             for name in names:
                 started = time.strftime("%H:%M:%S")
-                result = run_fleet(checkouts[name], data, params, args.executor)
-                print(json.dumps({"checkout": name, "src": checkouts[name], "round": round_, "started": started,
+                result = run_fleet(checkouts[name], data, params[name], args.executor)
+                print(json.dumps({"checkout": name, "src": checkouts[name], "params": params[name], "round": round_, "started": started,
                                   "executor": args.executor, "shape": [args.entities, args.rows, args.channels], **result}),
                       flush=True)
 
