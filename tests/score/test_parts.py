@@ -137,3 +137,38 @@ def test_a_centred_mean_is_final_after_its_delay_directly(width):
     seen = [centred_means(values[: t + 1 + d], width)[t] for d in range(width + 1)]
     direct = next(d for d in range(width + 1) if all(v == whole for v in seen[d:]))
     assert smoothing_delay(width) == direct
+
+
+@pytest.mark.parametrize("n", [300, 10_030])  # 10,021 windows: the evenly spaced 10,000 of them
+def test_window_kmeans_fits_as_the_kmeans_baseline_to_the_bit(n):
+    """sklearn's KMeans fitted directly gives the centroids the window-KMeans baseline gives, on
+    the columns the part reads: a binary channel left out, a constant one kept."""
+    from madcluster.baselines import KMeansDetector
+
+    rows = np.hstack([_series(n, 5), np.zeros((n, 1), dtype=np.float32)])
+    rows[:, 1] = rows[:, 1] > 0  # two levels: left out
+    part = WindowKMeans.fit(rows, FitContext(10, 0))
+    assert list(part.columns) == [0, 2, 3] and part.stride == 1 and part.window_size == 10
+    base = KMeansDetector(window_size=10, n_centroids=20, random_state=0).fit(rows[:, part.columns])
+    assert np.array_equal(part.centroids, base.cluster_centers_)
+    assert np.array_equal(part.scaler_mean, base.scaler_.mean_)
+    assert np.array_equal(part.scaler_scale, base.scaler_.scale_)
+    only_binary = WindowKMeans.fit(rows[:, [1]], FitContext(10, 0))  # nothing else: it is read
+    assert list(only_binary.columns) == [0]
+
+
+@pytest.mark.parametrize("name", ["kmeans", "ar"])
+def test_a_parts_arrays_and_stream_state_round_trip(train, test_rows, name):
+    part = part_class(name).fit(train, FitContext(L, 0))
+    again = part_class(name).from_arrays({k: np.array(v) for k, v in part.to_arrays().items()})
+    assert np.array_equal(again.values(test_rows), part.values(test_rows))
+    assert all(np.asarray(v).dtype.kind in "fi" for v in part.to_arrays().values())
+    straight, first = part.stream(), part.stream()
+    expected = [straight.append(test_rows[:70]), straight.append(test_rows[70:])]
+    first.append(test_rows[:70])
+    resumed = again.stream()
+    resumed.load({k: np.array(v) for k, v in first.state().items()})
+    assert np.array_equal(resumed.append(test_rows[70:]), expected[1])
+    if part.reads_ahead:
+        steps = np.arange(len(test_rows) - L, len(test_rows))
+        assert np.array_equal(resumed.values(steps), straight.values(steps))
