@@ -16,8 +16,8 @@ from series_helpers import make_series
 from madcluster import MADCluster
 from madcluster.embedders import EMBEDDERS, build_embedder
 from madcluster.method.config import MethodConfig
-from madcluster.score.input_terms import DEFAULT_INPUT_TERMS
 from madcluster.method.heads import build_head
+from madcluster.score.input_terms import DEFAULT_INPUT_TERMS
 
 NAMES = sorted(EMBEDDERS)
 L, D, B = 16, 3, 4
