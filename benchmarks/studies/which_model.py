@@ -1,0 +1,70 @@
+"""Which model to serve (issue 37 item 13): per development family, the default's final and at-once
+scores against ``--preset streaming`` (the network alone, final at once).
+
+Reads the caches of ``part_study.py`` (the parts, smoothed as the default reads them),
+``discord_reading.py`` (the discord part's covering-minimum reading) and ``at_once_study.py`` (the
+causal readings). ``--preset streaming`` is the default's network without input terms: input terms
+do not enter training, so it is the own part of the same fit, warm-up calibrated, unsmoothed.
+
+    python benchmarks/studies/which_model.py --bundle /tmp/dev_bundle.npz \\
+        --parts /tmp/part_cache --at-once /tmp/at_once_cache
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+WEIGHTS = {"own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 0.5}
+
+
+def final_score(parts: dict, discord: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    from part_study import zscore
+
+    readings = dict(parts, discord=discord)
+    return sum(np.maximum(w * zscore(*readings[p]), 0.0) for p, w in WEIGHTS.items())
+
+
+def main() -> None:
+    import at_once_study
+    from network_parts import read_bundle
+
+    from madcluster.metrics.tsbad import tsbad_vus
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", required=True)
+    parser.add_argument("--parts", required=True, help="part_study.py / discord_reading.py cache")
+    parser.add_argument("--at-once", required=True, help="at_once_study.py cache")
+    args = parser.parse_args()
+    rows, families = {}, {}
+    for name, arrays in sorted(read_bundle(args.bundle).items()):
+        parts = pickle.loads((Path(args.parts) / f"{name}.pkl").read_bytes())
+        discord = pickle.loads((Path(args.parts) / f"{name}.discord_readings.pkl").read_bytes())
+        causal = pickle.loads((Path(args.at_once) / f"{name}.pkl").read_bytes())
+        labels, first = arrays["labels"], np.asarray(arrays["test"])[:, 0]
+        covering = (discord["test"][1], discord["train"][1])
+        at_once_study.WEIGHTS = dict(WEIGHTS, discord=0.0)  # the discord part has no causal reading
+        rows[name] = {
+            "the default, final (L rows later)": tsbad_vus(final_score(parts, covering), labels, first)[1],
+            "the default, at once": tsbad_vus(at_once_study.at_once_score(causal, 25, 5, False), labels, first)[1],
+            "`--preset streaming` (final at once)": tsbad_vus(causal["own"][0], labels, first)[1],
+        }
+        families[name] = str(arrays["family"])
+    fams = sorted(set(families.values()))
+    print("| score | " + " | ".join(fams) + " | 46 TSB-AD |")
+    print("|---|" + "---|" * (len(fams) + 1))
+    for key in next(iter(rows.values())):
+        cells = [np.mean([rows[s][key] for s in rows if families[s] == f]) for f in fams]
+        dev = np.mean([rows[s][key] for s in rows if families[s].startswith("tsbad")])
+        print(f"| {key} | " + " | ".join(f"{c:.3f}" for c in cells) + f" | {dev:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
