@@ -22,7 +22,8 @@ def _series(n: int, seed: int) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def model():
-    return MADCluster(**TINY).fit(_series(600, 0))
+    # the KMeans term's timing (final L rows later); the discord part's: tests/score/test_discord.py
+    return MADCluster(input_terms=("kmeans", "ar"), **TINY).fit(_series(600, 0))
 
 
 @pytest.fixture(scope="module")

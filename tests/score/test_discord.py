@@ -147,6 +147,8 @@ def test_a_model_with_the_discord_part(test_rows, tmp_path):
     combination = model.model_.combination
     assert combination.names == ["own", "kmeans", "ar", "discord"]
     assert "discord" in combination.at_once_stats
+    discord = combination.parts[-1]
+    assert combination.final_after() == max(TINY["window_size"], discord.length - 1)
     scores = model.decision_function(test_rows)
     assert np.isfinite(scores).all()
     # stream: final = decision_function, through a saved state
