@@ -172,3 +172,18 @@ def test_a_parts_arrays_and_stream_state_round_trip(train, test_rows, name):
     if part.reads_ahead:
         steps = np.arange(len(test_rows) - L, len(test_rows))
         assert np.array_equal(resumed.values(steps), straight.values(steps))
+
+
+def test_autoregressive_fit_is_the_ridge_solve_directly(train):
+    """The predictor of the standardised rows from their previous 5 (and 1), by the ridge normal
+    equations written out; the start value is the mean training error after the first lags."""
+    part = AutoRegressive.fit(train)
+    data = train.astype(np.float64)
+    z = (data - data.mean(axis=0)) / data.std(axis=0)
+    rows = [np.concatenate([*(z[max(t - k, 0)] for k in range(1, 6)), [1.0]]) for t in range(len(z))]
+    a = np.asarray(rows)
+    coef = np.linalg.inv(a.T @ a + np.eye(a.shape[1])) @ a.T @ z
+    assert part.lags == 5 and list(part.columns) == [0, 1, 2]
+    np.testing.assert_allclose(part.coef, coef, rtol=1e-8, atol=1e-10)
+    errors = ((a @ coef - z) ** 2).mean(axis=1)[5:]
+    assert part.start_value == pytest.approx(errors.mean(), rel=1e-9)
