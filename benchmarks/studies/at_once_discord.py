@@ -25,7 +25,7 @@ def trailing_min(values: np.ndarray, k: int) -> np.ndarray:
 
 def main() -> None:
     import at_once_study
-    from network_parts import read_bundle
+    from network_parts import family_table, read_bundle
 
     from madcluster.metrics.tsbad import tsbad_vus
 
@@ -50,13 +50,7 @@ def main() -> None:
             score = at_once_study.at_once_score(variant, 25, 5, True)
             out[f"min of last {k} ends, w 0.5"] = tsbad_vus(score, labels, first)[1]
         results[name], families[name] = out, str(arrays["family"])
-    fams = sorted(set(families.values()))
-    print("| discord at once | " + " | ".join(fams) + " | 46 TSB-AD |")
-    print("|---|" + "---|" * (len(fams) + 1))
-    for key in next(iter(results.values())):
-        cells = [np.mean([results[s][key] for s in results if families[s] == f]) for f in fams]
-        dev = np.mean([results[s][key] for s in results if families[s].startswith("tsbad")])
-        print(f"| {key} | " + " | ".join(f"{c:.3f}" for c in cells) + f" | {dev:.3f} |")
+    print(family_table(results, families, "discord at once"))
 
 
 if __name__ == "__main__":

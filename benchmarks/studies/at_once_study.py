@@ -73,7 +73,7 @@ def at_once_score(readings: dict, own_width: int, ar_width: int, discord: bool =
 
 
 def main() -> None:
-    from network_parts import read_bundle
+    from network_parts import family_table, open_series
 
     from madcluster.metrics.tsbad import tsbad_vus
 
@@ -84,12 +84,7 @@ def main() -> None:
     parser.add_argument("--json", required=True)
     parser.add_argument("--series", nargs="*", default=None)
     args = parser.parse_args()
-    bundle = read_bundle(args.bundle)
-    if args.series:
-        bundle = {k: v for k, v in bundle.items() if any(k.startswith(p) for p in args.series)}
-    cache = Path(args.cache) if args.cache else None
-    if cache:
-        cache.mkdir(parents=True, exist_ok=True)
+    bundle, cache = open_series(args.bundle, args.series, args.cache)
     table, families = {}, {}
     for i, (name, arrays) in enumerate(sorted(bundle.items()), 1):
         cached = cache / f"{name}.pkl" if cache else None
@@ -109,14 +104,7 @@ def main() -> None:
         table[name], families[name] = row, str(arrays["family"])
         print(f"[{i}/{len(bundle)}] {name}", file=sys.stderr, flush=True)
     Path(args.json).write_text(json.dumps({"vus_pr": table, "family": families}))
-    fams = sorted(set(families.values()))
-    rows = list(next(iter(table.values())))
-    print("| reading | " + " | ".join(fams) + " | 46 TSB-AD |")
-    print("|---|" + "---|" * (len(fams) + 1))
-    for r in rows:
-        cells = [np.mean([table[s][r] for s in table if families[s] == f]) for f in fams]
-        dev = np.mean([table[s][r] for s in table if families[s].startswith("tsbad")])
-        print(f"| {r} | " + " | ".join(f"{c:.3f}" for c in cells) + f" | {dev:.3f} |")
+    print(family_table(table, families, "reading"))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,32 @@ def read_bundle(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
+def open_series(bundle: str, prefixes: list[str] | None, cache: str | None) -> tuple[dict, Path | None]:
+    """The bundle's series (those whose names start with one of ``prefixes``, or all) and the
+    cache folder (made if missing; None without one): what every study opens first."""
+    series = read_bundle(bundle)
+    if prefixes:
+        series = {k: v for k, v in series.items() if any(k.startswith(p) for p in prefixes)}
+    folder = Path(cache) if cache else None
+    if folder:
+        folder.mkdir(parents=True, exist_ok=True)
+    return series, folder
+
+
+def family_table(rows: dict[str, dict[str, float]], families: dict[str, str], first: str) -> str:
+    """Markdown: per row key (``first`` heads its column), the mean over each family's series and
+    over the 46 TSB-AD ones."""
+    import numpy as np
+
+    fams = sorted(set(families.values()))
+    lines = [f"| {first} | " + " | ".join(fams) + " | 46 TSB-AD |", "|---|" + "---|" * (len(fams) + 1)]
+    for key in next(iter(rows.values())):
+        cells = [np.mean([rows[s][key] for s in rows if families[s] == f]) for f in fams]
+        dev = np.mean([rows[s][key] for s in rows if families[s].startswith("tsbad")])
+        lines.append(f"| {key} | " + " | ".join(f"{c:.3f}" for c in cells) + f" | {dev:.3f} |")
+    return "\n".join(lines)
+
+
 def dump_one(name: str, arrays: dict[str, np.ndarray], seed: int, out: Path) -> str:
     import torch
 

@@ -215,7 +215,7 @@ def combine(parts: dict[str, tuple[np.ndarray, np.ndarray]], transform: str, agg
 
 
 def main() -> None:
-    from network_parts import read_bundle
+    from network_parts import open_series
 
     from madcluster.metrics.tsbad import tsbad_vus
 
@@ -228,12 +228,7 @@ def main() -> None:
     parser.add_argument("--json", default=None, help="write every series' numbers here")
     parser.add_argument("--rules", nargs="*", default=None, help="only rules whose name contains one of these")
     args = parser.parse_args()
-    bundle = read_bundle(args.bundle)
-    if args.series:
-        bundle = {k: v for k, v in bundle.items() if any(k.startswith(p) for p in args.series)}
-    cache = Path(args.cache) if args.cache else None
-    if cache:
-        cache.mkdir(parents=True, exist_ok=True)
+    bundle, cache = open_series(args.bundle, args.series, args.cache)
     table: dict[str, dict[str, float]] = {}
     spreads: dict[str, dict[str, tuple[float, float]]] = {n: {} for n in bundle}
     families: dict[str, str] = {}

@@ -34,7 +34,7 @@ def final_score(parts: dict, discord: tuple[np.ndarray, np.ndarray]) -> np.ndarr
 
 def main() -> None:
     import at_once_study
-    from network_parts import read_bundle
+    from network_parts import family_table, read_bundle
 
     from madcluster.metrics.tsbad import tsbad_vus
 
@@ -57,13 +57,7 @@ def main() -> None:
             "`--preset streaming` (final at once)": tsbad_vus(causal["own"][0], labels, first)[1],
         }
         families[name] = str(arrays["family"])
-    fams = sorted(set(families.values()))
-    print("| score | " + " | ".join(fams) + " | 46 TSB-AD |")
-    print("|---|" + "---|" * (len(fams) + 1))
-    for key in next(iter(rows.values())):
-        cells = [np.mean([rows[s][key] for s in rows if families[s] == f]) for f in fams]
-        dev = np.mean([rows[s][key] for s in rows if families[s].startswith("tsbad")])
-        print(f"| {key} | " + " | ".join(f"{c:.3f}" for c in cells) + f" | {dev:.3f} |")
+    print(family_table(rows, families, "score"))
 
 
 if __name__ == "__main__":
