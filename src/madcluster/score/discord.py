@@ -38,6 +38,7 @@ How:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -159,8 +160,7 @@ class Discord(Part):
     ) -> np.ndarray:
         """Root-mean-square distance of each subsequence starting at ``starts`` to its nearest
         neighbour (``exclude_near``: neighbours starting fewer than m steps away do not count)."""
-        nb = self.neighbours
-        nb_sq = np.einsum("ij,ij->i", nb, nb)
+        nb, nb_sq = self.neighbours, self._neighbour_norms
         per = max(1, _CHUNK_VALUES // max(1, len(nb)))
         out = np.empty(len(starts))
         dims = max(1, nb.shape[1])
@@ -175,6 +175,12 @@ class Discord(Part):
             best = np.where(np.isfinite(best), best, 0.0)
             out[lo : lo + len(chunk)] = np.sqrt(np.maximum(best, 0.0) / dims)
         return out
+
+    @cached_property
+    def _neighbour_norms(self) -> np.ndarray:
+        """Each neighbour's squared norm, computed once (a streamed row's distances cost as much
+        again without it)."""
+        return np.einsum("ij,ij->i", self.neighbours, self.neighbours)
 
     # ------------------------------------------------------------------ readings
     def values(self, rows: np.ndarray) -> np.ndarray:
