@@ -168,3 +168,15 @@ def test_a_model_with_the_discord_part(test_rows, tmp_path):
 
     export_onnx(model.model_, tmp_path / "m.onnx")
     _close(OnnxScorer(tmp_path / "m.onnx").decision_function(test_rows), scores)
+
+
+def test_a_flat_stretch_stays_flat_instead_of_blowing_its_noise_up():
+    """A subsequence's deviation is floored at STD_FLOOR training deviations: a stretch that barely
+    moves keeps z-values near 0 rather than noise rescaled to unit variance."""
+    part = Discord.fit(_series(600, 0), FitContext(16))
+    rng = np.random.default_rng(3)
+    flat = (0.3 + 1e-4 * rng.normal(size=(200, 2))).astype(np.float64)
+    shapes = part.shapes(part.read(flat), np.arange(0, 200 - part.length, 7))
+    assert np.abs(shapes).max() < 0.05
+    moving = part.shapes(part.read(_series(200, 4)), np.arange(0, 200 - part.length, 7))
+    assert np.abs(moving).max() > 0.5
