@@ -94,14 +94,7 @@ def read_csv_frame(
     import pandas as pd
 
     fmt = detect_csv_format(path, sep=sep, decimal=decimal, encoding=encoding)
-    if header is None:
-        header = not first_row_is_data(fmt)
-        if not header:
-            logger.warning(
-                "%s: the first row holds only numbers, so it is read as data, not as column names "
-                "(columns are named 0, 1, ...); if it is a header, say so (--header / header=True)",
-                path,
-            )
+    header = resolve_header(fmt, header, path)
     if header:
         dupes = sorted({n for n in fmt.first_row if fmt.first_row.count(n) > 1})
         if dupes:
@@ -162,6 +155,21 @@ def first_row_is_data(fmt: CsvFormat) -> bool:
             return False
     return True
 
+
+
+def resolve_header(fmt: CsvFormat, header: bool | None, path: object) -> bool:
+    """``header`` as given, or (None) whether the first row is a header: not when it holds only
+    numbers, which is then said in a warning (a header of numbers must be declared)."""
+    if header is not None:
+        return header
+    if first_row_is_data(fmt):
+        logger.warning(
+            "%s: the first row holds only numbers, so it is read as data, not as column names "
+            "(columns are named 0, 1, ...); if it is a header, say so (--header / header=True)",
+            path,
+        )
+        return False
+    return True
 
 def _unescape(sep: str | None) -> str | None:
     """``\\t`` / ``tab`` typed on a command line mean a tab."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import logging
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -23,13 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.data.csv_format import detect_csv_format, first_row_is_data, refuse_glued_header
+from madcluster.data.csv_format import detect_csv_format, refuse_glued_header, resolve_header
 from madcluster.data.table import Table, as_labels, load_npy, resolve_column
 from madcluster.data.time_order import time_order
 from madcluster.data.validation import check_series
 from madcluster.exceptions import DataError
 
-logger = logging.getLogger("madcluster.data.io")
 
 _TIME_NAME_HINTS = ("time", "date")
 _MISSING = ("", "na", "nan", "n/a", "null", "none", "-nan")
@@ -48,13 +46,7 @@ def read_plain_columns(
         raise ImportError(f"reading {kind} ({str(path)!r}) needs pandas and pyarrow: pip install pandas pyarrow, "
                           "or save the data as CSV / .npy")
     fmt = detect_csv_format(path, sep=sep, decimal=decimal, encoding=encoding)
-    if header is None:
-        header = not first_row_is_data(fmt)
-        if not header:
-            logger.warning(
-                "%s: the first row holds only numbers, so it is read as data, not as column names "
-                "(columns are named 0, 1, ...); if it is a header, say so (--header / header=True)", path,
-            )
+    header = resolve_header(fmt, header, path)
     opener = gzip.open if path.name.lower().endswith(".gz") else open
     try:
         with opener(path, "rt", encoding=fmt.encoding, newline="") as handle:
