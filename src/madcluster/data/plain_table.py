@@ -28,7 +28,6 @@ from madcluster.data.time_order import time_order
 from madcluster.data.validation import check_series
 from madcluster.exceptions import DataError
 
-
 _TIME_NAME_HINTS = ("time", "date")
 _MISSING = ("", "na", "nan", "n/a", "null", "none", "-nan")
 
