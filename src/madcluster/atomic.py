@@ -94,9 +94,7 @@ def check_output_path(
             if missing is not None
             else f"folder {str(parent)!r} does not accept files"
         )
-        raise OutputPathError(
-            f"cannot write {what} {text!r}: {where} ({_describe(exc)})"
-        ) from None
+        raise OutputPathError(f"cannot write {what} {text!r}: {where} ({_describe(exc)})") from None
     return target
 
 

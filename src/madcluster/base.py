@@ -26,7 +26,8 @@ PROBA_METHODS = ("linear", "unify")
 def threshold_from_scores(scores: np.ndarray, method: str, contamination: float) -> float:
     """The threshold on training ``scores``: their ``1 - contamination`` quantile (``quantile``,
     the ``train-quantile`` protocol) or, with ``pot``, the score a generalized Pareto tail fitted to
-    them exceeds with probability ``contamination`` (``train-pot``, :mod:`madcluster.extreme_value`)."""
+    them exceeds with probability ``contamination`` (``train-pot``,
+    :mod:`madcluster.extreme_value`)."""
     values = np.asarray(scores, dtype=np.float64)
     if method == "pot":
         return pot_threshold(values, contamination)
@@ -75,7 +76,9 @@ class BaseDetector(BaseEstimator, ABC):
         """
         self._check_fitted()
         if method not in PROBA_METHODS:
-            raise ParameterError(f"unknown method {method!r}: choose one of {', '.join(PROBA_METHODS)}")
+            raise ParameterError(
+                f"unknown method {method!r}: choose one of {', '.join(PROBA_METHODS)}"
+            )
         scores = np.asarray(self.decision_function(X), dtype=np.float64)
         train = np.asarray(self.decision_scores_, dtype=np.float64)
         if method == "linear":

@@ -135,8 +135,8 @@ class _WindowDetector(BaseDetector):
         super()._validate_params()
         if self._stride() > self.window_size:
             raise ParameterError(
-                f"stride ({self.stride}) must be <= window_size ({self.window_size}) so every time point "
-                "is covered by a window"
+                f"stride ({self.stride}) must be <= window_size ({self.window_size}) so every time "
+                "point is covered by a window"
             )
 
     def _scale(self, data: np.ndarray) -> np.ndarray:
@@ -192,7 +192,8 @@ def window_scores_to_points(
 
 
 class PCADetector(_WindowDetector):
-    """Window PCA: the distance of each flattened window to the principal subspace of training windows.
+    """Window PCA: the distance of each flattened window to the principal subspace of training
+    windows.
 
     Parameters
     ----------
@@ -238,7 +239,8 @@ class PCADetector(_WindowDetector):
         nc = self.n_components  # checked by _validate_params (PCA_PARAMS)
         if n < 2:
             raise DataError(
-                "PCA needs at least 2 training windows: use a longer series or a smaller window_size"
+                "PCA needs at least 2 training windows: use a longer series or a smaller "
+                "window_size"
             )
 
         mean = windows.mean(axis=0, dtype=np.float64)
@@ -294,7 +296,8 @@ class PCADetector(_WindowDetector):
 
 
 class KMeansDetector(_WindowDetector):
-    """Window KMeans: the distance of each flattened window to its nearest centroid (TSB-AD's KMeansAD).
+    """Window KMeans: the distance of each flattened window to its nearest centroid (TSB-AD's
+    KMeansAD).
 
     Parameters
     ----------
@@ -334,8 +337,8 @@ class KMeansDetector(_WindowDetector):
         k = self.n_centroids  # checked by _validate_params (KMEANS_PARAMS)
         if k > len(windows):
             raise DataError(
-                f"n_centroids={k} is more than the {len(windows)} training windows: use fewer centroids, "
-                "a smaller stride or a longer training series"
+                f"n_centroids={k} is more than the {len(windows)} training windows: use fewer "
+                "centroids, a smaller stride or a longer training series"
             )
         if len(windows) > _MINIBATCH_ABOVE:
             model = MiniBatchKMeans(

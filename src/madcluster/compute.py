@@ -54,16 +54,23 @@ def _ptflops_macs(net: nn.Module, window_size: int, n_features: int) -> tuple[in
     device = next(net.parameters()).device
     with torch.no_grad():
         macs, _ = get_model_complexity_info(
-            _ScorePath(net), (window_size, n_features), as_strings=False,
-            print_per_layer_stat=False, backend="pytorch",
+            _ScorePath(net),
+            (window_size, n_features),
+            as_strings=False,
+            print_per_layer_stat=False,
+            backend="pytorch",
             input_constructor=lambda shape: torch.zeros(1, *shape, device=device),
         )
     return int(macs), "ptflops (pytorch backend), one window [1, L, D]"
 
 
-def _torch_macs(net: nn.Module, window_size: int, n_features: int, device: torch.device) -> tuple[int, str]:
+def _torch_macs(
+    net: nn.Module, window_size: int, n_features: int, device: torch.device
+) -> tuple[int, str]:
     from torch.utils.flop_counter import FlopCounterMode
 
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         net.score(torch.zeros(1, window_size, n_features, device=device))
-    return int(counter.get_total_flops() // 2), "torch FlopCounterMode FLOPs / 2 (matrix products only)"
+    return int(
+        counter.get_total_flops() // 2
+    ), "torch FlopCounterMode FLOPs / 2 (matrix products only)"

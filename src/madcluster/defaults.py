@@ -50,7 +50,9 @@ class Param:
             self.validate(value)
         if isinstance(self.allowed, tuple):
             if value not in self.allowed:
-                raise ParameterError(f"unknown {name} {value!r}; choose one of {', '.join(map(str, self.allowed))}")
+                raise ParameterError(
+                    f"unknown {name} {value!r}; choose one of {', '.join(map(str, self.allowed))}"
+                )
         elif self.allowed is not None and not self.allowed(value):
             raise ParameterError(f"{name} must be {self.must_be}, got {value!r}")
 
@@ -84,7 +86,11 @@ def is_number(value: Any) -> bool:
 def positive_int(default: Any, *, or_none: str = "") -> Param:
     """An integer >= 1 (or None, meaning ``or_none``, where that is given)."""
     if or_none:
-        return Param(default, lambda v: v is None or is_positive_int(v), f"a positive integer or None ({or_none})")
+        return Param(
+            default,
+            lambda v: v is None or is_positive_int(v),
+            f"a positive integer or None ({or_none})",
+        )
     return Param(default, is_positive_int, "a positive integer")
 
 

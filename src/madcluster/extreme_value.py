@@ -13,7 +13,8 @@ The GPD is fitted by maximum likelihood (``scipy.stats.genpareto`` with location
 empirical ``1 - q`` quantile, ``z_q`` is defined below ``q = 1 / n`` and is steadier for small ``q``
 because it uses every peak, not the one or two order statistics at the quantile.
 
-Only numpy, scipy and the package's exceptions: both the detector and the evaluation protocols use it.
+Only numpy, scipy and the package's exceptions: both the detector and the evaluation protocols use
+it.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class TailFit:
         ratio = risk / peak_fraction
         if abs(self.shape) < 1e-9:
             return float(self.initial_threshold - self.scale * np.log(ratio))
-        return float(self.initial_threshold + self.scale / self.shape * (ratio ** -self.shape - 1.0))
+        return float(self.initial_threshold + self.scale / self.shape * (ratio**-self.shape - 1.0))
 
 
 def initial_level_for(risk: float) -> float:
@@ -64,8 +65,9 @@ def check_enough_scores(n_scores: int, risk: float) -> None:
     needed = int(np.ceil(MIN_PEAKS / (1.0 - initial_level_for(risk))))
     if n_scores < needed:
         raise ThresholdError(
-            f"threshold='pot' needs at least {needed} training rows (at least {MIN_PEAKS} scores above "
-            f"the initial {initial_level_for(risk):g} quantile), got {n_scores}: use the quantile threshold"
+            f"threshold='pot' needs at least {needed} training rows (at least {MIN_PEAKS} scores "
+            f"above the initial {initial_level_for(risk):g} quantile), got {n_scores}: use the "
+            "quantile threshold"
         )
 
 
@@ -83,10 +85,14 @@ def fit_tail(scores: np.ndarray, initial_level: float = DEFAULT_INITIAL_LEVEL) -
     if excesses.size < MIN_PEAKS:
         raise ThresholdError(
             f"POT needs at least {MIN_PEAKS} scores above the initial {initial_level:g} quantile, "
-            f"got {excesses.size} of {values.size}: train on a longer series or use the quantile threshold"
+            f"got {excesses.size} of {values.size}: train on a longer series or use the quantile "
+            "threshold"
         )
     if np.ptp(excesses) <= 1e-12 * max(1.0, abs(t)):
-        raise ThresholdError("POT found no spread in the scores above the initial threshold (ties): use the quantile threshold")
+        raise ThresholdError(
+            "POT found no spread in the scores above the initial threshold (ties): use the "
+            "quantile threshold"
+        )
     shape, _, scale = genpareto.fit(excesses, floc=0.0)
     if not (np.isfinite(shape) and np.isfinite(scale) and scale > 0):
         raise ThresholdError(f"POT's generalized Pareto fit failed (shape {shape}, scale {scale})")

@@ -28,5 +28,7 @@ def make_detector(params: Mapping[str, Any]) -> BaseDetector:
             raise ParameterError(f"preset {preset!r} is MADCluster's; the {kind} baseline has none")
         return baselines[kind](**params)
     if kind != "madcluster":
-        raise ParameterError(f"unknown detector {kind!r}; choose one of madcluster, {', '.join(baselines)}")
+        raise ParameterError(
+            f"unknown detector {kind!r}; choose one of madcluster, {', '.join(baselines)}"
+        )
     return MADCluster.from_preset(preset, **params)

@@ -73,7 +73,9 @@ def entity_files(folder: str | os.PathLike) -> dict[str, Path]:
         if entity is None or not path.is_file() or path.name.endswith(SCORES_SUFFIX):
             continue
         if entity in found:
-            raise ParameterError(f"two files for entity {entity!r}: {found[entity].name}, {path.name}")
+            raise ParameterError(
+                f"two files for entity {entity!r}: {found[entity].name}, {path.name}"
+            )
         found[entity] = path
     if not found:
         raise FileNotFoundError(
@@ -136,8 +138,17 @@ def fit_fleet(
         return target
 
     return _run(
-        todo, payload, _fit_one, write, result, executor, ray_address, threads, progress,
-        executor_options, on_entity,
+        todo,
+        payload,
+        _fit_one,
+        write,
+        result,
+        executor,
+        ray_address,
+        threads,
+        progress,
+        executor_options,
+        on_entity,
     )
 
 
@@ -177,14 +188,22 @@ def score_fleet(
             result.failures[entity] = f"no model {model}"
             continue
         todo[entity] = (path, model)
-    payload = {"read": dict(read_options or {}), "threshold": threshold, "device": device,
-               "explain": explain, "plot": plot}
+    payload = {
+        "read": dict(read_options or {}),
+        "threshold": threshold,
+        "device": device,
+        "explain": explain,
+        "plot": plot,
+    }
 
     def write(entity: str, value: dict[str, Any]) -> Path:
 
         frame = scores_frame(
-            value.pop("scores"), value.pop("predicted"), labels=value.pop("labels"),
-            timestamp_column=value.pop("timestamp_column"), timestamps=value.pop("timestamps"),
+            value.pop("scores"),
+            value.pop("predicted"),
+            labels=value.pop("labels"),
+            timestamp_column=value.pop("timestamp_column"),
+            timestamps=value.pop("timestamps"),
             top_channels=value.pop("top_channels"),
         )
         target = out / f"{entity}{SCORES_SUFFIX}"
@@ -196,8 +215,17 @@ def score_fleet(
         return target
 
     return _run(
-        todo, payload, _score_one, write, result, executor, ray_address, threads, progress,
-        executor_options, on_entity,
+        todo,
+        payload,
+        _score_one,
+        write,
+        result,
+        executor,
+        ray_address,
+        threads,
+        progress,
+        executor_options,
+        on_entity,
     )
 
 
@@ -237,7 +265,9 @@ def _run(
         try:
             result.outputs[job.key] = write(job.key, dict(outcome.value))
             result.details[job.key] = {
-                k: v for k, v in outcome.value.items() if np.isscalar(v) or k in ("metrics", "history")
+                k: v
+                for k, v in outcome.value.items()
+                if np.isscalar(v) or k in ("metrics", "history")
             }
             if on_entity is not None:
                 on_entity(job.key, result.details[job.key])
@@ -255,6 +285,7 @@ def _run(
 def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> dict[str, Any]:
     """In a worker: read one entity's file, fit, and return the model file's bytes."""
     from madcluster.factory import make_detector
+
     entity, path, options = payload
     table = read_table(path, **options["read"])
     started = time.perf_counter()
@@ -288,7 +319,9 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
     entity, (path, model), options = payload
     table = read_table(path, **options["read"])
     with torch_threads(options["threads"]):
-        detector = MADCluster.load(model, device=options["device"]).set_params(n_jobs=options["threads"])
+        detector = MADCluster.load(model, device=options["device"]).set_params(
+            n_jobs=options["threads"]
+        )
         check_columns(table, str(path), detector, label_column=options["read"].get("label_column"))
         X = feature_values(table, str(path))
         scores = detector.decision_function(X)
@@ -302,8 +335,12 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
         "labels": table.labels,
         "timestamp_column": table.timestamp_column,
         "timestamps": table.timestamps,
-        "top_channels": None if contributions is None else top_channels(contributions, table.columns),
-        "png": _plot_png(entity, scores, threshold, table, X, contributions) if options.get("plot") else None,
+        "top_channels": None
+        if contributions is None
+        else top_channels(contributions, table.columns),
+        "png": _plot_png(entity, scores, threshold, table, X, contributions)
+        if options.get("plot")
+        else None,
         "metrics": _metrics(scores, table.labels, threshold),
         "threshold": float(threshold),
         "n_rows": len(scores),
@@ -311,7 +348,9 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
     }
 
 
-def _metrics(scores: np.ndarray, labels: np.ndarray | None, threshold: float) -> dict[str, float] | None:
+def _metrics(
+    scores: np.ndarray, labels: np.ndarray | None, threshold: float
+) -> dict[str, float] | None:
     """``madcluster score``'s metrics, when the file has labels of both classes."""
     if labels is None or labels.min() == labels.max():
         return None
@@ -319,14 +358,23 @@ def _metrics(scores: np.ndarray, labels: np.ndarray | None, threshold: float) ->
     return {k: float(v) for k, v in evaluate(scores, labels, threshold=threshold).items()}
 
 
-def _plot_png(entity: str, scores: np.ndarray, threshold: float, table: Any, X: Any, contributions: Any) -> bytes:
+def _plot_png(
+    entity: str, scores: np.ndarray, threshold: float, table: Any, X: Any, contributions: Any
+) -> bytes:
     """The single-file score plot as PNG bytes (the main process writes the file)."""
     import io
 
     from madcluster.viz import plot_scores
 
-    figure = plot_scores(scores, threshold, table.labels, X=X, contributions=contributions,
-                         timestamps=table.timestamps, title=f"MADCluster scores: {entity}")
+    figure = plot_scores(
+        scores,
+        threshold,
+        table.labels,
+        X=X,
+        contributions=contributions,
+        timestamps=table.timestamps,
+        title=f"MADCluster scores: {entity}",
+    )
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()

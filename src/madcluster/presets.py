@@ -1,11 +1,13 @@
-"""Named configurations of :class:`~madcluster.estimator.detector.MADCluster` (``MADCluster.from_preset``).
+"""Named configurations of :class:`~madcluster.estimator.detector.MADCluster`
+(``MADCluster.from_preset``).
 
 ``default`` is the constructor's defaults (what was measured to detect, see the README's method
-table); ``paper`` is the paper's formulation exactly (the README's "The method and its options"): the embedder's paper settings
-pinned (for the D-RNN: no auxiliary loss), Eq. 7's raw sum, non-overlapping scoring windows,
-early stopping on the total loss. ``streaming`` is the default without the input terms
-(:mod:`madcluster.score.input_terms`): every score final at once (the default streams too, its
-scores final L rows later, :mod:`madcluster.score.combination`), at the cost of the terms' detection.
+table); ``paper`` is the paper's formulation exactly (the README's "The method and its options"):
+the embedder's paper settings pinned (for the D-RNN: no auxiliary loss), Eq. 7's raw sum,
+non-overlapping scoring windows, early stopping on the total loss. ``streaming`` is the default
+without the input terms (:mod:`madcluster.score.input_terms`): every score final at once (the
+default streams too, its scores final L rows later, :mod:`madcluster.score.combination`), at the
+cost of the terms' detection.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ PRESETS: dict[str, dict[str, Any]] = {
 _PAPER_LIKE = ("paper",)
 
 
-def preset_params(preset: str, params: Mapping[str, Any], paper_embedder_params: Mapping[str, Any]) -> dict[str, Any]:
+def preset_params(
+    preset: str, params: Mapping[str, Any], paper_embedder_params: Mapping[str, Any]
+) -> dict[str, Any]:
     """Constructor arguments of ``preset`` with ``params`` over them.
 
     ``paper_embedder_params`` are the chosen embedder's paper settings (its class's
@@ -44,7 +48,10 @@ def preset_params(preset: str, params: Mapping[str, Any], paper_embedder_params:
     values = dict(PRESETS[preset])
     if preset in _PAPER_LIKE:
         if paper_embedder_params:
-            values["embedder_params"] = {**paper_embedder_params, **(params.pop("embedder_params", None) or {})}
+            values["embedder_params"] = {
+                **paper_embedder_params,
+                **(params.pop("embedder_params", None) or {}),
+            }
         if "score_stride" not in params:
             values["score_stride"] = params.get("window_size", DEFAULT_WINDOW_SIZE)
     values.update(params)

@@ -31,12 +31,14 @@ def check_n_jobs(n_jobs: object) -> None:
         return
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
         raise ParameterError(
-            f"n_jobs (threads) must be None (one thread), a positive integer, or -1 for every core, got {n_jobs!r}"
+            "n_jobs (threads) must be None (one thread), a positive integer, or -1 for every core, "
+            f"got {n_jobs!r}"
         )
 
 
 def resolve_threads(n_jobs: int | None = DEFAULT_N_JOBS) -> int:
-    """How many torch threads ``n_jobs`` means here (scikit-learn's rule: -1 = all, -2 = all but one)."""
+    """How many torch threads ``n_jobs`` means here (scikit-learn's rule: -1 = all, -2 = all but
+    one)."""
     check_n_jobs(n_jobs)
     if n_jobs is None:
         return 1

@@ -151,7 +151,10 @@ def seed_record(seed: int, entity_runs: list[dict[str, Any]], per_entity: bool) 
     for p in protocols:
         metrics[p] = {}
         for k in METRICS:
-            values = np.array([_num(r["metrics"][p][k]) if p in r["metrics"] else np.nan for r in scored], dtype=np.float64)
+            values = np.array(
+                [_num(r["metrics"][p][k]) if p in r["metrics"] else np.nan for r in scored],
+                dtype=np.float64,
+            )
             metrics[p][k] = float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
     timed = [r for r in entity_runs if "train_seconds" in r]
     record: dict[str, Any] = {
@@ -171,10 +174,18 @@ def seed_record(seed: int, entity_runs: list[dict[str, Any]], per_entity: bool) 
         )
     if per_entity:
         nan_aff = {
-            p: int(sum(1 for r in scored if p in r["metrics"] and math.isnan(_num(r["metrics"][p]["aff_precision"]))))
+            p: int(
+                sum(
+                    1
+                    for r in scored
+                    if p in r["metrics"] and math.isnan(_num(r["metrics"][p]["aff_precision"]))
+                )
+            )
             for p in protocols
         }
-        record["protocol_missing_entities"] = {p: [r["name"] for r in scored if p not in r["metrics"]] for p in protocols}
+        record["protocol_missing_entities"] = {
+            p: [r["name"] for r in scored if p not in r["metrics"]] for p in protocols
+        }
         record["n_entities_scored"] = len(scored)
         record["aff_precision_nan_entities"] = nan_aff  # nothing predicted: left out of the mean
         record["entities"] = [_entity_view(r) for r in entity_runs]

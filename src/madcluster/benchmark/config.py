@@ -69,7 +69,8 @@ class BenchmarkConfig:
     anomaly_ratio: alpha of ``test-ratio`` / ``combined``; ``None`` = the dataset's test anomaly
         ratio (uses the test labels' mean, as the paper).
     out: results folder (JSON per row + ``results.md`` + ``tasks/``); ``None`` writes nothing.
-    threads: torch threads per task (``None``: one, the shared default of :mod:`madcluster.threads`).
+    threads: torch threads per task (``None``: one, the shared default of
+        :mod:`madcluster.threads`).
     released_steps: steps of the released code's evaluation to apply (subset of ``a``..``e``, see
         :mod:`madcluster.evaluation.released_protocol`): ``a`` per entity with MinMax scaling
         (implies ``per_entity``), ``b`` stride-1 window scores and labels, ``c`` best-F1 headline
@@ -118,7 +119,9 @@ class BenchmarkConfig:
         if self.embedder in BASELINES:  # the older spelling: --embedder pca
             self.detector = self.embedder
         if self.detector not in DETECTORS:
-            raise ValueError(f"unknown detector {self.detector!r}; choose one of {', '.join(DETECTORS)}")
+            raise ValueError(
+                f"unknown detector {self.detector!r}; choose one of {', '.join(DETECTORS)}"
+            )
         if self.detector in BASELINES:
             self.embedder = self.detector  # result names stay <dataset>_<pca|kmeans>_baseline
         self.seeds = tuple(
@@ -219,8 +222,16 @@ class BenchmarkConfig:
         args += ["--seeds", *map(str, self.seeds)]
         defaults = BenchmarkConfig(dataset="x")
         skip = {
-            "dataset", "embedder", "detector", "mode", "seeds", "argv", "verbose", "per_entity",
-            "entities", "released_steps",
+            "dataset",
+            "embedder",
+            "detector",
+            "mode",
+            "seeds",
+            "argv",
+            "verbose",
+            "per_entity",
+            "entities",
+            "released_steps",
         }
         if self.is_baseline:
             skip |= set(_NEURAL_ONLY)
@@ -255,7 +266,8 @@ class BenchmarkConfig:
 
 
 def parse_key_value(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` with VALUE read as JSON when it parses (``3``, ``0.5``, ``true``), else text."""
+    """``KEY=VALUE`` with VALUE read as JSON when it parses (``3``, ``0.5``, ``true``), else
+    text."""
     key, sep, raw = str(text).partition("=")
     key = key.strip()
     if not sep or not key.isidentifier():

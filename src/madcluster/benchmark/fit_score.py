@@ -31,13 +31,13 @@ from madcluster.factory import make_detector
 from madcluster.threads import torch_threads
 
 if TYPE_CHECKING:
-
     from madcluster.benchmark.config import BenchmarkConfig
     from madcluster.benchmark.grid import Task
 
 
 def detector_params(config: BenchmarkConfig, seed: int, *, verbose: bool = False) -> dict[str, Any]:
-    """The parameters of ``config``'s detector for one seed (for :func:`~madcluster.factory.make_detector`).
+    """The parameters of ``config``'s detector for one seed (for
+    :func:`~madcluster.factory.make_detector`).
 
     ``config.detector_params`` go to the constructor as they are (over everything else), so
     options the detector gains later need no change here. Released-protocol step ``a`` adds
@@ -45,8 +45,18 @@ def detector_params(config: BenchmarkConfig, seed: int, *, verbose: bool = False
     """
     extra = dict(config.detector_params or {})
     if config.is_baseline:
-        size = {"n_components": config.n_components} if config.detector == "pca" else {"n_centroids": config.n_centroids}
-        params = {"window_size": config.window_size, "stride": config.stride, "contamination": config.contamination, "random_state": seed, **size}
+        size = (
+            {"n_components": config.n_components}
+            if config.detector == "pca"
+            else {"n_centroids": config.n_centroids}
+        )
+        params = {
+            "window_size": config.window_size,
+            "stride": config.stride,
+            "contamination": config.contamination,
+            "random_state": seed,
+            **size,
+        }
         return {"detector": config.detector, **params, **extra}
     from madcluster.estimator.detector import MADCluster
 
@@ -111,7 +121,8 @@ def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
     steps = config.released_steps
     detector = make_detector(detector_params(config, task.seed, verbose=task.show_epochs))
     if "n_jobs" in detector.get_params():
-        detector.set_params(n_jobs=task.threads)  # the task's threads (None: one), not the default's
+        # the task's threads (None: one), not the default's
+        detector.set_params(n_jobs=task.threads)
     if steps:
         record["released_protocol"] = {
             **describe_steps(steps),
@@ -164,7 +175,9 @@ def _fit_score(task: Task, data: Mapping[str, np.ndarray]) -> dict[str, Any]:
         range_on="predictions" if "d" in steps else "scores",
     )
     if "d" in steps:  # what the same scores give without step d: columns b and c of a decomposition
-        record["metrics_on_scores"] = continuous_metrics(scores, labels, window=config.metric_window)
+        record["metrics_on_scores"] = continuous_metrics(
+            scores, labels, window=config.metric_window
+        )
     return record
 
 

@@ -23,7 +23,15 @@ METRIC_LABELS: dict[str, str] = {
     "auc_pr": "AUC-PR",
 }
 # the paper's Table 1, in its order
-TABLE1_METRICS = ("f1", "aff_precision", "aff_recall", "range_auc_roc", "range_auc_pr", "vus_roc", "vus_pr")
+TABLE1_METRICS = (
+    "f1",
+    "aff_precision",
+    "aff_recall",
+    "range_auc_roc",
+    "range_auc_pr",
+    "vus_roc",
+    "vus_pr",
+)
 
 
 def metric_columns(metrics: Iterable[str]) -> tuple[tuple[str, str], ...]:

@@ -82,7 +82,9 @@ def expand_grid(spec: Mapping[str, Any]) -> list[BenchmarkConfig]:
     configs = _cross(spec) if "dataset" in spec or not extra_rows else []
     for extra in extra_rows:
         if not isinstance(extra, Mapping):
-            raise ValueError(f"each entry of 'rows' must be a mapping, got {extra!r}")  # noqa: TRY004
+            raise ValueError(  # noqa: TRY004
+                f"each entry of 'rows' must be a mapping, got {extra!r}"
+            )
         configs += expand_grid({**spec, **extra})
     seen: set[str] = set()
     unique = []

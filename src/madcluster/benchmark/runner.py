@@ -1,4 +1,5 @@
-"""The benchmark runner: train on a dataset's ``train`` split, score ``test``, evaluate every protocol.
+"""The benchmark runner: train on a dataset's ``train`` split, score ``test``, evaluate every
+protocol.
 
 One :class:`~madcluster.benchmark.config.BenchmarkConfig` is one row of a results table::
 

@@ -18,9 +18,9 @@ MODE_ROW_NAMES = {
     BASELINE_MODE: "baseline",
 }
 ANOMALY_RATIO_NOTE = (
-    "test-ratio and combined thresholds use anomaly_ratio = the fraction of anomalous points in the "
-    "test labels (as the paper does); this is information from the test labels, though not an oracle "
-    "threshold"
+    "test-ratio and combined thresholds use anomaly_ratio = the fraction of anomalous points in "
+    "the test labels (as the paper does); this is information from the test labels, though not an "
+    "oracle threshold"
 )
 RESULT_SCHEMA = "madcluster-benchmark/1"  # one row (aggregate over seeds / entities)
 TASK_SCHEMA = "madcluster-task/1"  # one fit + score + metrics

@@ -4,8 +4,10 @@
     madcluster fit DATA -o model.mcz      train on a CSV / Parquet / .npy file
     madcluster score model.mcz DATA       scores CSV (+ PNG plot)
     madcluster refit model.mcz RECENT     a new normal: refit on recent rows, warm-started
-    madcluster fit bottle/ --embedder rd4ad -o m.mcz   images: an MVTec class folder (its train/good)
-    madcluster score m.mcz bottle/test/crack --maps maps/   one score per image, anomaly-map PNGs
+    madcluster fit bottle/ --embedder rd4ad -o m.mcz
+                                          images: an MVTec class folder (its train/good)
+    madcluster score m.mcz bottle/test/crack --maps maps/
+                                          one score per image, anomaly-map PNGs
     madcluster benchmark --dataset MSL    paper metrics on a benchmark dataset
     madcluster benchmark --images generated   the paper's image tables (or --images MVTEC_ROOT)
     madcluster report RESULTS_DIR -o report.html   one HTML page (or .md) from result JSONs
@@ -153,8 +155,8 @@ def _add_fit_parser(sub) -> None:
     fit.add_argument(
         "--all-rows",
         action="store_true",
-        help="a TSB-AD file (NAME_tr_N_1st_F.csv) trains on its first N rows, as TSB-AD's protocol; this trains "
-        "on every row instead",
+        help="a TSB-AD file (NAME_tr_N_1st_F.csv) trains on its first N rows, as TSB-AD's "
+        "protocol; this trains on every row instead",
     )
     add_input_options(fit)
     add_training_options(fit, CLI_SETTINGS)
@@ -168,12 +170,11 @@ def _add_score_parser(sub) -> None:
         "score",
         help=COMMAND_HELP["score"],
         description="Write one anomaly score per row (higher = more anomalous) and 0/1 predictions "
-        "from the model's threshold; with --label-column also print metrics. The CSV has "
-        "row, the input's timestamp column (if any), score, is_anomaly, top_channels (on rows above "
-        "the threshold: the up to 3 channels contributing most to the score, ';'-separated, from "
-        "MADCluster.explain) "
-        "and label (if given). "
-        "Columns are matched to the model's by name (reordered if needed).",
+        "from the model's threshold; with --label-column also print metrics. The CSV has row, the "
+        "input's timestamp column (if any), score, is_anomaly, top_channels (on rows above the "
+        "threshold: the up to 3 channels contributing most to the score, ';'-separated, from "
+        "MADCluster.explain) and label (if given). Columns are matched to the model's by name "
+        "(reordered if needed).",
     )
     score.add_argument(
         "model",
@@ -186,13 +187,20 @@ def _add_score_parser(sub) -> None:
         "entity each (MODEL is then a folder of <entity>.mcz or one model for all): one scores "
         "CSV per entity in -o (default: DATA.scores/)",
     )
-    score.add_argument("-o", "--output", default=None, help="scores CSV (default: DATA.scores.csv; for an image folder, "
-                       "<last three folder names>.scores.csv in the current folder, outside the dataset)")
+    score.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        help="scores CSV (default: DATA.scores.csv; for an image folder, "
+        "<last three folder names>.scores.csv in the current folder, outside the dataset)",
+    )
     score.add_argument(
         "--plot", default=None, help="PNG plot path (default: next to the CSV; 'none' to skip)"
     )
     score.add_argument(
-        "--figures", default=None, metavar="DIR",
+        "--figures",
+        default=None,
+        metavar="DIR",
         help="also write the paper's figures for this model to DIR: embedding.png (h of the "
         "scored steps and the center's path over the epochs, UMAP if installed else PCA) and "
         "distance_bands.png (||h - c|| with mean ± 1/2/3 sigma bands; labelled spans shaded)",
@@ -207,7 +215,8 @@ def _add_score_parser(sub) -> None:
         "--quiet", action="store_true", help="no notes on stderr (results still print)"
     )
     score.add_argument(
-        "--no-explain", action="store_true",
+        "--no-explain",
+        action="store_true",
         help="skip the per-channel attribution (the CSV's top_channels column and the plot's "
         "channel choice); it scores the spans around the rows above the threshold once more per "
         "channel",
@@ -215,14 +224,22 @@ def _add_score_parser(sub) -> None:
     add_runtime_options(score, device="cpu")
     add_input_options(score)
     add_fleet_arguments(score)
-    score.add_argument("--maps", default=None, help="image models: also write each anomaly map as a PNG to this folder")
+    score.add_argument(
+        "--maps",
+        default=None,
+        help="image models: also write each anomaly map as a PNG to this folder",
+    )
     score.set_defaults(func=cmd_score)
 
 
 def _add_benchmark_parser(sub) -> None:
-    bench = sub.add_parser("benchmark", help=COMMAND_HELP["benchmark"],
-                           description="Paper metrics under every threshold protocol (best-f1 is an ORACLE that uses test labels).",
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    bench = sub.add_parser(
+        "benchmark",
+        help=COMMAND_HELP["benchmark"],
+        description="Paper metrics under every threshold protocol (best-f1 is an ORACLE that "
+        "uses test labels).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     # imported here, not at the top: the benchmark machinery costs seconds that `madcluster --help`
     # and every other command must not pay (tests/cli/test_startup.py)
     from madcluster.cli.benchmark import add_benchmark_arguments
@@ -235,39 +252,48 @@ def _add_report_parser(sub) -> None:
     report = sub.add_parser(
         "report",
         help=COMMAND_HELP["report"],
-        description="Build a report from the `madcluster benchmark` result JSONs in RESULTS_DIR: per "
-        "dataset a figure and Table 1 (each model alone and + MADCluster, mean ± std over seeds, the "
-        "paper's row beside it) under every threshold protocol, the evaluation decomposition "
-        "(decomposition.json: a waterfall figure of what each step adds, and its table) and compute table (compute_table.md / .json) when present, "
-        "the image tables and anomaly-map figures of `madcluster benchmark --images` (an output folder of it "
-        "in RESULTS_DIR or directly below), and the "
-        "command and commit of every number. Oracle protocols (best-f1) and test-data leaks are "
-        "marked in red / amber. HTML embeds its figures; Markdown writes them to <OUTPUT>_figures/.",
+        description="Build a report from the `madcluster benchmark` result JSONs in RESULTS_DIR: "
+        "per dataset a figure and Table 1 (each model alone and + MADCluster, mean ± std over "
+        "seeds, the paper's row beside it) under every threshold protocol, the evaluation "
+        "decomposition (decomposition.json: a waterfall figure of what each step adds, and its "
+        "table) and compute table (compute_table.md / .json) when present, the image tables and "
+        "anomaly-map figures of `madcluster benchmark --images` (an output folder of it in "
+        "RESULTS_DIR or directly below), and the command and commit of every number. Oracle "
+        "protocols (best-f1) and test-data leaks are marked in red / amber. HTML embeds its "
+        "figures; Markdown writes them to <OUTPUT>_figures/.",
     )
     report.add_argument("results_dir", metavar="RESULTS_DIR", help="folder of result JSON files")
     report.add_argument(
-        "-o", "--output", default=None,
+        "-o",
+        "--output",
+        default=None,
         help="report file (default: RESULTS_DIR/report.html); a .md suffix writes Markdown",
     )
     report.add_argument(
-        "--format", choices=["html", "md"], default=None,
+        "--format",
+        choices=["html", "md"],
+        default=None,
         help="html or md (default: from the --output suffix, else html)",
     )
     report.add_argument(
-        "--protocol", default="test-ratio",
+        "--protocol",
+        default="test-ratio",
         help="threshold protocol of the main Table 1 and the F1 bars (default: test-ratio, the "
         "paper's text); every other protocol is shown too, oracles marked",
     )
     report.add_argument(
-        "--decomposition", default=None,
+        "--decomposition",
+        default=None,
         help="decomposition JSON (default: RESULTS_DIR/decomposition.json, skipped if absent)",
     )
     report.add_argument(
-        "--compute-table", default=None,
+        "--compute-table",
+        default=None,
         help="compute table .md or .json (default: RESULTS_DIR/compute_table.{json,md} if present)",
     )
     report.add_argument(
-        "--recursive", action="store_true",
+        "--recursive",
+        action="store_true",
         help="also read result JSONs in the folders below RESULTS_DIR",
     )
     report.add_argument("--title", default=None, help="page title (default: from RESULTS_DIR)")
@@ -285,7 +311,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             # KMeans on constant (or nearly so) training windows: the constant-column warning above
             # has said what is wrong and what to do; scikit-learn's raw text after it says it again
-            warnings.filterwarnings("ignore", message=r"Number of distinct clusters \(\d+\) found smaller than n_clusters")
+            warnings.filterwarnings(
+                "ignore",
+                message=r"Number of distinct clusters \(\d+\) found smaller than n_clusters",
+            )
             status = int(args.func(args) or 0)
     except MADClusterError as exc:
         return _fail(args, exc)
@@ -294,7 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (ValueError, OSError, ImportError) as exc:  # FileNotFoundError, PermissionError, ...
         return _fail(args, exc)
-    except (MemoryError, RuntimeError) as exc:  # a failed allocation: one line, not torch's traceback
+    # a failed allocation: one line, not torch's traceback
+    except (MemoryError, RuntimeError) as exc:
         from madcluster.cli.fit_checks import is_out_of_memory, out_of_memory_message
 
         if not is_out_of_memory(exc):

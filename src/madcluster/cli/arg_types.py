@@ -44,16 +44,20 @@ def threads_option(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of threads, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of threads, got {text!r}"
+        ) from None
     if value == 0 or value < -1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, or -1 for every core, got {value}")
     cores = available_cores()
     if value > cores:
-        print(f"warning: --threads {value} is more than the {cores} core(s) this process may use; using {cores}",
-              file=sys.stderr)
+        print(
+            f"warning: --threads {value} is more than the {cores} core(s) this process may use; "
+            f"using {cores}",
+            file=sys.stderr,
+        )
         return cores
     return value
-
 
 
 def int_in_range(low: int, high: int | None = None, what: str = "") -> Any:
@@ -65,7 +69,9 @@ def int_in_range(low: int, high: int | None = None, what: str = "") -> Any:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number{what}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number{what}, got {text!r}"
+            ) from None
         if value < low or (high is not None and value > high):
             raise argparse.ArgumentTypeError(f"must be {span}{what}, got {value}")
         return value
@@ -73,10 +79,16 @@ def int_in_range(low: int, high: int | None = None, what: str = "") -> Any:
     return parse
 
 
-def float_in_range(low: float, high: float | None = None, *, low_open: bool = False, what: str = "") -> Any:
+def float_in_range(
+    low: float, high: float | None = None, *, low_open: bool = False, what: str = ""
+) -> Any:
     """argparse type: a finite number in ``[low, high]`` (``(low, high]`` with ``low_open``)."""
     left = "(" if low_open else "["
-    span = f"in {left}{low:g}, {high:g}]" if high is not None else (f"above {low:g}" if low_open else f"{low:g} or more")
+    span = (
+        f"in {left}{low:g}, {high:g}]"
+        if high is not None
+        else (f"above {low:g}" if low_open else f"{low:g} or more")
+    )
 
     def parse(text: str) -> float:
         value = finite_float(text)
@@ -103,6 +115,7 @@ def epoch_windows(text: str) -> int | str:
 def checked_param(param: str) -> Callable[[str], float]:
     """argparse type: a finite number that the estimator's table allows for ``param`` (checked
     while parsing, before anything is read or trained)."""
+
     def parse(text: str) -> float:
         value = finite_float(text)
         try:
@@ -115,4 +128,5 @@ def checked_param(param: str) -> Callable[[str], float]:
     return parse
 
 
-fraction_option = checked_param("validation_size")  # a number in [0, 1): the benchmark's --validation-size
+# a number in [0, 1): the benchmark's --validation-size
+fraction_option = checked_param("validation_size")

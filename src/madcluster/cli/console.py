@@ -1,4 +1,5 @@
-"""Writing to the terminal: messages, notes, epoch lines, metrics; a closed stdout is not an error."""
+"""Writing to the terminal: messages, notes, epoch lines, metrics; a closed stdout is not an
+error."""
 
 from __future__ import annotations
 
@@ -63,7 +64,9 @@ def print_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> d
 
 
 #: What reads as a negative number on a command line: -1, -1.5, -.5, -1e308, -1.5E-3, -inf, -nan.
-NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
+NEGATIVE_NUMBER = re.compile(
+    r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE
+)
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -78,7 +81,6 @@ class OneLineErrorParser(argparse.ArgumentParser):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._negative_number_matcher = NEGATIVE_NUMBER
-
 
     def error(self, message: str) -> NoReturn:
         try:

@@ -28,7 +28,10 @@ def add_executor_arguments(parser: argparse.ArgumentParser, *, what: str = "task
         "local Ray is started with one CPU and one torch thread per task",
     )
     g.add_argument(
-        "--num-cpus", type=int_in_range(1), default=None, help="CPUs of the local Ray (default: all)"
+        "--num-cpus",
+        type=int_in_range(1),
+        default=None,
+        help="CPUs of the local Ray (default: all)",
     )
     g.add_argument(
         "--max-retries",

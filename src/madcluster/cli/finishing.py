@@ -1,4 +1,5 @@
-"""Ctrl-C after the last epoch of ``madcluster fit``: the model is finished and written, not lost."""
+"""Ctrl-C after the last epoch of ``madcluster fit``: the model is finished and written, not
+lost."""
 
 from __future__ import annotations
 
@@ -29,8 +30,11 @@ class DeferredInterrupt:
                 if self.interrupted:  # the second Ctrl-C
                     raise KeyboardInterrupt
                 self.interrupted = True
-                print("training is done; finishing the model (a few seconds); Ctrl-C again stops, keeping the "
-                      "training for --resume", file=sys.stderr)
+                print(
+                    "training is done; finishing the model (a few seconds); Ctrl-C again stops, "
+                    "keeping the training for --resume",
+                    file=sys.stderr,
+                )
 
             signal.signal(signal.SIGINT, note)
             try:

@@ -33,7 +33,8 @@ BYTES_PER_PARAMETER = 4 * 4 + 8
 #: float32 values kept per step and hidden unit of each layer for the backward pass (a GRU's gates
 #: and output, with margin).
 ACTIVATION_VALUES = 6
-DILATED = ("drnn", "deepsvdd", "thoc")  # embedders built on the dilated RNN (layer i: dilation 2**i)
+# embedders built on the dilated RNN (layer i: dilation 2**i)
+DILATED = ("drnn", "deepsvdd", "thoc")
 
 
 def check_layers(params: dict[str, Any]) -> None:
@@ -44,12 +45,14 @@ def check_layers(params: dict[str, Any]) -> None:
     window = int(params.get("window_size") or DEFAULT_WINDOW_SIZE)
     if layers is None or not isinstance(layers, int) or window < 2:
         return
-    useful = max(1, (window - 1).bit_length())  # the most layers whose dilations stay below the window
+    # the most layers whose dilations stay below the window
+    useful = max(1, (window - 1).bit_length())
     if layers > useful:
         raise ParameterError(
-            f"--layers {layers}: layer {layers} would have dilation 2**{layers - 1} = {2 ** (layers - 1):,}, beyond the "
-            f"window of {window} steps, where it sees one step at a time; use --layers {useful} or fewer (dilations "
-            f"1 to {2 ** (useful - 1)}) or a longer --window-size"
+            f"--layers {layers}: layer {layers} would have dilation 2**{layers - 1} = "
+            f"{2 ** (layers - 1):,}, beyond the window of {window} steps, where it sees one step "
+            f"at a time; use --layers {useful} or fewer (dilations 1 to {2 ** (useful - 1)}) or a "
+            "longer --window-size"
         )
 
 
@@ -68,23 +71,29 @@ def check_series_settings(detector: Any, n_rows: int, warn: Callable[[str], None
     windows = (train_rows - window) // stride + 1
     if stride > max(train_rows - window, 1):
         raise ParameterError(
-            f"--stride {stride} leaves {windows} training window of the {train_rows} training rows{split}: a stride "
-            f"longer than the series trains on one window; use at most --stride {max((train_rows - window) // FEW_WINDOWS, 1)} "
-            f"for {FEW_WINDOWS} windows"
+            f"--stride {stride} leaves {windows} training window of the {train_rows} training "
+            f"rows{split}: a stride longer than the series trains on one window; use at most "
+            f"--stride {max((train_rows - window) // FEW_WINDOWS, 1)} for {FEW_WINDOWS} windows"
         )
     for part, steps in (p.get("part_smoothing") or {}).items():
         if isinstance(steps, int) and steps > train_rows:
             raise ParameterError(
-                f"--part-smoothing {part}={steps}: a mean over {steps} steps is longer than the {train_rows} training "
-                f"rows{split}, so every score would be about the series' mean; use fewer steps (1: none)"
+                f"--part-smoothing {part}={steps}: a mean over {steps} steps is longer than the "
+                f"{train_rows} training rows{split}, so every score would be about the series' "
+                "mean; use fewer steps (1: none)"
             )
     if windows < FEW_WINDOWS:
-        warn(f"--stride {stride} gives {windows} training windows of {window} rows from {train_rows} training rows{split}: "
-             "few windows teach the model little; a smaller --stride gives more")
+        warn(
+            f"--stride {stride} gives {windows} training windows of {window} rows from "
+            f"{train_rows} training rows{split}: few windows teach the model little; a smaller "
+            "--stride gives more"
+        )
     per_epoch = windows if p["epoch_windows"] is None else min(windows, int(p["epoch_windows"]))
     if int(p["batch_size"]) > per_epoch:
-        warn(f"--batch-size {p['batch_size']} is more than the {per_epoch} windows an epoch trains on ({windows} training "
-             f"windows): each epoch is one batch of {per_epoch}")
+        warn(
+            f"--batch-size {p['batch_size']} is more than the {per_epoch} windows an epoch trains "
+            f"on ({windows} training windows): each epoch is one batch of {per_epoch}"
+        )
 
 
 def estimated_bytes(detector: Any, n_features: int, n_rows: int | None = None) -> tuple[int, int]:
@@ -101,7 +110,9 @@ def estimated_bytes(detector: Any, n_features: int, n_rows: int | None = None) -
         return 0, 0
     width = 2 * n_features  # the input with roughness channels, at most twice the columns
     with torch.device("meta"):
-        embedder = build_embedder(p["embedder"], width, p["window_size"], **(p["embedder_params"] or {}))
+        embedder = build_embedder(
+            p["embedder"], width, p["window_size"], **(p["embedder_params"] or {})
+        )
     parameters = sum(t.numel() for t in embedder.parameters())
     depth = len(getattr(embedder, "layers", ())) or 1
     hidden = int(getattr(embedder, "out_features", 0) or 0)
@@ -129,7 +140,9 @@ def available_bytes() -> int | None:
         return None
 
 
-def check_memory(detector: Any, n_features: int, available: int | None = None, n_rows: int | None = None) -> None:
+def check_memory(
+    detector: Any, n_features: int, available: int | None = None, n_rows: int | None = None
+) -> None:
     """Refuse a CPU fit whose estimate (:func:`estimated_bytes`) exceeds the available memory."""
     device = str(detector.get_params().get("device") or "auto")
     if device.startswith("cuda") or device == "mps":
@@ -144,9 +157,10 @@ def check_memory(detector: Any, n_features: int, available: int | None = None, n
     if available is None or needed <= available:
         return
     raise MemoryError(
-        f"out of memory before training: this model needs at least {_size(needed)} ({parameters:,} parameters with "
-        f"their gradients and optimiser state, and one batch's activations), {_size(available)} are available: "
-        "reduce --hidden-size (or --layers, --batch-size, --window-size)"
+        f"out of memory before training: this model needs at least {_size(needed)} ({parameters:,} "
+        "parameters with their gradients and optimiser state, and one batch's activations), "
+        f"{_size(available)} are available: reduce --hidden-size (or --layers, --batch-size, "
+        "--window-size)"
     )
 
 
@@ -155,15 +169,19 @@ def is_out_of_memory(exc: BaseException) -> bool:
     if isinstance(exc, MemoryError):
         return True
     text = str(exc)
-    return isinstance(exc, RuntimeError) and ("can't allocate memory" in text or "out of memory" in text.lower())
+    return isinstance(exc, RuntimeError) and (
+        "can't allocate memory" in text or "out of memory" in text.lower()
+    )
 
 
 def out_of_memory_message(exc: BaseException) -> str:
     """One line for a failed allocation: ours names the estimate, torch's says what to reduce."""
     if str(exc).startswith("out of memory"):
         return str(exc)
-    return ("out of memory: reduce --hidden-size (or --layers, --batch-size, --window-size), or --epoch-windows "
-            "for a smaller epoch")
+    return (
+        "out of memory: reduce --hidden-size (or --layers, --batch-size, --window-size), or "
+        "--epoch-windows for a smaller epoch"
+    )
 
 
 def _size(n: int) -> str:
@@ -173,5 +191,11 @@ def _size(n: int) -> str:
     return f"{n / 1e3:.1f} kB"
 
 
-__all__ = ["check_layers", "check_memory", "check_series_settings", "estimated_bytes", "is_out_of_memory",
-           "out_of_memory_message"]
+__all__ = [
+    "check_layers",
+    "check_memory",
+    "check_series_settings",
+    "estimated_bytes",
+    "is_out_of_memory",
+    "out_of_memory_message",
+]

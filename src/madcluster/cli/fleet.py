@@ -45,9 +45,15 @@ def fit_fleet_command(args: argparse.Namespace, params: Mapping[str, Any]) -> in
             print(f"{entity}: {line}", file=sys.stderr, flush=True)
 
     result = fit_fleet(
-        args.data, args.output, params=params, read_options=read_options(args),
-        threads=getattr(args, "threads", None), resume=getattr(args, "resume", False),
-        progress=not getattr(args, "quiet", False), on_entity=on_entity, **_executor_args(args),
+        args.data,
+        args.output,
+        params=params,
+        read_options=read_options(args),
+        threads=getattr(args, "threads", None),
+        resume=getattr(args, "resume", False),
+        progress=not getattr(args, "quiet", False),
+        on_entity=on_entity,
+        **_executor_args(args),
     )
     return _report(result, "model", args.output)
 
@@ -60,15 +66,26 @@ def score_fleet_command(args: argparse.Namespace) -> int:
 
     def on_entity(entity: str, details: dict[str, Any]) -> None:
         if not quiet and not sys.stderr.isatty():
-            print(f"{entity}: scored {details.get('n_rows')} rows, {details.get('n_above')} above "
-                  f"threshold {details.get('threshold', float('nan')):.6g}", file=sys.stderr, flush=True)
+            print(
+                f"{entity}: scored {details.get('n_rows')} rows, {details.get('n_above')} above "
+                f"threshold {details.get('threshold', float('nan')):.6g}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     result = score_fleet(
-        args.model, args.data, args.output, threshold=args.threshold,
-        read_options=read_options(args), device=getattr(args, "device", "cpu"),
-        threads=getattr(args, "threads", None), progress=not quiet,
-        explain=not getattr(args, "no_explain", False), plot=getattr(args, "plot", None) != "none",
-        on_entity=on_entity, **_executor_args(args),
+        args.model,
+        args.data,
+        args.output,
+        threshold=args.threshold,
+        read_options=read_options(args),
+        device=getattr(args, "device", "cpu"),
+        threads=getattr(args, "threads", None),
+        progress=not quiet,
+        explain=not getattr(args, "no_explain", False),
+        plot=getattr(args, "plot", None) != "none",
+        on_entity=on_entity,
+        **_executor_args(args),
     )
     out = args.output or str(Path(str(args.data)).resolve()) + ".scores"
     status = _report(result, "scores file", out)
@@ -84,13 +101,24 @@ def _print_fleet_metrics(details: Mapping[str, dict[str, Any]], *, labelled: boo
     if not rows:
         print("labels are all one class in every entity: metrics skipped")
         return
-    print("metrics per entity (no point adjustment; range/VUS metrics on continuous scores, window 100):")
+    print(
+        "metrics per entity (no point adjustment; range/VUS metrics on continuous scores, window "
+        "100):"
+    )
     width = max(len(e) for e in rows)
     print("  " + "entity".ljust(width) + "".join(f"  {k:>8}" for k in SHOWN_METRICS))
     for entity, metrics in rows.items():
-        print("  " + entity.ljust(width) + "".join(f"  {metrics.get(k, float('nan')):8.4f}" for k in SHOWN_METRICS))
+        print(
+            "  "
+            + entity.ljust(width)
+            + "".join(f"  {metrics.get(k, float('nan')):8.4f}" for k in SHOWN_METRICS)
+        )
     means = {k: float(np.mean([m[k] for m in rows.values() if k in m])) for k in SHOWN_METRICS}
-    print("  " + f"mean of {len(rows)}".ljust(width) + "".join(f"  {means[k]:8.4f}" for k in SHOWN_METRICS))
+    print(
+        "  "
+        + f"mean of {len(rows)}".ljust(width)
+        + "".join(f"  {means[k]:8.4f}" for k in SHOWN_METRICS)
+    )
 
 
 def _executor_args(args: argparse.Namespace) -> dict[str, Any]:

@@ -39,17 +39,34 @@ def _literal(node: ast.AST) -> Any:
 
 
 def _registered_class(name: str) -> tuple[str, str] | None:
-    """``(module, class)`` of embedder ``name`` from the registry's source (``EMBEDDERS = {...}``)."""
+    """``(module, class)`` of embedder ``name`` from the registry's source
+    (``EMBEDDERS = {...}``)."""
     tree = _module_tree("madcluster.embedders")
     if tree is None:
         return None
-    imported = {alias.asname or alias.name: node.module for node in tree.body if isinstance(node, ast.ImportFrom)
-                for alias in node.names}
+    imported = {
+        alias.asname or alias.name: node.module
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
     for node in tree.body:
-        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
-        if isinstance(target, ast.Name) and target.id == "EMBEDDERS" and isinstance(node.value, ast.Dict):
+        target = (
+            node.target
+            if isinstance(node, ast.AnnAssign)
+            else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        )
+        if (
+            isinstance(target, ast.Name)
+            and target.id == "EMBEDDERS"
+            and isinstance(node.value, ast.Dict)
+        ):
             for key, value in zip(node.value.keys, node.value.values):
-                if isinstance(key, ast.Constant) and key.value == name and isinstance(value, ast.Name):
+                if (
+                    isinstance(key, ast.Constant)
+                    and key.value == name
+                    and isinstance(value, ast.Name)
+                ):
                     module = imported.get(value.id)
                     return (module, value.id) if module else None
     return None
@@ -62,7 +79,9 @@ def _init_default(module: str, cls: str, param: str) -> Any:
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                     args = item.args.args + item.args.kwonlyargs
-                    defaults = [None] * (len(item.args.args) - len(item.args.defaults)) + item.args.defaults
+                    defaults = [None] * (
+                        len(item.args.args) - len(item.args.defaults)
+                    ) + item.args.defaults
                     defaults += item.args.kw_defaults
                     for arg, default in zip(args, defaults):
                         if arg.arg == param and default is not None:
@@ -74,9 +93,18 @@ def _image_default(param: str) -> Any:
     tree = _module_tree("madcluster.images.detector")
     for node in tree.body if tree is not None else ():
         target = node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(target, ast.Name) and target.id == "IMAGE_PARAMS" and isinstance(node.value, ast.Dict):
+        if (
+            isinstance(target, ast.Name)
+            and target.id == "IMAGE_PARAMS"
+            and isinstance(node.value, ast.Dict)
+        ):
             for key, value in zip(node.value.keys, node.value.values):
-                if isinstance(key, ast.Constant) and key.value == param and isinstance(value, ast.Call) and value.args:
+                if (
+                    isinstance(key, ast.Constant)
+                    and key.value == param
+                    and isinstance(value, ast.Call)
+                    and value.args
+                ):
                     return _literal(value.args[0])
     return _NOT_FOUND
 

@@ -22,12 +22,28 @@ def add_image_arguments(parser: argparse.ArgumentParser) -> None:
     (``IMAGE_PARAMS``: shown in help, checked when the model is built)."""
     group = parser.add_argument_group("images (with --embedder rd4ad or pyramidflow)")
     for flag, kwargs, text in (
-        ("--image-size", {"type": int_in_range(8, 4096)}, "images are resized to this side, 8 to 4096 pixels"),
-        ("--layout", {"choices": ("channels", "pixels")}, ("how MADCluster reads the feature map: channels "
-                                                           "(the paper) or pixels (one h per position, adds a pixel map)")),
-        ("--head-weight", {"type": float_in_range(0.0)}, ("weight of MADCluster's standardised score and map "
-                                                          "beside the base model's (the paper's literal reading: "
-                                                          "--layout channels --head-weight 1)")),
+        (
+            "--image-size",
+            {"type": int_in_range(8, 4096)},
+            "images are resized to this side, 8 to 4096 pixels",
+        ),
+        (
+            "--layout",
+            {"choices": ("channels", "pixels")},
+            (
+                "how MADCluster reads the feature map: channels "
+                "(the paper) or pixels (one h per position, adds a pixel map)"
+            ),
+        ),
+        (
+            "--head-weight",
+            {"type": float_in_range(0.0)},
+            (
+                "weight of MADCluster's standardised score and map "
+                "beside the base model's (the paper's literal reading: "
+                "--layout channels --head-weight 1)"
+            ),
+        ),
     ):
         action = group.add_argument(flag, default=None, help=text, **kwargs)
         action.estimator_param = "image." + action.dest
@@ -66,11 +82,14 @@ def image_detector_from_args(args: argparse.Namespace):
     from madcluster.images.detector import ImageMADCluster
 
     params = detector_params_from_args(args)
-    params.pop("n_jobs", None)  # --threads: set for the whole process by apply_runtime, as for series
+    # --threads: set for the whole process by apply_runtime, as for series
+    params.pop("n_jobs", None)
     accepted = inspect.signature(ImageMADCluster).parameters
     foreign = sorted(k for k in params if k not in accepted)
     if foreign:
-        raise MADClusterError(f"{', '.join(foreign)} do(es) not apply to image models ({args.embedder})")
+        raise MADClusterError(
+            f"{', '.join(foreign)} do(es) not apply to image models ({args.embedder})"
+        )
     for name in ("image_size", "layout", "head_weight"):
         if getattr(args, name) is not None:
             params[name] = getattr(args, name)
@@ -89,8 +108,11 @@ def fit_images_command(args: argparse.Namespace) -> int:
     warn_random_teacher(detector, "trains")
     detector.fit(images)
     detector.save(args.output)
-    say(f"trained {detector.embedder} ({detector.mode}, layout {detector.layout}) on {len(images)} images "
-         f"of {images.shape[1]} channel(s) at {detector.image_size} px, {len(detector.history_['epoch'])} epochs")
+    say(
+        f"trained {detector.embedder} ({detector.mode}, layout {detector.layout}) on {len(images)} "
+        f"images of {images.shape[1]} channel(s) at {detector.image_size} px, "
+        f"{len(detector.history_['epoch'])} epochs"
+    )
     say(f"model written to {args.output}")
     return 0
 
@@ -108,14 +130,25 @@ def score_images_command(args: argparse.Namespace) -> int:
     check_output_path(output, what="scores file", not_same_as=[args.data, args.model])
     detector = ImageMADCluster.load(args.model, device=args.device or "cpu")
     warn_random_teacher(detector, "scores")
-    names = [Path(args.data).name] if Path(args.data).is_file() else [p.name for p in list_images(args.data)]
-    images = check_images(args.data, image_size=detector.image_size, n_channels=detector.n_channels_)
+    names = (
+        [Path(args.data).name]
+        if Path(args.data).is_file()
+        else [p.name for p in list_images(args.data)]
+    )
+    images = check_images(
+        args.data, image_size=detector.image_size, n_channels=detector.n_channels_
+    )
     scores, maps = detector.decision_and_map(images)
     threshold = detector.threshold_ if args.threshold is None else args.threshold
-    frame = pd.DataFrame({"image": names, "score": scores, "is_anomaly": (scores > threshold).astype(np.int64)})
+    frame = pd.DataFrame(
+        {"image": names, "score": scores, "is_anomaly": (scores > threshold).astype(np.int64)}
+    )
     with atomic_path(output) as tmp:
         frame.to_csv(tmp, index=False)
-    say(f"scored {len(scores)} images: {int(frame.is_anomaly.sum())} above threshold {threshold:.6g}")
+    say(
+        f"scored {len(scores)} images: {int(frame.is_anomaly.sum())} above threshold "
+        f"{threshold:.6g}"
+    )
     say(f"scores written to {output}")
     if args.maps:
         write_map_pngs(maps, names, Path(args.maps))
@@ -130,9 +163,13 @@ def image_folder_hint(folder: str) -> str | None:
 
     path = Path(folder)
     for candidate in (path, path / "train" / "good"):
-        if candidate.is_dir() and any(p.suffix.lower() in IMAGE_SUFFIXES for p in candidate.iterdir()):
-            return (f"{folder!r} holds images, not series files: pass --embedder rd4ad or --embedder pyramidflow "
-                    "to train an image model (docs/images.md)")
+        if candidate.is_dir() and any(
+            p.suffix.lower() in IMAGE_SUFFIXES for p in candidate.iterdir()
+        ):
+            return (
+                f"{folder!r} holds images, not series files: pass --embedder rd4ad or --embedder "
+                "pyramidflow to train an image model (docs/images.md)"
+            )
     return None
 
 
@@ -141,7 +178,11 @@ def default_scores_path(data: str) -> str:
     the folder's last three parts (``bottle/test/crack`` -> ``bottle-test-crack.scores.csv``), so
     nothing is written into the dataset tree."""
     path = Path(data).resolve()
-    parts = [p for p in (path.with_suffix("") if path.is_file() else path).parts[-3:] if p not in ("/", "")]
+    parts = [
+        p
+        for p in (path.with_suffix("") if path.is_file() else path).parts[-3:]
+        if p not in ("/", "")
+    ]
     return str(Path.cwd() / ("-".join(parts) + ".scores.csv"))
 
 
@@ -152,9 +193,12 @@ def warn_random_teacher(detector, doing: str) -> None:
 
     params = detector.embedder_params or {}
     if str(detector.embedder).lower() == "rd4ad" and not params.get("weights"):
-        print(f"warning: this rd4ad model {doing} with a randomly initialised teacher (no --embedder-param "
-              "weights=PATH.pth of an ImageNet-pretrained torchvision ResNet): not the paper's model, and far "
-              "weaker (docs/images.md)", file=sys.stderr)
+        print(
+            f"warning: this rd4ad model {doing} with a randomly initialised teacher (no "
+            "--embedder-param weights=PATH.pth of an ImageNet-pretrained torchvision ResNet): not "
+            "the paper's model, and far weaker (docs/images.md)",
+            file=sys.stderr,
+        )
 
 
 def write_map_pngs(maps: np.ndarray, names: list[str], folder: Path) -> None:

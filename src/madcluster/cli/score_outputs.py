@@ -16,8 +16,17 @@ from madcluster.data.table import has_pandas
 
 
 def write_score_outputs(
-    table: Any, data_path: str, scores: np.ndarray, threshold: float, output: str, plot: str | None, *,
-    contributions: np.ndarray | None = None, engine: str = "", plot_tag: str = "", plot_args: Any = None,
+    table: Any,
+    data_path: str,
+    scores: np.ndarray,
+    threshold: float,
+    output: str,
+    plot: str | None,
+    *,
+    contributions: np.ndarray | None = None,
+    engine: str = "",
+    plot_tag: str = "",
+    plot_args: Any = None,
 ) -> np.ndarray:
     """Write the outputs for ``scores`` of ``table`` (read from ``data_path``); ``contributions``:
     per-channel attribution of the flagged rows (the CSV's top channels, the plot's channel
@@ -28,8 +37,14 @@ def write_score_outputs(
     from madcluster.estimator.attribution import top_channels
 
     predicted = (scores > threshold).astype(np.int64)
-    columns = {"labels": table.labels, "timestamp_column": table.timestamp_column, "timestamps": table.timestamps,
-               "top_channels": None if contributions is None else top_channels(contributions, table.columns)}
+    columns = {
+        "labels": table.labels,
+        "timestamp_column": table.timestamp_column,
+        "timestamps": table.timestamps,
+        "top_channels": None
+        if contributions is None
+        else top_channels(contributions, table.columns),
+    }
     with atomic_path(output) as tmp:
         if has_pandas():
             scores_frame(scores, predicted, **columns).to_csv(tmp, index_label="row")
@@ -37,21 +52,32 @@ def write_score_outputs(
             write_scores_csv(tmp, scores, predicted, **columns)
     with_engine = f" with {engine}" if engine else ""
     say(
-        f"scored {len(scores)} rows{with_engine}: {int(predicted.sum())} above threshold {threshold:.6g} "
-        f"({predicted.mean():.2%})"
+        f"scored {len(scores)} rows{with_engine}: {int(predicted.sum())} above threshold "
+        f"{threshold:.6g} ({predicted.mean():.2%})"
     )
     say(f"scores written to {output}")
     if table.labels is not None:
         print_metrics(scores, table.labels, threshold)
     if plot is not None and not _has_matplotlib():
-        print_note(plot_args, f"plot {plot} skipped: matplotlib is not installed (pip install matplotlib, or "
-                   "--plot none to say nothing); the scores CSV is complete")
+        print_note(
+            plot_args,
+            f"plot {plot} skipped: matplotlib is not installed (pip install matplotlib, or "
+            "--plot none to say nothing); the scores CSV is complete",
+        )
     elif plot is not None:
         from madcluster.viz import plot_scores
 
         title = f"MADCluster scores{f' ({plot_tag})' if plot_tag else ''}: {Path(data_path).name}"
-        plot_scores(scores, threshold, table.labels, X=_named_values(table, data_path), contributions=contributions,
-                    timestamps=table.timestamps, title=title, path=plot)
+        plot_scores(
+            scores,
+            threshold,
+            table.labels,
+            X=_named_values(table, data_path),
+            contributions=contributions,
+            timestamps=table.timestamps,
+            title=title,
+            path=plot,
+        )
         say(f"plot written to {plot}")
     return predicted
 

@@ -59,7 +59,11 @@ def label_hint(columns: Sequence[str], label_column: Any) -> str:
 
 
 def check_columns(
-    table, path: str, detector, *, label_column: Any = None,
+    table,
+    path: str,
+    detector,
+    *,
+    label_column: Any = None,
     note: Callable[[str], None] | None = None,
 ) -> None:
     """Refuse columns that differ from training, naming them and the flag that fixes it;

@@ -8,8 +8,8 @@ anomaly (MSL mean VUS-PR of the default: .334 with a 0/1 "it changed" indicator,
 raw; ``benchmarks/results/tsbad/README.md``). So the model (network and input terms) sees such a
 column's *steps*: the training value plus the change from the previous row. A change scores where
 it happens; a new level that then holds (a new software version) stops scoring after its step.
-A warning names the column and the rows where it moved. At ``fit`` a warning says so up front, so the user can drop the column or train on
-data where it varies.
+A warning names the column and the rows where it moved. At ``fit`` a warning says so up front, so
+the user can drop the column or train on data where it varies.
 """
 
 from __future__ import annotations
@@ -33,24 +33,31 @@ def _name(names: Sequence[str] | None, j: int) -> str:
     return repr(str(names[j])) if names is not None else f"column {j}"
 
 
-def warn_constant_at_fit(columns: np.ndarray, values: np.ndarray, names: Sequence[str] | None) -> None:
+def warn_constant_at_fit(
+    columns: np.ndarray, values: np.ndarray, names: Sequence[str] | None
+) -> None:
     """One warning listing the constant training columns and what scoring will do with them."""
     if len(columns) == 0:
         return
     listed = ", ".join(f"{_name(names, j)} (= {values[j]:.6g})" for j in columns[:_SHOW])
     more = f" and {len(columns) - _SHOW} more" if len(columns) > _SHOW else ""
     logger.warning(
-        "constant in the training data: %s%s. When scoring, the model sees only its steps (a change "
-        "scores where it happens; a new level that holds stops scoring after its step), and a "
-        "warning names it when it moves. Drop it (--drop-columns / drop_columns) or train on data "
-        "where it varies.",
-        listed, more,
+        "constant in the training data: %s%s. When scoring, the model sees only its steps (a "
+        "change scores where it happens; a new level that holds stops scoring after its step), and "
+        "a warning names it when it moves. Drop it (--drop-columns / drop_columns) or train on "
+        "data where it varies.",
+        listed,
+        more,
     )
 
 
 def bound_constant_columns(
-    data: np.ndarray, columns: np.ndarray, values: np.ndarray, names: Sequence[str] | None,
-    previous_row: np.ndarray | None = None, warned: set[int] | None = None,
+    data: np.ndarray,
+    columns: np.ndarray,
+    values: np.ndarray,
+    names: Sequence[str] | None,
+    previous_row: np.ndarray | None = None,
+    warned: set[int] | None = None,
 ) -> np.ndarray:
     """``data`` with each constant training column replaced by its training value plus the
     column's step from the previous row (row 0: from ``previous_row``, a stream's last row, else
@@ -62,7 +69,8 @@ def bound_constant_columns(
     held = values[columns].astype(data.dtype)
     moved = data[:, columns] != held
     before = held if previous_row is None else np.asarray(previous_row, dtype=data.dtype)[columns]
-    if not moved.any() and np.array_equal(before, held):  # a row back at the value steps from the previous one
+    # a row back at the value steps from the previous one
+    if not moved.any() and np.array_equal(before, held):
         return data
     data = np.array(data, copy=True)
     for k, j in enumerate(columns):
@@ -74,7 +82,11 @@ def bound_constant_columns(
                 "%s was constant (%.6g) in the training data but differs in %d row(s) here "
                 "(first: row %d, value %.6g); the model sees its steps (a change scores where it "
                 "happens, a new level that then holds does not keep scoring)",
-                _name(names, j), values[j], rows.size, rows[0], data[rows[0], j],
+                _name(names, j),
+                values[j],
+                rows.size,
+                rows[0],
+                data[rows[0], j],
             )
     previous = np.vstack([before[None, :], data[:-1, columns]])
     data[:, columns] = held + (data[:, columns] - previous)

@@ -104,7 +104,10 @@ def read_csv_frame(
             )
     try:
         frame = pd.read_csv(
-            path, header=0 if header else None, sep=fmt.sep, decimal=fmt.decimal,
+            path,
+            header=0 if header else None,
+            sep=fmt.sep,
+            decimal=fmt.decimal,
             encoding=fmt.encoding,
         )
     except pd.errors.EmptyDataError:
@@ -156,7 +159,6 @@ def first_row_is_data(fmt: CsvFormat) -> bool:
     return True
 
 
-
 def resolve_header(fmt: CsvFormat, header: bool | None, path: object) -> bool:
     """``header`` as given, or (None) whether the first row is a header: not when it holds only
     numbers, which is then said in a warning (a header of numbers must be declared)."""
@@ -170,6 +172,7 @@ def resolve_header(fmt: CsvFormat, header: bool | None, path: object) -> bool:
         )
         return False
     return True
+
 
 def _unescape(sep: str | None) -> str | None:
     """``\\t`` / ``tab`` typed on a command line mean a tab."""
@@ -197,7 +200,9 @@ def _decode(raw: bytes, path: Path, encoding: str | None) -> tuple[str, str]:
         try:
             return encoding, raw.decode(encoding)
         except LookupError:
-            raise DataError(f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252)") from None
+            raise DataError(
+                f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252)"
+            ) from None
         except UnicodeDecodeError as exc:
             raise DataError(
                 f"{str(path)!r} is not valid {encoding} text ({exc.reason} at byte {exc.start}); "
@@ -213,7 +218,9 @@ def _decode(raw: bytes, path: Path, encoding: str | None) -> tuple[str, str]:
                 continue
             logger.warning(
                 "%s is not UTF-8 (byte %d); read as %s: pass --encoding (encoding=...) to choose",
-                path, exc.start, fallback,
+                path,
+                exc.start,
+                fallback,
             )
             return fallback, text
     raise AssertionError("latin-1 decodes every byte")  # pragma: no cover

@@ -66,8 +66,8 @@ BENCHMARKS: dict[str, _Benchmark] = {
     "MSL": _Benchmark(
         "MSL",
         _NPZ_FILES,
-        "NASA Mars Science Laboratory telemetry (Hundman et al. KDD'18), from the telemanom release "
-        "https://github.com/khundman/telemanom (data.zip + labeled_anomalies.csv)",
+        "NASA Mars Science Laboratory telemetry (Hundman et al. KDD'18), from the telemanom "
+        "release https://github.com/khundman/telemanom (data.zip + labeled_anomalies.csv)",
     ),
     "SMAP": _Benchmark(
         "SMAP",
@@ -89,8 +89,10 @@ BENCHMARKS: dict[str, _Benchmark] = {
     ),
 }
 
+
 def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The data directory: ``data_dir``, else ``$MADCLUSTER_DATA_DIR``, else ``../shared/datasets``."""
+    """The data directory: ``data_dir``, else ``$MADCLUSTER_DATA_DIR``, else
+    ``../shared/datasets``."""
     return _resolve_data_dir(data_dir)[0]
 
 
@@ -116,8 +118,8 @@ def load_dataset(
     looks_like_path = isinstance(name, os.PathLike) or "/" in str(name) or os.sep in str(name)
     if looks_like_path:
         raise DatasetNotFoundError(
-            f"dataset folder {str(path)!r} does not exist (absolute: {path.resolve()}); a dataset folder "
-            "holds train.{csv,parquet,npy} and test.{csv,parquet,npy}"
+            f"dataset folder {str(path)!r} does not exist (absolute: {path.resolve()}); a dataset "
+            "folder holds train.{csv,parquet,npy} and test.{csv,parquet,npy}"
         )
     try:
         root, _ = _resolve_data_dir(data_dir)
@@ -126,8 +128,9 @@ def load_dataset(
     if root is not None and (root / str(name)).is_dir():
         return _read_folder(root / str(name))
     raise DatasetNotFoundError(
-        f"unknown dataset {str(name)!r}: known names are {', '.join(sorted(BENCHMARKS))} (any case), "
-        "or pass the path of a folder holding train.{csv,parquet,npy} and test.{csv,parquet,npy}"
+        f"unknown dataset {str(name)!r}: known names are {', '.join(sorted(BENCHMARKS))} (any "
+        "case), or pass the path of a folder holding train.{csv,parquet,npy} and "
+        "test.{csv,parquet,npy}"
     )
 
 
@@ -177,8 +180,8 @@ def _benchmark_folder(bench: _Benchmark, data_dir: str | os.PathLike[str] | None
     missing = [f for f in bench.files if not (folder / f).is_file()]
     if missing:
         raise DatasetNotFoundError(
-            f"{bench.name} data not found: expected {expected} in {folder.resolve()} (data directory "
-            f"from {how}); missing: {', '.join(missing)}. {help_text}"
+            f"{bench.name} data not found: expected {expected} in {folder.resolve()} (data "
+            f"directory from {how}); missing: {', '.join(missing)}. {help_text}"
         )
     return folder
 

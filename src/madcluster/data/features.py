@@ -34,7 +34,8 @@ def roughness(series: np.ndarray, window: int, eps: float = ROUGHNESS_EPS) -> np
     head = min(window, len(x))
     mean[:head] = total[:head] / np.maximum(np.arange(head), 1)[:, None]  # row 0 holds 0 / 1
     mean[0] = np.nan
-    return np.log(np.maximum(mean, 0.0) + eps)  # max: cumsum differences can dip below 0 by rounding
+    # max: cumsum differences can dip below 0 by rounding
+    return np.log(np.maximum(mean, 0.0) + eps)
 
 
 __all__ = ["ROUGHNESS_EPS", "roughness"]

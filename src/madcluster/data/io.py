@@ -87,10 +87,19 @@ def read_table(
         if fill_missing:
             raise ImportError("fill_missing=True needs pandas: pip install pandas")
         kind = existing_file(path)
-        names, data, has_header = read_plain_columns(path, kind, header=header, sep=sep, decimal=decimal,
-                                                     encoding=encoding)
-        return table_from_columns(names, data, has_header=has_header, source=str(path), label_column=label_column,
-                                  columns=columns, drop_columns=drop_columns, sort_by_time=sort_by_time)
+        names, data, has_header = read_plain_columns(
+            path, kind, header=header, sep=sep, decimal=decimal, encoding=encoding
+        )
+        return table_from_columns(
+            names,
+            data,
+            has_header=has_header,
+            source=str(path),
+            label_column=label_column,
+            columns=columns,
+            drop_columns=drop_columns,
+            sort_by_time=sort_by_time,
+        )
     frame = read_frame(path, header=header, sep=sep, decimal=decimal, encoding=encoding)
     return table_from_frame(
         frame,

@@ -33,8 +33,13 @@ _MISSING = ("", "na", "nan", "n/a", "null", "none", "-nan")
 
 
 def read_plain_columns(
-    path: Path, kind: str, *, header: bool | None = None, sep: str | None = None,
-    decimal: str | None = None, encoding: str | None = None,
+    path: Path,
+    kind: str,
+    *,
+    header: bool | None = None,
+    sep: str | None = None,
+    decimal: str | None = None,
+    encoding: str | None = None,
 ) -> tuple[list[str], list[np.ndarray], bool]:
     """``(names, columns, has_header)``: each column a float64 array when every cell is a number
     (or missing), else an array of the cells' text."""
@@ -42,17 +47,25 @@ def read_plain_columns(
         arr = load_npy(path)
         return [str(i) for i in range(arr.shape[1])], [arr[:, i] for i in range(arr.shape[1])], True
     if kind != "csv":
-        raise ImportError(f"reading {kind} ({str(path)!r}) needs pandas and pyarrow: pip install pandas pyarrow, "
-                          "or save the data as CSV / .npy")
+        raise ImportError(
+            f"reading {kind} ({str(path)!r}) needs pandas and pyarrow: pip install pandas pyarrow, "
+            "or save the data as CSV / .npy"
+        )
     fmt = detect_csv_format(path, sep=sep, decimal=decimal, encoding=encoding)
     header = resolve_header(fmt, header, path)
     opener = gzip.open if path.name.lower().endswith(".gz") else open
     try:
         with opener(path, "rt", encoding=fmt.encoding, newline="") as handle:
-            rows = [row for row in csv.reader(handle, delimiter=fmt.sep) if any(cell.strip() for cell in row)]
+            rows = [
+                row
+                for row in csv.reader(handle, delimiter=fmt.sep)
+                if any(cell.strip() for cell in row)
+            ]
     except UnicodeDecodeError as exc:
-        raise DataError(f"{str(path)!r} is not valid {fmt.encoding} text ({exc.reason}): pass --encoding "
-                        "(e.g. latin-1, cp1252)") from None
+        raise DataError(
+            f"{str(path)!r} is not valid {fmt.encoding} text ({exc.reason}): pass --encoding "
+            "(e.g. latin-1, cp1252)"
+        ) from None
     if not rows:
         raise DataError(f"{str(path)!r} is empty")
     names = [cell.strip() for cell in rows[0]] if header else [str(i) for i in range(len(rows[0]))]
@@ -60,14 +73,18 @@ def read_plain_columns(
     if header:
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise DataError(f"{str(path)!r} has duplicated column name(s) {dupes[:10]}: rename them so each "
-                            "column has its own name")
+            raise DataError(
+                f"{str(path)!r} has duplicated column name(s) {dupes[:10]}: rename them so each "
+                "column has its own name"
+            )
     width = len(names)
     for number, row in enumerate(body):
         if len(row) != width:
             line = number + 1 + bool(header)
-            raise DataError(f"{str(path)!r} is not a readable CSV file (line {line} has {len(row)} fields, "
-                            f"the header {width}); fields were split at {fmt.sep!r}: pass --sep if that is wrong")
+            raise DataError(
+                f"{str(path)!r} is not a readable CSV file (line {line} has {len(row)} fields, the "
+                f"header {width}); fields were split at {fmt.sep!r}: pass --sep if that is wrong"
+            )
     if width == 1 and header:
         refuse_glued_header(path, names[0], fmt)
     cells = list(zip(*body)) if body else [() for _ in names]
@@ -75,7 +92,8 @@ def read_plain_columns(
 
 
 def _column(cells: list[str], decimal: str) -> np.ndarray:
-    """Numbers as float64 (missing cells NaN), or the stripped text when any cell is not a number."""
+    """Numbers as float64 (missing cells NaN), or the stripped text when any cell is not a
+    number."""
     values = np.empty(len(cells), dtype=np.float64)
     for i, cell in enumerate(cells):
         text = cell.strip()
@@ -90,8 +108,14 @@ def _column(cells: list[str], decimal: str) -> np.ndarray:
 
 
 def table_from_columns(
-    names: list[str], data: list[np.ndarray], *, has_header: bool, source: str,
-    label_column: Any = None, columns: Sequence[Any] | None = None, drop_columns: Sequence[Any] | None = None,
+    names: list[str],
+    data: list[np.ndarray],
+    *,
+    has_header: bool,
+    source: str,
+    label_column: Any = None,
+    columns: Sequence[Any] | None = None,
+    drop_columns: Sequence[Any] | None = None,
     sort_by_time: bool = False,
 ) -> Table:
     """The column rules of :func:`~madcluster.data.io.table_from_frame`, on plain columns."""
@@ -100,15 +124,26 @@ def table_from_columns(
         raise DataError(f"{source} has no data rows (columns: {names[:10]})")
     if not has_header:
         source = f"{source} (no header row)"
-    label_name = None if label_column is None else resolve_column(label_column, names, source, what="label column")
+    label_name = (
+        None
+        if label_column is None
+        else resolve_column(label_column, names, source, what="label column")
+    )
     dropped = {resolve_column(c, names, source, what="column to drop") for c in drop_columns or ()}
     if columns is not None:
         features = [resolve_column(c, names, source, what="column") for c in columns]
         clash = [c for c in features if c == label_name or c in dropped]
         if clash:
-            raise DataError(f"{source}: column(s) {clash} are both selected as features and used as label / dropped")
+            raise DataError(
+                f"{source}: column(s) {clash} are both selected as features and used as label / "
+                "dropped"
+            )
     else:
-        features = [c for c in names if c != label_name and c not in dropped and not _is_timestamp(by_name[c], c)]
+        features = [
+            c
+            for c in names
+            if c != label_name and c not in dropped and not _is_timestamp(by_name[c], c)
+        ]
     reasons = {c: "dropped as asked" for c in names if c in dropped}
     for c in names:
         if c not in features and c != label_name and c not in reasons:
@@ -127,14 +162,22 @@ def table_from_columns(
     bad = [c for c in features if by_name[c].dtype == object]
     if bad:
         raise DataError(
-            f"{source} has non-numeric column(s) {bad[:10]}: convert them to numbers, or leave them out "
-            "(--drop-columns / drop_columns=..., or choose the features with --columns / columns=...)"
+            f"{source} has non-numeric column(s) {bad[:10]}: convert them to numbers, or leave "
+            "them out (--drop-columns / drop_columns=..., or choose the features with --columns / "
+            "columns=...)"
         )
     if not features:
         raise DataError(f"{source} has no feature columns left (columns: {names[:10]})")
     values = check_series(np.stack([by_name[c] for c in features], axis=1), name=source)
-    return Table(values=values, labels=labels, columns=features, dropped=reasons, timestamp_column=stamp,
-                 timestamps=None if stamp is None else by_name[stamp], has_header=has_header)
+    return Table(
+        values=values,
+        labels=labels,
+        columns=features,
+        dropped=reasons,
+        timestamp_column=stamp,
+        timestamps=None if stamp is None else by_name[stamp],
+        has_header=has_header,
+    )
 
 
 def _is_timestamp(column: np.ndarray, name: str) -> bool:

@@ -1,5 +1,5 @@
-"""File layouts into :class:`~madcluster.data.train_test.Dataset`: the npz benchmark layout (MSL, SMAP,
-SMD), the public PSM release, and user folders (``train.*`` / ``test.*`` with labels).
+"""File layouts into :class:`~madcluster.data.train_test.Dataset`: the npz benchmark layout (MSL,
+SMAP, SMD), the public PSM release, and user folders (``train.*`` / ``test.*`` with labels).
 
 :mod:`madcluster.data.datasets` decides which folder to read; the formats are documented there.
 """
@@ -67,8 +67,8 @@ def _read_entities(path: Path, n_train: int, n_test: int) -> list[Entity]:
             ) from None
         if s < 0 or u < 0 or s + n > n_train or u + m > n_test:
             raise DataError(
-                f"{path}: entity {row['entity']!r} rows [{s}, {s + n}) / [{u}, {u + m}) fall outside the "
-                f"arrays ({n_train} train, {n_test} test rows)"
+                f"{path}: entity {row['entity']!r} rows [{s}, {s + n}) / [{u}, {u + m}) fall "
+                f"outside the arrays ({n_train} train, {n_test} test rows)"
             )
         entities.append(Entity(row["entity"], slice(s, s + n), slice(u, u + m)))
     if not entities:
@@ -85,7 +85,8 @@ def read_psm(folder: Path) -> Dataset:
     )
     if test.columns != train.columns:
         raise DataError(
-            f"PSM: test.csv columns {test.columns[:5]}... differ from train.csv columns {train.columns[:5]}..."
+            f"PSM: test.csv columns {test.columns[:5]}... differ from train.csv columns "
+            f"{train.columns[:5]}..."
         )
     labels = _read_label_file(folder / "test_label.csv")
     if len(labels) != len(test.values):
@@ -118,7 +119,8 @@ def _find_file(folder: Path, stem: str, *, required: bool) -> Path | None:
 
 
 def _read_label_file(path: Path) -> np.ndarray:
-    """Labels from a ``test_label`` file: a 1-D (or one-column) ``.npy``, or a table's ``label`` column."""
+    """Labels from a ``test_label`` file: a 1-D (or one-column) ``.npy``, or a table's ``label``
+    column."""
     if file_format(path) == "npy":
         try:
             raw = np.load(path, allow_pickle=False)
@@ -151,7 +153,8 @@ def read_user_folder(folder: Path) -> Dataset:
     label_in_test = not npy_test and "label" in test_frame.columns
     if label_in_test and label_path is not None:
         raise DataError(
-            f"{folder}: labels given twice, in the 'label' column of {test_path.name} and in {label_path.name}"
+            f"{folder}: labels given twice, in the 'label' column of {test_path.name} and in "
+            f"{label_path.name}"
         )
     if label_in_test:
         test = table_from_frame(test_frame, label_column="label", source=str(test_path))
@@ -174,18 +177,21 @@ def read_user_folder(folder: Path) -> Dataset:
 
     if labels is None or len(labels) != len(test.values):
         raise DataError(
-            f"{folder}: {0 if labels is None else len(labels)} labels for {len(test.values)} test rows"
+            f"{folder}: {0 if labels is None else len(labels)} labels for {len(test.values)} test "
+            "rows"
         )
     if not npy_test and file_format(train_path) != "npy" and test.columns != train.columns:
         only_train = [c for c in train.columns if c not in test.columns]
         only_test = [c for c in test.columns if c not in train.columns]
         raise DataError(
-            f"{folder}: train and test feature columns differ (only in train: {only_train[:10]}, only in "
-            f"test: {only_test[:10]}{', or a different order' if not only_train and not only_test else ''})"
+            f"{folder}: train and test feature columns differ (only in train: {only_train[:10]}, "
+            f"only in test: {only_test[:10]}"
+            f"{', or a different order' if not only_train and not only_test else ''})"
         )
     if test.values.shape[1] != train.values.shape[1]:
         raise DataError(
-            f"{folder}: train has {train.values.shape[1]} features but test has {test.values.shape[1]}"
+            f"{folder}: train has {train.values.shape[1]} features but test has "
+            f"{test.values.shape[1]}"
         )
 
     entities_path = folder / "entities.csv"

@@ -24,7 +24,9 @@ def fit_scaler(data: np.ndarray, scaling: str) -> tuple[np.ndarray, np.ndarray]:
     return offset, np.where(scale > 1e-8, scale, 1.0)
 
 
-def fit_input_scaler(data: np.ndarray, scaling: str, roughness_window: int) -> tuple[np.ndarray, np.ndarray]:
+def fit_input_scaler(
+    data: np.ndarray, scaling: str, roughness_window: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Offsets and scales of the input channels, then of their roughness channels (if any)."""
     offset, scale = fit_scaler(data, scaling)
     if roughness_window:
@@ -34,12 +36,17 @@ def fit_input_scaler(data: np.ndarray, scaling: str, roughness_window: int) -> t
     return offset, scale
 
 
-def model_input(data: np.ndarray, offset: np.ndarray, scale: np.ndarray, roughness_window: int) -> np.ndarray:
+def model_input(
+    data: np.ndarray, offset: np.ndarray, scale: np.ndarray, roughness_window: int
+) -> np.ndarray:
     """What the network sees, float32 ``(T, model width)``: the scaled input and, with
     ``roughness_window``, its scaled roughness channels."""
     d = data.shape[1]
     scaled = (data - offset[:d]) / scale[:d]
     if roughness_window:
-        rough = np.nan_to_num((roughness(scaled, roughness_window) - offset[d:]) / scale[d:], nan=0.0)
-        scaled = np.concatenate([scaled, rough], axis=1)  # row 0: the training mean (no difference yet)
+        rough = np.nan_to_num(
+            (roughness(scaled, roughness_window) - offset[d:]) / scale[d:], nan=0.0
+        )
+        # row 0: the training mean (no difference yet)
+        scaled = np.concatenate([scaled, rough], axis=1)
     return scaled.astype(np.float32)

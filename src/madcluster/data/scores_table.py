@@ -48,13 +48,17 @@ def write_scores_csv(
     back to the same number), as pandas writes them."""
     names = ["row"]
     if timestamp_column is not None:
-        names.append(timestamp_column if timestamp_column not in ("score", "is_anomaly") else "timestamp")
+        names.append(
+            timestamp_column if timestamp_column not in ("score", "is_anomaly") else "timestamp"
+        )
     names += ["score", "is_anomaly"] + (["top_channels"] if top_channels is not None else [])
     names += ["label"] if labels is not None else []
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(names)
-        for i, (score, flag) in enumerate(zip(np.asarray(scores, dtype=np.float64).tolist(), np.asarray(predicted).tolist())):
+        for i, (score, flag) in enumerate(
+            zip(np.asarray(scores, dtype=np.float64).tolist(), np.asarray(predicted).tolist())
+        ):
             row: list[Any] = [i]
             if timestamp_column is not None:
                 row.append(timestamps[i])

@@ -41,7 +41,9 @@ class DemoData:
     columns: list[str] = field(default_factory=list)
 
 
-def _latents(n: int, offset: int, periods: tuple[float, ...], freq_scale: np.ndarray | None = None) -> np.ndarray:
+def _latents(
+    n: int, offset: int, periods: tuple[float, ...], freq_scale: np.ndarray | None = None
+) -> np.ndarray:
     t = np.arange(offset, offset + n, dtype=np.float64)
     out = []
     for k, period in enumerate(periods):
@@ -92,7 +94,9 @@ def make_demo_data(n_train: int = 6000, n_test: int = 5000, seed: int = 7) -> De
         elif kind == "frequency-change":
             # this channel oscillates three times faster than the oscillators it normally follows
             t = np.arange(start, end, dtype=np.float64)
-            fast = np.stack([np.sin(2 * np.pi * 3.0 * t / p + k) for k, p in enumerate(periods)], axis=1)
+            fast = np.stack(
+                [np.sin(2 * np.pi * 3.0 * t / p + k) for k, p in enumerate(periods)], axis=1
+            )
             test[start:end, channel] = fast @ mixing[:, channel] + bias[channel]
         elif kind == "broken-correlation":
             # this channel stops following the shared oscillators: it moves against them
@@ -113,8 +117,13 @@ def make_demo_data(n_train: int = 6000, n_test: int = 5000, seed: int = 7) -> De
 # It is the synthetic half of the development set on which the library defaults were chosen.
 
 SUITE_KINDS = (
-    "spike", "level-shift", "trend-drift", "frequency-change", "variance-burst",
-    "broken-correlation", "flat-line",
+    "spike",
+    "level-shift",
+    "trend-drift",
+    "frequency-change",
+    "variance-burst",
+    "broken-correlation",
+    "flat-line",
 )
 BASE_SIGNALS = ("sines", "random-walk", "seasonal")
 
@@ -161,7 +170,9 @@ def _clean_signal(base: str, n: int, n_channels: int, rng: np.random.Generator) 
         # so train and test come from the same distribution
         latent = _ar1(rng, n, 3, 0.995)
     else:
-        raise ParameterError(f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}")
+        raise ParameterError(
+            f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}"
+        )
     mixing = rng.normal(size=(latent.shape[1], n_channels))
     mixing /= np.linalg.norm(mixing, axis=0, keepdims=True)
     return latent @ mixing + rng.normal(scale=0.5, size=n_channels)
@@ -176,21 +187,28 @@ def make_anomaly_suite(
     noise: float = 0.1,
     seed: int = 0,
 ) -> SuiteData:
-    """Normal training data and a test series with ``per_kind`` anomalies of each of the seven kinds.
+    """Normal training data and a test series with ``per_kind`` anomalies of each of the seven
+    kinds.
 
     Kinds (amplitudes relative to each channel's standard deviation s):
     spike (one step, +-4-6 s on 1..D channels), level-shift (+-1.5-2.5 s, 30-80 steps), trend-drift
-    (a ramp to +-3 s over 100-200 steps), frequency-change (the channel runs 3x faster, 60-100 steps),
-    variance-burst (extra noise 0.6 s, 50-100 steps), broken-correlation (the channel replays its own
-    values from elsewhere in time, so its marginal is normal but it stops following the others,
-    40-80 steps), flat-line (stuck at its first value, 50-100 steps). Same arguments, same arrays.
+    (a ramp to +-3 s over 100-200 steps), frequency-change (the channel runs 3x faster, 60-100
+    steps), variance-burst (extra noise 0.6 s, 50-100 steps), broken-correlation (the channel
+    replays its own values from elsewhere in time, so its marginal is normal but it stops following
+    the others, 40-80 steps), flat-line (stuck at its first value, 50-100 steps). Same arguments,
+    same arrays.
     """
     if base not in BASE_SIGNALS:
-        raise ParameterError(f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}")
+        raise ParameterError(
+            f"unknown base signal {base!r}; choose one of {', '.join(BASE_SIGNALS)}"
+        )
     n_segments = per_kind * len(SUITE_KINDS)
     slot = n_test // (n_segments + 1)
     if slot < 260:
-        raise ParameterError(f"n_test={n_test} is too short for {n_segments} anomalies (need >= {260 * (n_segments + 1)})")
+        raise ParameterError(
+            f"n_test={n_test} is too short for {n_segments} anomalies (need >= "
+            f"{260 * (n_segments + 1)})"
+        )
     rng = np.random.default_rng(seed)
     # one long clean signal: train, test, and room for the 3x-faster replay and for replays
     clean = _clean_signal(base, n_train + 4 * n_test, n_channels, rng)
@@ -246,8 +264,11 @@ def make_anomaly_suite(
     )
 
 
-def roc_auc_by_kind(scores: np.ndarray, kinds: np.ndarray, kind_names: tuple[str, ...]) -> dict[str, float]:
-    """ROC-AUC of ``scores`` on the normal steps plus the steps of each anomaly kind, and overall."""
+def roc_auc_by_kind(
+    scores: np.ndarray, kinds: np.ndarray, kind_names: tuple[str, ...]
+) -> dict[str, float]:
+    """ROC-AUC of ``scores`` on the normal steps plus the steps of each anomaly kind, and
+    overall."""
     from sklearn.metrics import roc_auc_score
 
     scores = np.asarray(scores, dtype=np.float64)

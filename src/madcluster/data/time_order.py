@@ -24,9 +24,7 @@ GAP_FACTOR = 1.5
 _SHOW = 5
 
 
-def time_order(
-    raw: Any, *, column: str, source: str, sort: bool = False
-) -> np.ndarray | None:
+def time_order(raw: Any, *, column: str, source: str, sort: bool = False) -> np.ndarray | None:
     """Check the timestamps ``raw`` (one per row); the row order that sorts them when ``sort``.
 
     Returns None when the rows stay as they are. Raises ``DataError`` for rows out of order
@@ -52,7 +50,9 @@ def time_order(
                 "sort the file, or pass --sort-by-time (sort_by_time=True)"
             )
         order = np.argsort(stamps, kind="stable")
-        logger.warning("%s: %d row(s) were out of time order; rows sorted by time", where, back.size)
+        logger.warning(
+            "%s: %d row(s) were out of time order; rows sorted by time", where, back.size
+        )
         stamps, raw = stamps[order], np.asarray(raw)[order]
         steps = np.diff(stamps)
     _warn_duplicates(where, steps, raw)
@@ -110,7 +110,12 @@ def _warn_duplicates(where: str, steps: np.ndarray, raw: Any) -> None:
         logger.warning(
             "%s: %d row(s) repeat the timestamp of the row before (rows %s; first: rows %d and %d "
             "at %s); they are read as separate, consecutive steps",
-            where, same.size, _rows(same), row - 1, row, raw[row],
+            where,
+            same.size,
+            _rows(same),
+            row - 1,
+            row,
+            raw[row],
         )
 
 
@@ -125,7 +130,12 @@ def _warn_gaps(where: str, steps: np.ndarray, raw: Any) -> None:
         logger.warning(
             "%s: irregular timestamps: %d gap(s) longer than %.1f times the usual step (before "
             "rows %s; first: %s -> %s); windows span the gaps as if the rows were equally spaced",
-            where, gaps.size, GAP_FACTOR, _rows(gaps), raw[row - 1], raw[row],
+            where,
+            gaps.size,
+            GAP_FACTOR,
+            _rows(gaps),
+            raw[row - 1],
+            raw[row],
         )
 
 

@@ -23,7 +23,8 @@ class Entity:
 
 @dataclass(eq=False)
 class Dataset:
-    """A train/test split: ``train`` (T, D) float32, ``test`` (T', D) float32, ``labels`` (T',) uint8."""
+    """A train/test split: ``train`` (T, D) float32, ``test`` (T', D) float32, ``labels`` (T',)
+    uint8."""
 
     name: str
     train: np.ndarray
@@ -46,7 +47,8 @@ class Dataset:
         return float(self.labels.mean()) if len(self.labels) else 0.0
 
     def entity(self, key: str | int) -> Dataset:
-        """The entity with this name (or position in ``entities``) as its own Dataset (array views)."""
+        """The entity with this name (or position in ``entities``) as its own Dataset (array
+        views)."""
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             if not -len(self.entities) <= int(key) < len(self.entities):
                 raise IndexError(f"{self.name} has {len(self.entities)} entities, no index {key}")

@@ -56,12 +56,14 @@ class TsbadName:
 
 
 def parse_tsbad_name(file_name: str) -> TsbadName:
-    """Parse ``[i]_[dataset]_id_[k]_[domain]_tr_[N]_1st_[F].csv``; ``DataError`` if it does not fit."""
+    """Parse ``[i]_[dataset]_id_[k]_[domain]_tr_[N]_1st_[F].csv``; ``DataError`` if it does not
+    fit."""
     m = FILE_NAME.match(Path(file_name).name)
     if m is None:
         raise DataError(
             f"{file_name!r} is not a TSB-AD file name: expected "
-            "[i]_[dataset]_id_[k]_[domain]_tr_[N]_1st_[F].csv, e.g. 002_MSL_id_1_Sensor_tr_500_1st_900.csv"
+            "[i]_[dataset]_id_[k]_[domain]_tr_[N]_1st_[F].csv, e.g. "
+            "002_MSL_id_1_Sensor_tr_500_1st_900.csv"
         )
     return TsbadName(
         file_name=Path(file_name).name,
@@ -82,7 +84,8 @@ def is_tsbad_folder(folder: Path) -> bool:
 
 
 def read_tsbad_series(path: str | Path) -> Dataset:
-    """One TSB-AD file as a Dataset: ``train`` its first N rows, ``test`` all rows, ``labels`` all."""
+    """One TSB-AD file as a Dataset: ``train`` its first N rows, ``test`` all rows, ``labels``
+    all."""
     path = Path(path)
     name = parse_tsbad_name(path.name)
     frame = read_frame(path, header=True)
@@ -95,7 +98,9 @@ def read_tsbad_series(path: str | Path) -> Dataset:
     n_rows = len(frame)
     frame = frame.dropna()
     if len(frame) < n_rows:
-        logger.warning("%s: dropped %d rows with missing values (as TSB-AD does)", path, n_rows - len(frame))
+        logger.warning(
+            "%s: dropped %d rows with missing values (as TSB-AD does)", path, n_rows - len(frame)
+        )
     features = frame.drop(columns=[LABEL_COLUMN])
     series = check_series(features.to_numpy(dtype=np.float64), name=str(path))
     labels = as_labels(frame[LABEL_COLUMN].to_numpy(), name=f"{path} column {LABEL_COLUMN!r}")

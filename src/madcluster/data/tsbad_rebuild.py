@@ -48,11 +48,20 @@ class RebuiltSeries:
 
 
 def read_published_table(path: str | os.PathLike[str]) -> list[PublishedSeries]:
-    """The published VUS-PR table (``file``, one column per detector, ``ts_len``, ``anomaly_len``, ...)."""
+    """The published VUS-PR table (``file``, one column per detector, ``ts_len``, ``anomaly_len``,
+    ...)."""
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    meta = {"file", "ts_len", "anomaly_len", "num_anomaly", "avg_anomaly_len", "anomaly_ratio",
-            "point_anomaly", "seq_anomaly"}
+    meta = {
+        "file",
+        "ts_len",
+        "anomaly_len",
+        "num_anomaly",
+        "avg_anomaly_len",
+        "anomaly_ratio",
+        "point_anomaly",
+        "seq_anomaly",
+    }
     if not rows or "file" not in rows[0]:
         raise DataError(f"{path} is not TSB-AD's per-series table (no 'file' column)")
     detectors = [c for c in rows[0] if c not in meta]
@@ -94,19 +103,25 @@ def rebuild_series(
         hits = []
         for entity in full.iter_entities():
             labels = entity.labels
-            if len(labels) == row.length and labels.any() and int(np.argmax(labels)) == row.name.first_anomaly:
+            if (
+                len(labels) == row.length
+                and labels.any()
+                and int(np.argmax(labels)) == row.name.first_anomaly
+            ):
                 hits.append(entity)
         if len(hits) != 1:
-            unmatched.append(f"{row.name.file_name}: {len(hits)} entities of {source} match "
-                             f"(test length {row.length}, first anomaly {row.name.first_anomaly})")
+            unmatched.append(
+                f"{row.name.file_name}: {len(hits)} entities of {source} match "
+                f"(test length {row.length}, first anomaly {row.name.first_anomaly})"
+            )
             continue
         entity = hits[0]
         points, events = int(entity.labels.sum()), _events(entity.labels)
         if (points, events) != (row.anomaly_points, row.anomaly_events):
             raise DataError(
                 f"{row.name.file_name} matches {entity.name} by length and first anomaly, but its "
-                f"labels have {points} anomalous points in {events} events where TSB-AD's table says "
-                f"{row.anomaly_points} in {row.anomaly_events}"
+                f"labels have {points} anomalous points in {events} events where TSB-AD's table "
+                f"says {row.anomaly_points} in {row.anomaly_events}"
             )
         n = row.name.train_length
         series = Dataset(
@@ -127,7 +142,9 @@ def write_tsbad_csv(series: Dataset, path: str | os.PathLike[str]) -> None:
     # 9 significant digits round-trip float32 exactly.
     fmt = ["%.9g"] * series.n_features + ["%d"]
     table = np.column_stack([series.test.astype(np.float64), series.labels])
-    np.savetxt(buffer, table, fmt=fmt, delimiter=",", header=",".join([*names, "Label"]), comments="")
+    np.savetxt(
+        buffer, table, fmt=fmt, delimiter=",", header=",".join([*names, "Label"]), comments=""
+    )
     atomic_write_text(Path(path), buffer.getvalue())
 
 

@@ -48,7 +48,9 @@ def check_series(
         columns = [str(c) for c in X.columns]
         dupes = sorted({c for c in columns if columns.count(c) > 1})
         if dupes:
-            raise DataError(f"{name} has duplicated column name(s) {dupes[:10]}: give each column its own name")
+            raise DataError(
+                f"{name} has duplicated column name(s) {dupes[:10]}: give each column its own name"
+            )
         X = X.to_numpy()
     try:
         arr = np.asarray(X)
@@ -117,10 +119,10 @@ def _check_magnitude(arr: np.ndarray, name: str, columns: list[str] | None = Non
     if big.any():
         rows, cols = np.nonzero(big)
         raise DataError(
-            f"{name} has {len(rows)} value(s) too large to scale "
-            f"(first: {arr[rows[0], cols[0]]:.3g} "
-            f"at row {rows[0]}, column {_column(columns, cols[0])}; float32 holds at most {MAX_ABS_VALUE:.2g}): "
-            "rescale the column (e.g. other units) or remove the outliers"
+            f"{name} has {len(rows)} value(s) too large to scale (first: "
+            f"{arr[rows[0], cols[0]]:.3g} at row {rows[0]}, column {_column(columns, cols[0])}; "
+            f"float32 holds at most {MAX_ABS_VALUE:.2g}): rescale the column (e.g. other units) or "
+            "remove the outliers"
         )
 
 

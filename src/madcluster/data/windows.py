@@ -9,11 +9,14 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from madcluster.data.window_grid import causal_window_of, window_starts  # noqa: F401 - the grid lives in window_grid (torch-free); re-exported here
+# the grid lives in window_grid (torch-free); re-exported here
+from madcluster.data.window_grid import causal_window_of, window_starts  # noqa: F401
 from madcluster.exceptions import ParameterError
 
 
-def gather_windows(series: torch.Tensor, starts: torch.Tensor | np.ndarray, window_size: int) -> torch.Tensor:
+def gather_windows(
+    series: torch.Tensor, starts: torch.Tensor | np.ndarray, window_size: int
+) -> torch.Tensor:
     """Copy the windows starting at ``starts`` out of ``series [T, D]`` into a batch ``[B, L, D]``.
 
     Uses an ``unfold`` view, so only the requested batch is materialised, never all windows.
@@ -23,18 +26,24 @@ def gather_windows(series: torch.Tensor, starts: torch.Tensor | np.ndarray, wind
     return view[idx].transpose(1, 2)
 
 
-def windows_to_points(window_values: np.ndarray, starts: np.ndarray, n_timesteps: int) -> np.ndarray:
+def windows_to_points(
+    window_values: np.ndarray, starts: np.ndarray, n_timesteps: int
+) -> np.ndarray:
     """Average per-window, per-step values ``[N, L]`` back onto the ``n_timesteps`` time points."""
     window_size = window_values.shape[1]
     positions = (starts[:, None] + np.arange(window_size)[None, :]).ravel()
-    totals = np.bincount(positions, weights=window_values.ravel().astype(np.float64), minlength=n_timesteps)
+    totals = np.bincount(
+        positions, weights=window_values.ravel().astype(np.float64), minlength=n_timesteps
+    )
     counts = np.bincount(positions, minlength=n_timesteps)
     if np.any(counts == 0):
         raise ParameterError("windows do not cover every time point")
     return totals / counts
 
 
-def windows_to_points_with_history(window_values: np.ndarray, starts: np.ndarray, n_timesteps: int) -> np.ndarray:
+def windows_to_points_with_history(
+    window_values: np.ndarray, starts: np.ndarray, n_timesteps: int
+) -> np.ndarray:
     """One value per time point from the covering window in which it has the most history.
 
     For causal embedders: point t takes its value from the earliest-starting window that covers it,
@@ -56,9 +65,10 @@ def causal_window_starts(n_timesteps: int, window_size: int, stride: int) -> np.
 
     Step t is scored in window :func:`causal_window_of` (t): the earliest start on the grid of
     multiples of ``stride`` whose window reaches t. That choice depends on t alone, never on the
-    series length, so scoring a series whole or one row at a time (:mod:`madcluster.estimator.streaming`)
-    reads each step from the same window. Windows that run past the series end are padded
-    (:func:`pad_for_windows`); a causal model's steps never see the padding.
+    series length, so scoring a series whole or one row at a time
+    (:mod:`madcluster.estimator.streaming`) reads each step from the same window. Windows that run
+    past the series end are padded (:func:`pad_for_windows`); a causal model's steps never see the
+    padding.
     """
     if window_size < 1 or stride < 1:
         raise ValueError(f"window_size and stride must be >= 1, got {window_size} and {stride}")

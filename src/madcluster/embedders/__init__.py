@@ -1,4 +1,5 @@
-"""Base Embedders: the registries of built-in ones (time series, images) and the contract for your own.
+"""Base Embedders: the registries of built-in ones (time series, images) and the contract for your
+own.
 
 ``build_embedder("drnn", n_features, **params)`` builds a registered embedder. To use your own
 ``nn.Module`` pass the instance to ``MADCluster(embedder=...)``; it is adapted by ModuleEmbedder.
@@ -54,22 +55,30 @@ def build_embedder(
     """
     key = name.lower()
     if key not in EMBEDDERS:
-        raise ParameterError(f"unknown embedder {name!r}; available: {', '.join(sorted(EMBEDDERS))}")
+        raise ParameterError(
+            f"unknown embedder {name!r}; available: {', '.join(sorted(EMBEDDERS))}"
+        )
     if window_size is not None and EMBEDDERS[key].window_dependent:
         given = params.setdefault("window_size", window_size)
         if given != window_size:
-            raise ParameterError(f"embedder_params window_size={given} != window_size={window_size}")
+            raise ParameterError(
+                f"embedder_params window_size={given} != window_size={window_size}"
+            )
     try:
         return EMBEDDERS[key](n_features, **params)
     except TypeError as exc:
         raise ParameterError(f"bad embedder_params for {name!r}: {exc}") from None
 
 
-def build_image_embedder(name: str, n_channels: int, image_size: int, **params: Any) -> ImageEmbedder:
+def build_image_embedder(
+    name: str, n_channels: int, image_size: int, **params: Any
+) -> ImageEmbedder:
     """Build the registered image embedder ``name`` for ``n_channels``-channel square images."""
     key = name.lower()
     if key not in IMAGE_EMBEDDERS:
-        raise ParameterError(f"unknown image embedder {name!r}; available: {', '.join(sorted(IMAGE_EMBEDDERS))}")
+        raise ParameterError(
+            f"unknown image embedder {name!r}; available: {', '.join(sorted(IMAGE_EMBEDDERS))}"
+        )
     given = params.setdefault("image_size", image_size)
     if given != image_size:
         raise ParameterError(f"embedder_params image_size={given} != image_size={image_size}")
@@ -91,7 +100,9 @@ def make_embedder(
     if isinstance(spec, nn.Module):
         module = copy.deepcopy(spec)
         return ModuleEmbedder(module, out_features=_probe_features(module, n_features, window_size))
-    raise ParameterError(f"embedder must be a registered name or a torch.nn.Module, got {type(spec).__name__}")
+    raise ParameterError(
+        f"embedder must be a registered name or a torch.nn.Module, got {type(spec).__name__}"
+    )
 
 
 def _probe_features(module: nn.Module, n_features: int, window_size: int) -> int:
@@ -101,16 +112,37 @@ def _probe_features(module: nn.Module, n_features: int, window_size: int) -> int
         with torch.no_grad():
             out = module(x)
     except Exception as exc:  # noqa: BLE001 - a user's module can fail in any way; say where
-        raise ParameterError(f"the embedder module failed on a batch of shape {tuple(x.shape)} [B, L, D]: {exc}") from None
+        raise ParameterError(
+            f"the embedder module failed on a batch of shape {tuple(x.shape)} [B, L, D]: {exc}"
+        ) from None
     h = getattr(out, "h", out)
     if not isinstance(h, torch.Tensor) or h.dim() != 3 or tuple(h.shape[:2]) != (2, window_size):
         shape = tuple(h.shape) if isinstance(h, torch.Tensor) else type(h).__name__
-        raise ParameterError(f"the embedder module must return h of shape [B, L, f] = [2, {window_size}, f] for input {tuple(x.shape)}; got {shape}")
+        raise ParameterError(
+            f"the embedder module must return h of shape [B, L, f] = [2, {window_size}, f] for "
+            f"input {tuple(x.shape)}; got {shape}"
+        )
     return int(h.shape[-1])
 
 
 __all__ = [
-    "EMBEDDERS", "IMAGE_EMBEDDERS", "RD4AD", "THOC", "USAD", "AnomalyTransformer", "BaseEmbedder", "BeatGAN",
-    "DCdetector", "DeepSVDD", "DilatedRNN", "EmbedderOutput", "ImageEmbedder",
-    "ModuleEmbedder", "OmniAnomaly", "PyramidFlow", "build_embedder", "build_image_embedder", "make_embedder",
+    "EMBEDDERS",
+    "IMAGE_EMBEDDERS",
+    "RD4AD",
+    "THOC",
+    "USAD",
+    "AnomalyTransformer",
+    "BaseEmbedder",
+    "BeatGAN",
+    "DCdetector",
+    "DeepSVDD",
+    "DilatedRNN",
+    "EmbedderOutput",
+    "ImageEmbedder",
+    "ModuleEmbedder",
+    "OmniAnomaly",
+    "PyramidFlow",
+    "build_embedder",
+    "build_image_embedder",
+    "make_embedder",
 ]

@@ -16,8 +16,8 @@ device at each call (the official code builds it once with ``.cuda()``).
 **h is the encoder output after its final LayerNorm, ``[B, L, d_model]``** (the projection's input).
 Attention spans the window, so the model is not causal.
 
-Training (the minimax strategy) with ``series_loss`` = symKL(series, prior.detach()) and ``prior_loss``
-= symKL(prior, series.detach()) (averaged over heads, steps and layers):
+Training (the minimax strategy) with ``series_loss`` = symKL(series, prior.detach()) and
+``prior_loss`` = symKL(prior, series.detach()) (averaged over heads, steps and layers):
 ``loss1 = rec - k * series_loss`` (pushes the series association away from the prior: the phase
 that trains the layers producing h, so MADCluster's loss goes into it) and ``loss2 = rec + k *
 prior_loss`` (pulls the prior towards the series). ``minimax="joint"`` (default) is the official
@@ -56,8 +56,9 @@ MINIMAX = ("joint", "alternating")
 
 
 def learned_sigma(raw: torch.Tensor) -> torch.Tensor:
-    """The official map of an unconstrained value to the prior's scale: ``3^(sigmoid(5 s) + 1e-5) - 1``,
-    bounded in (1e-5, 2), so the prior never degenerates to NaN nor spreads over the whole window."""
+    """The official map of an unconstrained value to the prior's scale:
+    ``3^(sigmoid(5 s) + 1e-5) - 1``, bounded in (1e-5, 2), so the prior never degenerates to NaN nor
+    spreads over the whole window."""
     return torch.pow(3.0, torch.sigmoid(raw * 5.0) + 1e-5) - 1.0
 
 
@@ -71,7 +72,8 @@ def gaussian_prior(sigma: torch.Tensor) -> torch.Tensor:
 
 
 class AnomalyAttention(nn.Module):
-    """Multi-head attention that also returns its series and prior associations, each ``[B, H, L, L]``."""
+    """Multi-head attention that also returns its series and prior associations, each
+    ``[B, H, L, L]``."""
 
     def __init__(self, d_model: int, n_heads: int) -> None:
         super().__init__()
@@ -91,7 +93,8 @@ class AnomalyAttention(nn.Module):
         k = self.key(x).view(b, length, heads, -1)
         v = self.value(x).view(b, length, heads, -1)
         scores = torch.einsum("blhe,bshe->bhls", q, k) / math.sqrt(d // heads)
-        series = torch.softmax(at_least_float32(scores), dim=-1)  # float32 maps even under autocast (the KL's logs)
+        # float32 maps even under autocast (the KL's logs)
+        series = torch.softmax(at_least_float32(scores), dim=-1)
         mixed = torch.einsum("bhls,bshe->blhe", series, v).reshape(b, length, d)
         prior = gaussian_prior(learned_sigma(at_least_float32(self.sigma(x))).transpose(1, 2))
         return self.out(mixed), series, prior
@@ -116,7 +119,8 @@ class EncoderLayer(nn.Module):
 
 
 class AnomalyTransformer(BaseEmbedder):
-    """Anomaly Transformer as a Base Embedder (see the module docstring); h is ``[B, L, d_model]``."""
+    """Anomaly Transformer as a Base Embedder (see the module docstring); h is
+    ``[B, L, d_model]``."""
 
     causal = False
     test_params: ClassVar[dict] = {"d_model": 8, "n_heads": 2, "n_layers": 2, "d_ff": 8}
@@ -135,7 +139,9 @@ class AnomalyTransformer(BaseEmbedder):
     ) -> None:
         super().__init__()
         if min(n_features, d_model, n_heads, n_layers, d_ff) < 1:
-            raise ParameterError("AnomalyTransformer needs positive n_features, d_model, n_heads, n_layers, d_ff")
+            raise ParameterError(
+                "AnomalyTransformer needs positive n_features, d_model, n_heads, n_layers, d_ff"
+            )
         if minimax not in MINIMAX:
             raise ParameterError(f"unknown minimax {minimax!r}; choose one of {', '.join(MINIMAX)}")
         self.k, self.lr, self.temperature, self.minimax = float(k), lr, float(temperature), minimax
@@ -148,7 +154,8 @@ class AnomalyTransformer(BaseEmbedder):
         self._base_lr = 0.0
 
     def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, list, list]:
-        """h ``[B, L, d_model]``, the reconstruction ``[B, L, D]`` and each layer's series / prior maps."""
+        """h ``[B, L, d_model]``, the reconstruction ``[B, L, D]`` and each layer's series / prior
+        maps."""
         z = self.embedding(x)
         series, prior = [], []
         for layer in self.layers:
@@ -161,13 +168,16 @@ class AnomalyTransformer(BaseEmbedder):
     def minimax_losses(
         self, x: torch.Tensor, recon: torch.Tensor, series: list, prior: list
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(rec - k * series_loss, rec + k * prior_loss)`` with the other side detached in each."""
+        """``(rec - k * series_loss, rec + k * prior_loss)`` with the other side detached in
+        each."""
         rec = F.mse_loss(recon, x)
         series_loss, prior_loss = discrepancy_losses(series, prior)
         return rec - self.k * series_loss, rec + self.k * prior_loss
 
     @torch.no_grad()
-    def _score(self, x: torch.Tensor, recon: torch.Tensor, series: list, prior: list) -> torch.Tensor:
+    def _score(
+        self, x: torch.Tensor, recon: torch.Tensor, series: list, prior: list
+    ) -> torch.Tensor:
         error = (x - recon).pow(2).mean(dim=-1)
         return discrepancy_score(step_discrepancy(series, prior), self.temperature) * error
 
@@ -180,8 +190,8 @@ class AnomalyTransformer(BaseEmbedder):
     def configure_optimizers(
         self, head_params: Iterable[nn.Parameter], *, lr: float, weight_decay: float
     ) -> list[torch.optim.Optimizer]:
-        """One Adam: the model at its own rate (1e-4; ``lr=None``: the detector's), halved after each
-        epoch by :meth:`on_epoch_end`, and the head at the detector's rate."""
+        """One Adam: the model at its own rate (1e-4; ``lr=None``: the detector's), halved after
+        each epoch by :meth:`on_epoch_end`, and the head at the detector's rate."""
         self._base_lr = self.lr if self.lr is not None else lr
         optimizer = torch.optim.Adam(
             adam_groups(self.parameters(), head_params, weight_decay, head_lr=lr), lr=self._base_lr

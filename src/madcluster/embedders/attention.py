@@ -24,13 +24,19 @@ SCORE_TEMPERATURE = 50.0  # both official codes' temperature in the per-step sco
 
 
 def sinusoidal_positions(
-    length: int, d_model: int, *, device: torch.device | None = None, dtype: torch.dtype = torch.float32
+    length: int,
+    d_model: int,
+    *,
+    device: torch.device | None = None,
+    dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
     """The Transformer's sinusoidal position encoding ``[length, d_model]`` (sin on even, cos on odd
-    dimensions). Made per call on the caller's device: it is cheap and needs no buffer or max length."""
+    dimensions). Made per call on the caller's device: it is cheap and needs no buffer or max
+    length."""
     pos = torch.arange(length, device=device, dtype=torch.float32)[:, None]
     rate = torch.exp(
-        torch.arange(0, d_model, 2, device=device, dtype=torch.float32) * (-math.log(10000.0) / d_model)
+        torch.arange(0, d_model, 2, device=device, dtype=torch.float32)
+        * (-math.log(10000.0) / d_model)
     )
     pe = torch.zeros(length, d_model, device=device, dtype=torch.float32)
     pe[:, 0::2] = torch.sin(pos * rate)
@@ -47,27 +53,34 @@ class DataEmbedding(nn.Module):
     def __init__(self, c_in: int, d_model: int) -> None:
         super().__init__()
         if c_in < 1 or d_model < 2:
-            raise ParameterError(f"DataEmbedding needs c_in >= 1 and d_model >= 2 (got {c_in}, {d_model})")
+            raise ParameterError(
+                f"DataEmbedding needs c_in >= 1 and d_model >= 2 (got {c_in}, {d_model})"
+            )
         self.conv = nn.Conv1d(c_in, d_model, 3, padding=1, padding_mode="circular", bias=False)
         nn.init.kaiming_normal_(self.conv.weight, mode="fan_in", nonlinearity="leaky_relu")
         self.d_model = d_model
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         tokens = self.conv(x.transpose(1, 2)).transpose(1, 2)
-        return tokens + sinusoidal_positions(x.shape[1], self.d_model, device=x.device, dtype=tokens.dtype)
+        return tokens + sinusoidal_positions(
+            x.shape[1], self.d_model, device=x.device, dtype=tokens.dtype
+        )
 
     # The embedding is linear in x: ``forward(x) = [unfold(x), I_T] @ basis(T)``. A bilinear form
     # of the embedded tokens (DCdetector's ``x Wq^T Wk x'^T``) can then be taken in the small space
     # of 3 * c_in + T coordinates instead of d_model.
     def unfold(self, x: torch.Tensor) -> torch.Tensor:
-        """``[B, T, c_in] -> [B, T, 3 c_in]``: each step with its circular neighbours ``(t-1, t, t+1)``."""
+        """``[B, T, c_in] -> [B, T, 3 c_in]``: each step with its circular neighbours
+        ``(t-1, t, t+1)``."""
         return torch.cat([torch.roll(x, 1, dims=1), x, torch.roll(x, -1, dims=1)], dim=-1)
 
     def basis(self, length: int) -> torch.Tensor:
         """``[3 c_in + length, d_model]``: the conv weight as a matrix over :meth:`unfold`'s
         coordinates, then the position encoding, one row per step."""
         weight = self.conv.weight.permute(2, 1, 0).reshape(-1, self.d_model)  # [k * c_in + i, out]
-        positions = sinusoidal_positions(length, self.d_model, device=weight.device, dtype=weight.dtype)
+        positions = sinusoidal_positions(
+            length, self.d_model, device=weight.device, dtype=weight.dtype
+        )
         return torch.cat([weight, positions], dim=0)
 
 
@@ -97,7 +110,8 @@ def discrepancy_losses(
     """The two stop-gradient halves of the minimax / contrastive objective, each averaged over
     layers (or patch scales) and over ``B, L``:
 
-    - ``series_loss`` = mean symKL(series, prior.detach()): its gradient reaches the series side only;
+    - ``series_loss`` = mean symKL(series, prior.detach()): its gradient reaches the series side
+      only;
     - ``prior_loss`` = mean symKL(prior, series.detach()): its gradient reaches the prior side only.
 
     Both have the same value; only where their gradients go differs (the Anomaly Transformer's
@@ -133,4 +147,3 @@ def discrepancy_score(
     per step (averaging it over L gives the constant 1/L of the released MADCluster code)."""
     sign = 1.0 if larger_is_anomalous else -1.0
     return torch.softmax(sign * temperature * discrepancy, dim=-1)
-

@@ -18,7 +18,8 @@ says whether h_t depends only on steps <= t (scoring then keeps, for each point,
 position with the most history); ``window_dependent`` whether the constructor takes
 ``window_size`` (the estimator passes its own); ``default_roughness_window`` the roughness channels
 the estimator adds by default; ``paper_params`` the settings ``MADCluster.from_preset("paper")``
-pins; ``size_options`` maps constructor arguments to the command line's size flags. A plain ``nn.Module`` returning ``h`` is adapted by
+pins; ``size_options`` maps constructor arguments to the command line's size flags. A plain
+``nn.Module`` returning ``h`` is adapted by
 :class:`ModuleEmbedder`.
 """
 
@@ -60,7 +61,8 @@ Objective = Callable[[EmbedderOutput], "torch.Tensor"]
 
 
 class BaseEmbedder(nn.Module):
-    """Base class of every Base Embedder. Subclasses set ``out_features`` and implement ``forward``."""
+    """Base class of every Base Embedder. Subclasses set ``out_features`` and implement
+    ``forward``."""
 
     out_features: int
     causal: ClassVar[bool] = False
@@ -75,9 +77,13 @@ class BaseEmbedder(nn.Module):
     def configure_optimizers(
         self, head_params: Iterable[nn.Parameter], *, lr: float, weight_decay: float
     ) -> list[torch.optim.Optimizer]:
-        """One Adam over embedder and head; weight decay (lambda * Omega(W)) on the embedder only."""
+        """One Adam over embedder and head; weight decay (lambda * Omega(W)) on the embedder
+        only."""
         groups = [
-            {"params": [p for p in self.parameters() if p.requires_grad], "weight_decay": weight_decay},
+            {
+                "params": [p for p in self.parameters() if p.requires_grad],
+                "weight_decay": weight_decay,
+            },
             {"params": [p for p in head_params if p.requires_grad], "weight_decay": 0.0},
         ]
         return [torch.optim.Adam(groups, lr=lr)]
@@ -110,7 +116,8 @@ class BaseEmbedder(nn.Module):
 
 
 class ModuleEmbedder(BaseEmbedder):
-    """Adapts a user's ``nn.Module`` whose ``forward(x)`` returns ``h [B, L, f]`` (or an EmbedderOutput)."""
+    """Adapts a user's ``nn.Module`` whose ``forward(x)`` returns ``h [B, L, f]`` (or an
+    EmbedderOutput)."""
 
     def __init__(self, module: nn.Module, out_features: int) -> None:
         super().__init__()

@@ -11,12 +11,12 @@ t = n * p + j at patch n, position j:
   attention among positions ``[p, p]``.
 
 Attention keeps only ``softmax(QK^T / sqrt(E))`` (no values: nothing is reconstructed); each of
-the ``n_layers`` layers has its own Q and K projections, shared by both branches and all patch sizes,
-and, as in the official code, every layer reads the same embedded tokens (they are not stacked).
-Both maps are brought to ``[L, L]``: patch-wise ``A[t, s] = A_pw[t // p, s // p] / p`` and in-patch
-``A[t, s] = A_ip[t % p, s % p] / N``, so both rows sum to 1 and both views use the same step <->
-(patch, position) map (as we read the official code, its upsampled patch-wise rows sum to p, and
-its in-patch reshape groups contiguous runs of N steps while its upsampling tiles by t % p).
+the ``n_layers`` layers has its own Q and K projections, shared by both branches and all patch
+sizes, and, as in the official code, every layer reads the same embedded tokens (they are not
+stacked). Both maps are brought to ``[L, L]``: patch-wise ``A[t, s] = A_pw[t // p, s // p] / p`` and
+in-patch ``A[t, s] = A_ip[t % p, s % p] / N``, so both rows sum to 1 and both views use the same
+step <-> (patch, position) map (as we read the official code, its upsampled patch-wise rows sum to
+p, and its in-patch reshape groups contiguous runs of N steps while its upsampling tiles by t % p).
 Channels are averaged **before** upsampling (the same result as after, both are linear), so the
 large ``[B * D, H, L, L]`` maps are never built: the maps are ``[B, H, L, L]``.
 
@@ -36,9 +36,9 @@ constant 1/L), from the discrepancy ``disc_t`` = sum over layers and patch sizes
 
 Known limitation: with both maps brought to ``[L, L]`` as above, step t's discrepancy splits into
 how peaked its patch's patch-wise row and its position's in-patch row are (each a symKL to the
-uniform row), which a single outlying value moves for every step, and the temperature-50 softmax puts
-nearly all of a window's mass on one step: neither score reliably ranks an injected spike above the
-other steps of its window.
+uniform row), which a single outlying value moves for every step, and the temperature-50 softmax
+puts nearly all of a window's mass on one step: neither score reliably ranks an injected spike above
+the other steps of its window.
 
 **h is the input DataEmbedding of the normalised window, ``[B, L, d_model]``**, as the MADCluster
 authors attach: it feeds no attention map, so only MADCluster's loss trains it (the official
@@ -126,8 +126,9 @@ class DualAttentionLayer(nn.Module):
 
         ``q_t . k_s = x_t Wq^T Wk x_s^T + (Wk^T b_q) . x_s`` plus terms constant along a row, which
         cancel in the softmax; with ``x = v Z`` that is ``v_t (Z M Z^T) v_s^T + (Z Wk^T b_q) . v_s``
-        (M = Wq^T Wk). w = 3 c + T is 6 + 50 for the patch-wise tokens of p = 2 against d_model = 256,
-        so no ``[B * D, T, d_model]`` tensor is made: at B = 128, D = 55 the largest was 0.36 GB.
+        (M = Wq^T Wk). w = 3 c + T is 6 + 50 for the patch-wise tokens of p = 2 against d_model =
+        256, so no ``[B * D, T, d_model]`` tensor is made: at B = 128, D = 55 the largest was 0.36
+        GB.
         """
         if self.n_heads != 1:
             raise ParameterError("attend_linear needs one head")
@@ -171,14 +172,18 @@ class DCdetector(BaseEmbedder):
     ) -> None:
         super().__init__()
         if min(n_features, d_model, n_heads, n_layers) < 1:
-            raise ParameterError("DCdetector needs positive n_features, d_model, n_heads and n_layers")
+            raise ParameterError(
+                "DCdetector needs positive n_features, d_model, n_heads and n_layers"
+            )
         if score not in SCORES:
             raise ParameterError(f"unknown score {score!r}; choose one of {', '.join(SCORES)}")
         self.patch_sizes = check_patch_sizes(patch_sizes, window_size)
         self.score_kind = score
         self.window_size, self.temperature = window_size, float(temperature)
         self.embedding = DataEmbedding(n_features, d_model)  # h
-        self.patch_wise_embedding = nn.ModuleList(DataEmbedding(p, d_model) for p in self.patch_sizes)
+        self.patch_wise_embedding = nn.ModuleList(
+            DataEmbedding(p, d_model) for p in self.patch_sizes
+        )
         self.in_patch_embedding = nn.ModuleList(
             DataEmbedding(window_size // p, d_model) for p in self.patch_sizes
         )
@@ -188,12 +193,15 @@ class DCdetector(BaseEmbedder):
     def associations(
         self, x: torch.Tensor, explicit: bool = False
     ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-        """Patch-wise ("series") and in-patch ("prior") maps ``[B, H, L, L]``, one pair per layer and
-        patch size, averaged over channels. One head takes :meth:`DualAttentionLayer.attend_linear`
-        unless ``explicit`` (embed the tokens, then Q and K: the reference, and the multi-head path)."""
+        """Patch-wise ("series") and in-patch ("prior") maps ``[B, H, L, L]``, one pair per layer
+        and patch size, averaged over channels. One head takes
+        :meth:`DualAttentionLayer.attend_linear` unless ``explicit`` (embed the tokens, then Q and
+        K: the reference, and the multi-head path)."""
         b, length, d = x.shape
         if length != self.window_size:
-            raise ParameterError(f"DCdetector was built for windows of {self.window_size} steps, got {length}")
+            raise ParameterError(
+                f"DCdetector was built for windows of {self.window_size} steps, got {length}"
+            )
         univariate = x.transpose(1, 2).reshape(b * d, length)  # channel independence
         sets = []  # (embedding, raw tokens [B * D, T, c])
         for p, embed_pw, embed_ip in zip(

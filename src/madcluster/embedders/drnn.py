@@ -21,7 +21,8 @@ CELLS = {"gru": nn.GRU, "lstm": nn.LSTM, "rnn": nn.RNN}
 
 
 def dilate(rnn: nn.Module, x: torch.Tensor, dilation: int) -> torch.Tensor:
-    """Run ``rnn`` (batch_first) over ``x [B, L, C]`` with the given dilation; returns ``[B, L, H]``."""
+    """Run ``rnn`` (batch_first) over ``x [B, L, C]`` with the given dilation; returns
+    ``[B, L, H]``."""
     if dilation == 1:
         return rnn(x)[0]
     batch, length, channels = x.shape
@@ -29,10 +30,18 @@ def dilate(rnn: nn.Module, x: torch.Tensor, dilation: int) -> torch.Tensor:
     if pad:  # pad at the end: the RNN is causal, so real steps never see the padding
         x = F.pad(x, (0, 0, 0, pad))
     steps = (length + pad) // dilation
-    folded = x.reshape(batch, steps, dilation, channels).transpose(1, 2).reshape(batch * dilation, steps, channels)
+    folded = (
+        x.reshape(batch, steps, dilation, channels)
+        .transpose(1, 2)
+        .reshape(batch * dilation, steps, channels)
+    )
     out = rnn(folded)[0]
     hidden = out.shape[-1]
-    out = out.reshape(batch, dilation, steps, hidden).transpose(1, 2).reshape(batch, steps * dilation, hidden)
+    out = (
+        out.reshape(batch, dilation, steps, hidden)
+        .transpose(1, 2)
+        .reshape(batch, steps * dilation, hidden)
+    )
     return out[:, :length]
 
 
@@ -49,15 +58,17 @@ class DilatedRNN(BaseEmbedder):
     because they lowered the ROC-AUC of the synthetic suite and MSL's VUS-PR (the measurements are
     with the benchmark results):
     ``bias=False`` removes the RNN biases (DeepSVDD's remedy, Ruff et al. 2018, Prop. 2: a network
-    with biases can map every input onto c); it keeps q more spread, but ranked worse. ``auxiliary="next-step"`` adds a linear map from h_t to x_{t+1}: its mean squared error
-    becomes the D-RNN's own loss and its per-step error its own score, as a base detector's would
-    be; the prediction loss and the distance loss then compete for h.
+    with biases can map every input onto c); it keeps q more spread, but ranked worse.
+    ``auxiliary="next-step"`` adds a linear map from h_t to x_{t+1}: its mean squared error becomes
+    the D-RNN's own loss and its per-step error its own score, as a base detector's would be; the
+    prediction loss and the distance loss then compete for h.
     """
 
     causal = True
     # the roughness channels the estimator adds by default (measured: the README's method table)
     default_roughness_window = 3
-    paper_params: ClassVar[dict[str, Any]] = {"auxiliary": "none", "bias": True}  # the paper's D-RNN (= the defaults, pinned)
+    # the paper's D-RNN (= the defaults, pinned)
+    paper_params: ClassVar[dict[str, Any]] = {"auxiliary": "none", "bias": True}
     size_options: ClassVar[dict[str, str]] = {"hidden_size": "hidden_size", "n_layers": "layers"}
 
     def __init__(
@@ -74,12 +85,16 @@ class DilatedRNN(BaseEmbedder):
         if cell not in CELLS:
             raise ParameterError(f"unknown cell {cell!r}; choose one of {', '.join(CELLS)}")
         if auxiliary not in AUXILIARY:
-            raise ParameterError(f"unknown auxiliary {auxiliary!r}; choose one of {', '.join(AUXILIARY)}")
+            raise ParameterError(
+                f"unknown auxiliary {auxiliary!r}; choose one of {', '.join(AUXILIARY)}"
+            )
         if n_layers < 1 or hidden_size < 1:
             raise ParameterError("n_layers and hidden_size must be >= 1")
         self.dilations = [2**i for i in range(n_layers)]
         self.layers = nn.ModuleList(
-            CELLS[cell](n_features if i == 0 else hidden_size, hidden_size, batch_first=True, bias=bias)
+            CELLS[cell](
+                n_features if i == 0 else hidden_size, hidden_size, batch_first=True, bias=bias
+            )
             for i in range(n_layers)
         )
         self.auxiliary = auxiliary

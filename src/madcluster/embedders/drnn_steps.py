@@ -65,7 +65,9 @@ class DilatedRNNSteps:
             return
         local = np.asarray(self.starts) - first_step
         rows = rows.to(self.dtype)
-        batch = gather_windows(pad_for_windows(rows, local, self.window_size), local, self.window_size)
+        batch = gather_windows(
+            pad_for_windows(rows, local, self.window_size), local, self.window_size
+        )
         n_open = len(batch)
         if n_open < self.min_batch:
             batch = torch.cat([batch, batch[-1:].expand(self.min_batch - n_open, *batch.shape[1:])])
@@ -87,7 +89,9 @@ class DilatedRNNSteps:
         index = torch.arange(n_open, device=self.device)
         positions = torch.as_tensor([step - start for start in self.starts], device=self.device)
         h = row.to(self.dtype).reshape(1, 1, -1).expand(n_open, 1, row.shape[-1])
-        for layer, dilation, states in zip(self.embedder.layers, self.embedder.dilations, self.states):
+        for layer, dilation, states in zip(
+            self.embedder.layers, self.embedder.dilations, self.states
+        ):
             slots = positions % dilation
             hidden = states[index, slots]  # [W, H]: the sub-sequence's state before this step
             h = self._step(layer, h, hidden)
@@ -121,5 +125,12 @@ class DilatedRNNSteps:
         if step % self.stride == 0:
             hidden = self.embedder.out_features
             self.starts.append(step)
-            fresh = [torch.zeros(1, d, hidden, device=self.device, dtype=self.dtype) for d in self.embedder.dilations]
-            self.states = fresh if len(self.states) == 0 else [torch.cat([s, f]) for s, f in zip(self.states, fresh)]
+            fresh = [
+                torch.zeros(1, d, hidden, device=self.device, dtype=self.dtype)
+                for d in self.embedder.dilations
+            ]
+            self.states = (
+                fresh
+                if len(self.states) == 0
+                else [torch.cat([s, f]) for s, f in zip(self.states, fresh)]
+            )

@@ -47,7 +47,9 @@ class ImageEmbedder(BaseEmbedder):
     layout: str = "channels"
     feature_shape: tuple[int, int, int]  # (C', h', w') of the map that becomes h
 
-    def set_feature_shape(self, channels: int, height: int, width: int, layout: str, detach_h: bool = False) -> None:
+    def set_feature_shape(
+        self, channels: int, height: int, width: int, layout: str, detach_h: bool = False
+    ) -> None:
         """Declare the map that becomes h; ``detach_h`` stops MADCluster's gradient at h (the head
         then learns on the base model's features without changing them)."""
         self.layout = check_layout(layout)
@@ -57,8 +59,8 @@ class ImageEmbedder(BaseEmbedder):
         self.register_buffer("h_scale", torch.ones(()))
 
     def to_sequence(self, features: torch.Tensor) -> torch.Tensor:
-        """``[B, C', h', w']`` -> ``h``: ``[B, C', h' w']`` (channels) or ``[B, h' w', C']`` (pixels),
-        divided by the fixed scale ``h_scale``."""
+        """``[B, C', h', w']`` -> ``h``: ``[B, C', h' w']`` (channels) or ``[B, h' w', C']``
+        (pixels), divided by the fixed scale ``h_scale``."""
         flat = (features.detach() if self.detach_h else features).flatten(2) / self.h_scale
         return flat if self.layout == "channels" else flat.transpose(1, 2)
 
@@ -81,7 +83,8 @@ class ImageEmbedder(BaseEmbedder):
         self.train(was_training)
 
     def head_map(self, terms: torch.Tensor) -> torch.Tensor | None:
-        """Per-step head terms ``[B, L]`` as a spatial map ``[B, h', w']`` (pixels layout), else None."""
+        """Per-step head terms ``[B, L]`` as a spatial map ``[B, h', w']`` (pixels layout), else
+        None."""
         if self.layout != "pixels":
             return None
         _, height, width = self.feature_shape
@@ -89,7 +92,8 @@ class ImageEmbedder(BaseEmbedder):
 
 
 def gaussian_blur(maps: torch.Tensor, sigma: float) -> torch.Tensor:
-    """Separable Gaussian smoothing of ``[B, H, W]`` maps (reflect padding); sigma <= 0: unchanged."""
+    """Separable Gaussian smoothing of ``[B, H, W]`` maps (reflect padding); sigma <= 0:
+    unchanged."""
     if sigma <= 0:
         return maps
     radius = max(1, round(3 * sigma))
@@ -99,7 +103,9 @@ def gaussian_blur(maps: torch.Tensor, sigma: float) -> torch.Tensor:
     x = maps[:, None]
     pad = min(radius, maps.shape[-1] - 1, maps.shape[-2] - 1)
     if pad < radius:  # maps smaller than the kernel: truncate it
-        kernel = kernel[radius - pad : radius + pad + 1] / kernel[radius - pad : radius + pad + 1].sum()
+        kernel = (
+            kernel[radius - pad : radius + pad + 1] / kernel[radius - pad : radius + pad + 1].sum()
+        )
     x = torch.nn.functional.pad(x, (pad, pad, 0, 0), mode="reflect")
     x = torch.nn.functional.conv2d(x, kernel.view(1, 1, 1, -1))
     x = torch.nn.functional.pad(x, (0, 0, pad, pad), mode="reflect")
@@ -108,13 +114,22 @@ def gaussian_blur(maps: torch.Tensor, sigma: float) -> torch.Tensor:
 
 
 @torch.no_grad()
-def calibrate_batch_norm(module: nn.Module, batches: Callable[[], Iterable[torch.Tensor]], *,
-                         trainable_only: bool, run: Callable[[torch.Tensor], object] | None = None) -> None:
+def calibrate_batch_norm(
+    module: nn.Module,
+    batches: Callable[[], Iterable[torch.Tensor]],
+    *,
+    trainable_only: bool,
+    run: Callable[[torch.Tensor], object] | None = None,
+) -> None:
     """Set the running statistics of ``module``'s batch norms to their average over one pass of
     ``batches`` (``run(x)``, default ``module(x)``, in train mode); ``trainable_only`` skips frozen
     ones. ``module`` is left in eval mode."""
-    norms = [m for m in module.modules() if isinstance(m, nn.BatchNorm2d)
-             and (not trainable_only or any(p.requires_grad for p in m.parameters()))]
+    norms = [
+        m
+        for m in module.modules()
+        if isinstance(m, nn.BatchNorm2d)
+        and (not trainable_only or any(p.requires_grad for p in m.parameters()))
+    ]
     if not norms:
         return
     momenta = [m.momentum for m in norms]

@@ -127,7 +127,9 @@ class OmniAnomaly(BaseEmbedder):
 
     def prior_log_prob(self, z: torch.Tensor) -> torch.Tensor:
         """log p(z_t | z_{t-1}) of the linear-Gaussian state space, per step ``[N, L]``."""
-        mean = torch.cat([torch.zeros_like(z[:, :1]), torch.matmul(z[:, :-1], self.transition.T)], dim=1)
+        mean = torch.cat(
+            [torch.zeros_like(z[:, :1]), torch.matmul(z[:, :-1], self.transition.T)], dim=1
+        )
         std = torch.cat(
             [torch.ones_like(z[:, :1]), positive_std(self.transition_std).expand_as(z[:, 1:])],
             dim=1,

@@ -11,7 +11,8 @@ template of normal latents.
   subtracted, per image) and every 1 x 1 weight is divided by ``|det W|^(1/C)``, so the flow keeps
   volume exactly and needs no log-determinant term: it cannot shrink every latent onto the template;
 - loss: the squared difference of the latents of the images in a batch, level by level (the
-  paper's pairwise latent difference, taken against the batch mean, which is the same up to a factor);
+  paper's pairwise latent difference, taken against the batch mean, which is the same up to a
+  factor);
 - score: the anomaly map, sum over levels of the channel-mean squared difference between the latent
   and the template (a running mean of training latents, kept like batch-norm statistics), upsampled
   to the input size; the image score is its maximum (taken by the image detector);
@@ -58,7 +59,8 @@ class VolumeNormConv(nn.Module):
 
 
 class CrossLevelCoupling(nn.Module):
-    """Affine coupling of one pyramid level conditioned on another, with a volume-normalised scale."""
+    """Affine coupling of one pyramid level conditioned on another, with a volume-normalised
+    scale."""
 
     def __init__(self, channels: int, hidden: int, clamp: float = 2.0) -> None:
         super().__init__()
@@ -66,9 +68,13 @@ class CrossLevelCoupling(nn.Module):
         last = nn.Conv2d(hidden, 2 * channels, 3, padding=1)
         nn.init.zeros_(last.weight)  # starts as the identity
         nn.init.zeros_(last.bias)
-        self.net = nn.Sequential(nn.Conv2d(channels, hidden, 3, padding=1), nn.ReLU(inplace=True), last)
+        self.net = nn.Sequential(
+            nn.Conv2d(channels, hidden, 3, padding=1), nn.ReLU(inplace=True), last
+        )
 
-    def scale_shift(self, cond: torch.Tensor, size: torch.Size) -> tuple[torch.Tensor, torch.Tensor]:
+    def scale_shift(
+        self, cond: torch.Tensor, size: torch.Size
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         s, t = self.net(_resize(cond, size)).chunk(2, dim=1)
         s = self.clamp * torch.tanh(s / self.clamp)
         return s - s.mean(dim=(1, 2, 3), keepdim=True), t  # sum of log-scales = 0: volume kept
@@ -83,7 +89,8 @@ class CrossLevelCoupling(nn.Module):
 
 
 class PyramidBlock(nn.Module):
-    """Per-level 1 x 1 mixing, then fine<-coarse and coarse<-fine couplings of each adjacent pair."""
+    """Per-level 1 x 1 mixing, then fine<-coarse and coarse<-fine couplings of each adjacent
+    pair."""
 
     def __init__(self, channels: int, levels: int, hidden: int) -> None:
         super().__init__()
@@ -131,19 +138,24 @@ class PyramidFlow(ImageEmbedder):
         if levels < 2:
             raise ParameterError(f"PyramidFlow needs at least 2 pyramid levels, got {levels}")
         if image_size % (2**levels):
-            raise ParameterError(f"image_size must be divisible by 2^levels = {2**levels}, got {image_size}")
+            raise ParameterError(
+                f"image_size must be divisible by 2^levels = {2**levels}, got {image_size}"
+            )
         self.levels = levels
         self.momentum = momentum
         channels = 4 * n_channels
         self.blocks = nn.ModuleList(PyramidBlock(channels, levels, hidden) for _ in range(blocks))
         side = image_size // 2
         for level in range(levels):
-            self.register_buffer(f"template{level}", torch.zeros(channels, side >> level, side >> level))
+            self.register_buffer(
+                f"template{level}", torch.zeros(channels, side >> level, side >> level)
+            )
         self.register_buffer("template_updates", torch.zeros((), dtype=torch.long))
         self.set_feature_shape(channels, side, side, layout, detach_h)
 
     def pyramid(self, x: torch.Tensor) -> list[torch.Tensor]:
-        """Pixel-unshuffle, then Laplacian bands (finest first; the last is the low-pass residual)."""
+        """Pixel-unshuffle, then Laplacian bands (finest first; the last is the low-pass
+        residual)."""
         g = F.pixel_unshuffle(x - 0.5, 2)
         bands = []
         for _ in range(self.levels - 1):
@@ -186,7 +198,12 @@ class PyramidFlow(ImageEmbedder):
         loss = sum(((z - ref) ** 2).mean() for z, ref in zip(zs, references))
         size = x.shape[-2:]
         maps = sum(
-            F.interpolate(((z - ref) ** 2).mean(dim=1, keepdim=True), size=size, mode="bilinear", align_corners=False)
+            F.interpolate(
+                ((z - ref) ** 2).mean(dim=1, keepdim=True),
+                size=size,
+                mode="bilinear",
+                align_corners=False,
+            )
             for z, ref in zip(zs, references)
         )[:, 0]
         return EmbedderOutput(h=self.to_sequence(zs[0]), loss=loss, score=maps.flatten(1))

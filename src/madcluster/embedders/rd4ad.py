@@ -38,24 +38,38 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
 def _conv_bn_relu(cin: int, cout: int, stride: int) -> list[nn.Module]:
-    return [nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+    return [
+        nn.Conv2d(cin, cout, 3, stride, 1, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True),
+    ]
 
 
-def _up_stage(block: type[nn.Module], cin: int, cout: int, blocks: int, width_per_group: int) -> nn.Sequential:
+def _up_stage(
+    block: type[nn.Module], cin: int, cout: int, blocks: int, width_per_group: int
+) -> nn.Sequential:
     """The student's mirror of a teacher stage: a stride-2 transposed conv, then residual blocks."""
     expansion = block.expansion  # type: ignore[attr-defined]
-    up = [nn.ConvTranspose2d(cin, cout, 2, 2, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
-    return nn.Sequential(*up, *make_stage(block, cout, cout // expansion, blocks, 1, width_per_group))
+    up = [
+        nn.ConvTranspose2d(cin, cout, 2, 2, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True),
+    ]
+    return nn.Sequential(
+        *up, *make_stage(block, cout, cout // expansion, blocks, 1, width_per_group)
+    )
 
 
 class RD4AD(ImageEmbedder):
     """Reverse distillation with a frozen teacher; see the module docstring.
 
     n_channels: input channels (1 grayscale, repeated to RGB for the teacher; 3 RGB).
-    image_size: input side (a multiple of 32). backbone: the teacher architecture (torchvision name).
+    image_size: input side (a multiple of 32). backbone: the teacher architecture (torchvision
+        name).
     weights: path of the teacher's torchvision ``state_dict``, loaded in :meth:`init_from_data`
         (None: random teacher). decoder_blocks: residual blocks per student stage.
-    sigma: smoothing of the map in pixels (None: 4 * image_size / 256). layout, detach_h: see image_base.
+    sigma: smoothing of the map in pixels (None: 4 * image_size / 256). layout, detach_h: see
+        image_base.
     """
 
     test_params: ClassVar[dict] = {"backbone": "resnet18", "image_size": 32}
@@ -73,9 +87,13 @@ class RD4AD(ImageEmbedder):
     ) -> None:
         super().__init__()
         if n_channels not in (1, 3):
-            raise DataError(f"RD4AD takes grayscale or RGB images (1 or 3 channels), got {n_channels}")
+            raise DataError(
+                f"RD4AD takes grayscale or RGB images (1 or 3 channels), got {n_channels}"
+            )
         if image_size % 32 or image_size < 32:
-            raise ParameterError(f"RD4AD needs an image_size that is a multiple of 32, got {image_size}")
+            raise ParameterError(
+                f"RD4AD needs an image_size that is a multiple of 32, got {image_size}"
+            )
         self.n_channels = n_channels
         self.weights = os.fspath(weights) if weights is not None else None
         self.sigma = 4.0 * image_size / 256 if sigma is None else float(sigma)
@@ -88,11 +106,13 @@ class RD4AD(ImageEmbedder):
         self.down1 = nn.Sequential(*_conv_bn_relu(c1, c2, 2), *_conv_bn_relu(c2, c3, 2))
         self.down2 = nn.Sequential(*_conv_bn_relu(c2, c3, 2))
         self.fuse = make_stage(block, 3 * c3, 512, 1, 2, width)
-        self.decoder = nn.ModuleList([
-            _up_stage(block, 512 * e, c3, decoder_blocks, width),
-            _up_stage(block, c3, c2, decoder_blocks, width),
-            _up_stage(block, c2, c1, decoder_blocks, width),
-        ])
+        self.decoder = nn.ModuleList(
+            [
+                _up_stage(block, 512 * e, c3, decoder_blocks, width),
+                _up_stage(block, c3, c2, decoder_blocks, width),
+                _up_stage(block, c2, c1, decoder_blocks, width),
+            ]
+        )
         self.set_feature_shape(512 * e, image_size // 32, image_size // 32, layout, detach_h)
 
     def train(self, mode: bool = True) -> RD4AD:
@@ -107,7 +127,12 @@ class RD4AD(ImageEmbedder):
         if self.weights is not None:
             load_torchvision_weights(self.teacher, self.weights)
         else:
-            calibrate_batch_norm(self.teacher, windows, trainable_only=False, run=lambda x: self.teacher(self.normalise(x)))
+            calibrate_batch_norm(
+                self.teacher,
+                windows,
+                trainable_only=False,
+                run=lambda x: self.teacher(self.normalise(x)),
+            )
         super().init_from_data(windows)
 
     @staticmethod
@@ -130,11 +155,17 @@ class RD4AD(ImageEmbedder):
             student.append(s)
         student = student[::-1]  # strides 4, 8, 16 as the teacher's
         loss = sum(
-            (1 - F.cosine_similarity(t.flatten(1), s.flatten(1), dim=1)).mean() for t, s in zip(teacher, student)
+            (1 - F.cosine_similarity(t.flatten(1), s.flatten(1), dim=1)).mean()
+            for t, s in zip(teacher, student)
         )
         size = x.shape[-2:]
         maps = sum(
-            F.interpolate((1 - F.cosine_similarity(t, s, dim=1))[:, None], size=size, mode="bilinear", align_corners=False)
+            F.interpolate(
+                (1 - F.cosine_similarity(t, s, dim=1))[:, None],
+                size=size,
+                mode="bilinear",
+                align_corners=False,
+            )
             for t, s in zip(teacher, student)
         )[:, 0]
         maps = gaussian_blur(maps, self.sigma)

@@ -31,7 +31,9 @@ def conv3x3(cin: int, cout: int, stride: int = 1) -> nn.Conv2d:
 class BasicBlock(nn.Module):
     expansion = 1
 
-    def __init__(self, inplanes: int, planes: int, stride: int = 1, width_per_group: int = 64) -> None:
+    def __init__(
+        self, inplanes: int, planes: int, stride: int = 1, width_per_group: int = 64
+    ) -> None:
         super().__init__()
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)
@@ -49,7 +51,9 @@ class BasicBlock(nn.Module):
 class Bottleneck(nn.Module):
     expansion = 4
 
-    def __init__(self, inplanes: int, planes: int, stride: int = 1, width_per_group: int = 64) -> None:
+    def __init__(
+        self, inplanes: int, planes: int, stride: int = 1, width_per_group: int = 64
+    ) -> None:
         super().__init__()
         width = planes * width_per_group // 64
         self.conv1 = nn.Conv2d(inplanes, width, 1, bias=False)
@@ -77,8 +81,14 @@ def _shortcut(cin: int, cout: int, stride: int) -> nn.Sequential | None:
 BLOCKS = {"basic": BasicBlock, "bottleneck": Bottleneck}
 
 
-def make_stage(block: type[nn.Module], inplanes: int, planes: int, blocks: int, stride: int,
-               width_per_group: int = 64) -> nn.Sequential:
+def make_stage(
+    block: type[nn.Module],
+    inplanes: int,
+    planes: int,
+    blocks: int,
+    stride: int,
+    width_per_group: int = 64,
+) -> nn.Sequential:
     """A ResNet stage: ``blocks`` residual blocks, the first one with ``stride``."""
     expansion = block.expansion  # type: ignore[attr-defined]
     layers = [block(inplanes, planes, stride, width_per_group)]
@@ -92,7 +102,9 @@ class ResNetEncoder(nn.Module):
     def __init__(self, architecture: str = "wide_resnet50_2") -> None:
         super().__init__()
         if architecture not in ARCHITECTURES:
-            raise ParameterError(f"unknown backbone {architecture!r}; choose one of {', '.join(ARCHITECTURES)}")
+            raise ParameterError(
+                f"unknown backbone {architecture!r}; choose one of {', '.join(ARCHITECTURES)}"
+            )
         kind, counts, width = ARCHITECTURES[architecture]
         block = BLOCKS[kind]
         self.block = block
@@ -117,8 +129,10 @@ def load_torchvision_weights(encoder: ResNetEncoder, path: str | os.PathLike) ->
     """Load a torchvision ResNet ``state_dict`` (``.pth``) into ``encoder``; ``layer4.*`` and
     ``fc.*`` are ignored, anything else missing or mis-shaped is a ``ModelFileError``."""
     if not os.path.isfile(path):
-        raise ModelFileError(f"teacher weights {os.fspath(path)!r} not found: pass the .pth of a torchvision "
-                             "ResNet, e.g. torch.save(wide_resnet50_2(weights='IMAGENET1K_V1').state_dict(), path)")
+        raise ModelFileError(
+            f"teacher weights {os.fspath(path)!r} not found: pass the .pth of a torchvision "
+            "ResNet, e.g. torch.save(wide_resnet50_2(weights='IMAGENET1K_V1').state_dict(), path)"
+        )
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - pickle/zip errors of any kind: name the file
@@ -131,4 +145,6 @@ def load_torchvision_weights(encoder: ResNetEncoder, path: str | os.PathLike) ->
     try:
         encoder.load_state_dict(used, strict=True)
     except RuntimeError as exc:
-        raise ModelFileError(f"{os.fspath(path)!r} does not match the teacher architecture: {exc}") from None
+        raise ModelFileError(
+            f"{os.fspath(path)!r} does not match the teacher architecture: {exc}"
+        ) from None

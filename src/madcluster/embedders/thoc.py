@@ -26,8 +26,8 @@ Objective: ``L_THOC + lambda_orth L_orth + lambda_TSS L_TSS`` with
 layer (in [0, 1], also the per-step score); ``L_orth = mean_l mean(C^l C^l^T - I)^2`` without
 normalising C, as the paper: it pins the centers near unit norm, where the cosine's gradient
 (~1/|c|) stays bounded even under weight decay; ``L_TSS = mean_l MSE(V^l f^l_t, x_{t+s})`` with
-s = 1 (next step, BASE_MODELS.md) or s = the layer's dilation (``tss_horizon="dilation"``, TimeSeAD's
-choice). Defaults lambda_orth = 1, lambda_TSS = 10 as TimeSeAD.
+s = 1 (next step, BASE_MODELS.md) or s = the layer's dilation (``tss_horizon="dilation"``,
+TimeSeAD's choice). Defaults lambda_orth = 1, lambda_TSS = 10 as TimeSeAD.
 
 Temperature: 100, times 2/3 every 5 epochs (``on_epoch_end``, computed from the epoch number so it
 is idempotent; a buffer, so it is saved and restored with the best state). With cosines in
@@ -72,14 +72,17 @@ def smooth_norm(a: torch.Tensor, keepdim: bool = False) -> torch.Tensor:
 
 
 def thoc_score(fbar: torch.Tensor, centers: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-    """``sum_k R_tk (1 - cos(fbar_tk, c_k)) / 2`` for ``fbar [..., K, H]``, ``r [..., K]`` -> ``[...]``."""
+    """``sum_k R_tk (1 - cos(fbar_tk, c_k)) / 2`` for ``fbar [..., K, H]``, ``r [..., K]`` ->
+    ``[...]``."""
     cos = (fbar * centers).sum(-1) / (smooth_norm(fbar) * smooth_norm(centers))
     return (r * 0.5 * (1.0 - cos)).sum(-1)
 
 
 def orthogonality_loss(centers: Iterable[torch.Tensor]) -> torch.Tensor:
     """``mean_l mean((C C^T - I)^2)``: 0 exactly when each layer's centers are orthonormal."""
-    terms = [(c @ c.T - torch.eye(len(c), device=c.device, dtype=c.dtype)).pow(2).mean() for c in centers]
+    terms = [
+        (c @ c.T - torch.eye(len(c), device=c.device, dtype=c.dtype)).pow(2).mean() for c in centers
+    ]
     return torch.stack(terms).mean()
 
 
@@ -117,7 +120,9 @@ def spherical_kmeans(points: torch.Tensor, k: int, iterations: int = 25) -> torc
         n_seeded += 1
     for _ in range(iterations):
         labels = (units @ centers[:n_seeded].T).argmax(dim=1)
-        sums = torch.zeros(n_seeded, dim, dtype=units.dtype, device=units.device).index_add_(0, labels, units)
+        sums = torch.zeros(n_seeded, dim, dtype=units.dtype, device=units.device).index_add_(
+            0, labels, units
+        )
         ok = sums.norm(dim=-1) > COS_EPS  # an empty cluster keeps its center
         updated = torch.where(ok[:, None], F.normalize(sums, dim=-1), centers[:n_seeded])
         if torch.equal(updated, centers[:n_seeded]):
@@ -127,7 +132,8 @@ def spherical_kmeans(points: torch.Tensor, k: int, iterations: int = 25) -> torc
 
 
 class THOC(BaseEmbedder):
-    """THOC with the project's dilated RNN; h = the top layer's output (see the module docstring)."""
+    """THOC with the project's dilated RNN; h = the top layer's output (see the module
+    docstring)."""
 
     causal = True
     window_dependent = True
@@ -150,9 +156,14 @@ class THOC(BaseEmbedder):
     ) -> None:
         super().__init__()
         if min(n_features, hidden_size, n_layers, n_centers, decay_every) < 1:
-            raise ParameterError("n_features, hidden_size, n_layers, n_centers and decay_every must be >= 1")
+            raise ParameterError(
+                "n_features, hidden_size, n_layers, n_centers and decay_every must be >= 1"
+            )
         if not temperature > 0 or not 0 < temperature_decay <= 1:
-            raise ParameterError(f"need temperature > 0 and temperature_decay in (0, 1], got {temperature}, {temperature_decay}")
+            raise ParameterError(
+                f"need temperature > 0 and temperature_decay in (0, 1], got {temperature}, "
+                f"{temperature_decay}"
+            )
         if lambda_orth < 0 or lambda_tss < 0:
             raise ParameterError("lambda_orth and lambda_tss must be >= 0")
         if lambda_orth > 0 and n_centers > hidden_size:
@@ -161,11 +172,16 @@ class THOC(BaseEmbedder):
                 "use n_centers <= hidden_size or lambda_orth=0"
             )
         if tss_horizon not in TSS_HORIZONS:
-            raise ParameterError(f"unknown tss_horizon {tss_horizon!r}; choose one of {', '.join(TSS_HORIZONS)}")
+            raise ParameterError(
+                f"unknown tss_horizon {tss_horizon!r}; choose one of {', '.join(TSS_HORIZONS)}"
+            )
         self.rnn = DilatedRNN(n_features, hidden_size=hidden_size, n_layers=n_layers, cell=cell)
         self.horizons = list(self.rnn.dilations) if tss_horizon == "dilation" else [1] * n_layers
         if window_size is not None and window_size <= max(self.horizons):
-            raise ParameterError(f"window_size must exceed the prediction horizon {max(self.horizons)}, got {window_size}")
+            raise ParameterError(
+                f"window_size must exceed the prediction horizon {max(self.horizons)}, got "
+                f"{window_size}"
+            )
         h = hidden_size
         self.centers = nn.ParameterList(
             nn.Parameter(F.normalize(torch.randn(n_centers, h), dim=-1)) for _ in range(n_layers)
@@ -174,7 +190,11 @@ class THOC(BaseEmbedder):
         self.join_prev = nn.ModuleList(nn.Linear(h, h) for _ in range(n_layers - 1))
         self.join_cur = nn.ModuleList(nn.Linear(h, h, bias=False) for _ in range(n_layers - 1))
         self.predictors = nn.ModuleList(nn.Linear(h, n_features) for _ in range(n_layers))
-        self.initial_temperature, self.temperature_decay, self.decay_every = temperature, temperature_decay, decay_every
+        self.initial_temperature, self.temperature_decay, self.decay_every = (
+            temperature,
+            temperature_decay,
+            decay_every,
+        )
         self.lambda_orth, self.lambda_tss = lambda_orth, lambda_tss
         self.register_buffer("temperature", torch.tensor(float(temperature)))
         self.out_features = hidden_size
@@ -197,7 +217,10 @@ class THOC(BaseEmbedder):
 
     def forward(self, x: torch.Tensor) -> EmbedderOutput:
         if x.shape[1] <= max(self.horizons):
-            raise ParameterError(f"windows of {x.shape[1]} steps are too short for the prediction horizon {max(self.horizons)}")
+            raise ParameterError(
+                f"windows of {x.shape[1]} steps are too short for the prediction horizon "
+                f"{max(self.horizons)}"
+            )
         layers = self.rnn.layer_outputs(x)
         r, fbar = x.new_ones(*x.shape[:2], 1), None
         for i, f in enumerate(layers):
@@ -222,7 +245,9 @@ class THOC(BaseEmbedder):
         sample: torch.Tensor | None = None
         keys: torch.Tensor | None = None
         for x in windows():
-            steps = torch.stack(self.rnn.layer_outputs(x), dim=-2).reshape(-1, len(self.centers), self.out_features)
+            steps = torch.stack(self.rnn.layer_outputs(x), dim=-2).reshape(
+                -1, len(self.centers), self.out_features
+            )
             new_keys = torch.rand(len(steps), device=steps.device)
             if sample is not None:
                 steps, new_keys = torch.cat([sample, steps]), torch.cat([keys, new_keys])
@@ -236,11 +261,15 @@ class THOC(BaseEmbedder):
         r, fbar = sample.new_ones(len(sample), 1), None
         for i in range(len(self.centers)):
             g = self._joined(i, sample[:, i], fbar)
-            self.centers[i].copy_(spherical_kmeans(g.reshape(-1, g.shape[-1]), len(self.centers[i])))
+            self.centers[i].copy_(
+                spherical_kmeans(g.reshape(-1, g.shape[-1]), len(self.centers[i]))
+            )
             r, fbar = self._assign(i, g, r)
 
     def on_epoch_end(self, epoch: int) -> None:
         """tau = 100 * (2/3) ** (epoch // 5) by default: the assignments slowly harden."""
         self.temperature.fill_(
-            temperature_at(epoch, self.initial_temperature, self.temperature_decay, self.decay_every)
+            temperature_at(
+                epoch, self.initial_temperature, self.temperature_decay, self.decay_every
+            )
         )

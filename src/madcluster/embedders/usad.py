@@ -87,7 +87,8 @@ class USAD(BaseEmbedder):
         self.scaler.fit(windows)
 
     def reconstruct(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """The flat scaled window and its reconstructions ``(x, z, w1, w2, w3)``, each ``[B, .]``."""
+        """The flat scaled window and its reconstructions ``(x, z, w1, w2, w3)``, each
+        ``[B, .]``."""
         flat = self.scaler(x).reshape(x.shape[0], -1)
         z = self.encoder(flat)
         w1 = self.decoder1(z)

@@ -29,9 +29,9 @@ the training series at fit time):
   "held at the mean" is no calmer than the anomaly).
 
 Chosen on seed 0 of ``benchmarks/studies/models/attribution.py`` among occlusion with the
-training mean or with a local median, raw or standardised, with and without the deviation term; reported on other seeds
-in ``benchmarks/results/attribution.md``. Models saved before the baseline existed explain with
-the raw occlusion drop.
+training mean or with a local median, raw or standardised, with and without the deviation term;
+reported on other seeds in ``benchmarks/results/attribution.md``. Models saved before the baseline
+existed explain with the raw occlusion drop.
 """
 
 from __future__ import annotations
@@ -88,13 +88,16 @@ def fit_baseline(
     max_steps: int = BASELINE_STEPS,
 ) -> np.ndarray:
     """``(4, len(groups))``: per channel, the mean and standard deviation (floored:
-    :func:`spread_with_floor`) of the occlusion drop, then of the input deviation, on the last ``max_steps`` rows of normal (training) model input.
+    :func:`spread_with_floor`) of the occlusion drop, then of the input deviation, on the last
+    ``max_steps`` rows of normal (training) model input.
 
     Costs ``len(groups) + 1`` scoring passes over at most ``max_steps`` rows, once, at fit time.
     """
     normal = np.asarray(inputs)[-max_steps:]
     terms = (occlusion_contributions(score, normal, groups), input_deviation(normal, groups))
-    return np.stack([stat for term in terms for stat in (term.mean(axis=0), spread_with_floor(term))])
+    return np.stack(
+        [stat for term in terms for stat in (term.mean(axis=0), spread_with_floor(term))]
+    )
 
 
 def spread_with_floor(term: np.ndarray) -> np.ndarray:
@@ -106,7 +109,9 @@ def spread_with_floor(term: np.ndarray) -> np.ndarray:
     return np.maximum(spread, SPREAD_FLOOR * largest) if largest > 0 else np.ones_like(spread)
 
 
-def standardised_contributions(occlusion: np.ndarray, deviation: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+def standardised_contributions(
+    occlusion: np.ndarray, deviation: np.ndarray, baseline: np.ndarray
+) -> np.ndarray:
     """The occlusion drop's and the input deviation's z-scores against ``baseline``
     (:func:`fit_baseline`), summed: > 0 where a channel is more behind the score than it is on
     normal data."""
@@ -184,9 +189,9 @@ class AttributionBaseline:
 
 
 def explain(model: Any, X: Any, rows: Any = None) -> np.ndarray:
-    """Per-channel contributions to fitted ``model``'s score of ``X``, ``(T, D)`` (:meth:`MADCluster.explain
-    <madcluster.estimator.detector.MADCluster.explain>`); ``rows``: a boolean mask of the steps to
-    explain (the others are 0), scoring only the spans around them."""
+    """Per-channel contributions to fitted ``model``'s score of ``X``, ``(T, D)``
+    (:meth:`MADCluster.explain <madcluster.estimator.detector.MADCluster.explain>`); ``rows``: a
+    boolean mask of the steps to explain (the others are 0), scoring only the spans around them."""
     inputs = model.inputs.checked_input(X)
     groups = channel_groups(model.inputs.n_features, inputs.shape[1])
     baseline = model.attribution.values(model)
@@ -201,7 +206,9 @@ def explain(model: Any, X: Any, rows: Any = None) -> np.ndarray:
         return explain_span(inputs)
     mask = np.asarray(rows, dtype=bool)
     if mask.shape != (len(inputs),):
-        raise ParameterError(f"rows must be a boolean mask of the {len(inputs)} rows, got shape {mask.shape}")
+        raise ParameterError(
+            f"rows must be a boolean mask of the {len(inputs)} rows, got shape {mask.shape}"
+        )
     out = np.zeros((len(inputs), len(groups)))
     for start, end in spans_around(mask, model.grid.window_size, len(inputs)):
         out[start:end] = explain_span(inputs[start:end])

@@ -71,10 +71,12 @@ def _window_scores_class() -> type:
     from torch import nn
 
     class WindowScores(nn.Module):
-        """A fitted model's per-step window score as a pure tensor function (what the graph holds)."""
+        """A fitted model's per-step window score as a pure tensor function (what the graph
+        holds)."""
 
         def __init__(self, model: FittedModel, dtype: Any = None) -> None:
-            """``dtype``: the model's scoring dtype (default), or float32: the trained network as it is."""
+            """``dtype``: the model's scoring dtype (default), or float32: the trained network as it
+            is."""
             super().__init__()
             self.dtype = model.scoring_dtype if dtype is None else dtype
             self.net = model.scoring_net if self.dtype == model.scoring_dtype else model.net
@@ -104,7 +106,9 @@ def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True)
     try:
         import onnx
     except ImportError as exc:
-        raise ImportError(f"ONNX export needs the onnx extra: pip install \"madcluster[onnx]\" ({exc})") from None
+        raise ImportError(
+            f'ONNX export needs the onnx extra: pip install "madcluster[onnx]" ({exc})'
+        ) from None
     import torch
 
     from madcluster.estimator.onnx_rnn import unrolled
@@ -113,8 +117,14 @@ def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True)
     windows = torch.from_numpy(model_windows(detector, _probe_series(detector))[0][:8])
     dtype = detector.scoring_dtype
     report: dict[str, Any] = {
-        "input": "windows", "input_shape": ["batch", detector.grid.window_size, int(windows.shape[-1])], "output": "scores",
-        "dtype": None, "max_abs_diff": None, "max_rel_diff": None, "tolerance": None, "compared": None,
+        "input": "windows",
+        "input_shape": ["batch", detector.grid.window_size, int(windows.shape[-1])],
+        "output": "scores",
+        "dtype": None,
+        "max_abs_diff": None,
+        "max_rel_diff": None,
+        "tolerance": None,
+        "compared": None,
     }
     with atomic_path(path) as tmp:
         try:
@@ -124,11 +134,15 @@ def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True)
             with torch.no_grad(), warnings.catch_warnings():
                 warnings.simplefilter("ignore", category=torch.jit.TracerWarning)
                 warnings.filterwarnings("ignore", message=".*batch_size other than 1.*")
-                _write_graph(unrolled(_window_scores_class()(detector, dtype)).eval(), windows, tmp, dtype)
+                _write_graph(
+                    unrolled(_window_scores_class()(detector, dtype)).eval(), windows, tmp, dtype
+                )
                 missing = _missing_kernel(tmp) if dtype == torch.float64 else None
                 if missing is not None:  # e.g. Conv: onnxruntime has it in float32 only
                     dtype = torch.float32
-                    _write_graph(_window_scores_class()(detector, dtype).eval(), windows, tmp, dtype)
+                    _write_graph(
+                        _window_scores_class()(detector, dtype).eval(), windows, tmp, dtype
+                    )
                     report["why_float32"] = f"onnxruntime has no float64 kernel for {missing}"
             graph = onnx.load(str(tmp))
             entry = graph.metadata_props.add()
@@ -136,7 +150,8 @@ def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True)
             onnx.save(graph, str(tmp))
         except MADClusterError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the exporter fails in many ways; name the model and why
+        # the exporter fails in many ways; name the model and why
+        except Exception as exc:  # noqa: BLE001
             raise ExportError(f"{detector.name} does not export to ONNX: {_reason(exc)}") from None
         report["dtype"] = str(dtype).removeprefix("torch.")
         if check:
@@ -159,10 +174,14 @@ def model_windows(model: FittedModel, X: Any) -> tuple[np.ndarray, np.ndarray]:
     grid = model.grid
     series = torch.from_numpy(model.inputs.checked_input(X))
     if grid.causal:
-        starts = np.unique(causal_window_of(np.arange(len(series)), grid.window_size, grid.score_stride))
+        starts = np.unique(
+            causal_window_of(np.arange(len(series)), grid.window_size, grid.score_stride)
+        )
     else:
         starts = window_starts(len(series), grid.window_size, grid.score_stride)
-    windows = gather_windows(pad_for_windows(series, starts, grid.window_size), starts, grid.window_size)
+    windows = gather_windows(
+        pad_for_windows(series, starts, grid.window_size), starts, grid.window_size
+    )
     return windows.numpy(), starts
 
 
@@ -171,8 +190,14 @@ def _write_graph(module: Any, windows: Any, path: Any, dtype: Any) -> None:
 
     with _default_dtype(dtype):
         torch.onnx.export(
-            module, (windows,), str(path), input_names=["windows"], output_names=["scores"],
-            dynamic_axes={"windows": {0: "batch"}, "scores": {0: "batch"}}, opset_version=OPSET, dynamo=False,
+            module,
+            (windows,),
+            str(path),
+            input_names=["windows"],
+            output_names=["scores"],
+            dynamic_axes={"windows": {0: "batch"}, "scores": {0: "batch"}},
+            opset_version=OPSET,
+            dynamo=False,
         )
 
 
@@ -192,14 +217,18 @@ def _missing_kernel(path: Any) -> str | None:
     return None
 
 
-def check_export(detector: FittedModel, path: str | os.PathLike, graph_dtype: Any = None) -> dict[str, Any]:
+def check_export(
+    detector: FittedModel, path: str | os.PathLike, graph_dtype: Any = None
+) -> dict[str, Any]:
     """Compare the graph at ``path`` (computing in ``graph_dtype``, default the model's scoring
     dtype) with the model's torch scoring on 64 probe windows (every step); ``ExportError`` when a
     step differs by more than :data:`TOLERANCE`, else the numbers. A float32 graph of a float64
     model may also be :data:`FLOAT32_FACTOR` times as far as torch's own float32 network is."""
     import torch
 
-    windows = model_windows(detector, _probe_series(detector, 64 * detector.grid.window_size))[0][:64]
+    windows = model_windows(detector, _probe_series(detector, 64 * detector.grid.window_size))[0][
+        :64
+    ]
     got, expected = run_both(detector, path, windows)
     model_dtype = str(detector.scoring_dtype).removeprefix("torch.")
     dtype = model_dtype if graph_dtype is None else str(graph_dtype).removeprefix("torch.")
@@ -209,24 +238,36 @@ def check_export(detector: FittedModel, path: str | os.PathLike, graph_dtype: An
     tolerance = f"{atol:.0e} + {rtol:.0e} |score|"
     if dtype != model_dtype:
         with torch.no_grad():
-            own = _window_scores_class()(detector, torch.float32).eval()(torch.from_numpy(windows)).double().numpy()
+            own = (
+                _window_scores_class()(detector, torch.float32)
+                .eval()(torch.from_numpy(windows))
+                .double()
+                .numpy()
+            )
         gap = float(np.abs(own - expected).max())
         allowed = np.maximum(allowed, FLOAT32_FACTOR * gap)
         tolerance += f" or {FLOAT32_FACTOR:g} x torch float32's own {gap:.1e}"
-    compared = f"{expected.size} step scores of {len(windows)} probe windows, onnxruntime {dtype} vs torch {model_dtype}"
+    compared = (
+        f"{expected.size} step scores of {len(windows)} probe windows, onnxruntime {dtype} vs "
+        f"torch {model_dtype}"
+    )
     numbers = {
-        "max_abs_diff": float(diff.max()), "max_rel_diff": float((diff / np.maximum(np.abs(expected), 1.0)).max()),
-        "tolerance": tolerance, "compared": compared,
+        "max_abs_diff": float(diff.max()),
+        "max_rel_diff": float((diff / np.maximum(np.abs(expected), 1.0)).max()),
+        "tolerance": tolerance,
+        "compared": compared,
     }
     if np.any(diff > allowed):
         raise ExportError(
-            f"{detector.name}: onnxruntime scores differ from torch {model_dtype} by up to {diff.max():.2e}, over the "
-            f"tolerance {tolerance} ({compared}): not written"
+            f"{detector.name}: onnxruntime scores differ from torch {model_dtype} by up to "
+            f"{diff.max():.2e}, over the tolerance {tolerance} ({compared}): not written"
         )
     return numbers
 
 
-def run_both(model: FittedModel, path: str | os.PathLike, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def run_both(
+    model: FittedModel, path: str | os.PathLike, windows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-step scores of ``windows`` from onnxruntime (the graph at ``path``) and from torch
     (the fitted ``model``)."""
     import onnxruntime
@@ -236,13 +277,20 @@ def run_both(model: FittedModel, path: str | os.PathLike, windows: np.ndarray) -
     session = onnxruntime.InferenceSession(os.fspath(path), providers=["CPUExecutionProvider"])
     got = session.run(["scores"], {"windows": windows})[0].astype(np.float64)
     with torch.no_grad():
-        expected = _window_scores_class()(detector).eval()(torch.from_numpy(windows)).double().numpy()
+        expected = (
+            _window_scores_class()(detector).eval()(torch.from_numpy(windows)).double().numpy()
+        )
     return got, expected
 
 
 def scoring_metadata(detector: FittedModel) -> dict[str, Any]:
     """What turns rows into the graph's windows and its step scores into one score per row."""
-    table, names, grid, inputs = detector.warmup.quantiles, detector.inputs.feature_names, detector.grid, detector.inputs
+    table, names, grid, inputs = (
+        detector.warmup.quantiles,
+        detector.inputs.feature_names,
+        detector.grid,
+        detector.inputs,
+    )
     return {
         "version": METADATA_VERSION,
         "n_features": int(inputs.n_features),
@@ -270,8 +318,10 @@ def input_terms_metadata(detector: FittedModel) -> dict[str, Any]:
     combination = detector.combination
     if not combination.combines:
         return {}
-    arrays = {k: {"dtype": str(v.dtype), "shape": list(v.shape), "values": np.asarray(v).ravel().tolist()}
-              for k, v in combination_arrays(combination).items()}
+    arrays = {
+        k: {"dtype": str(v.dtype), "shape": list(v.shape), "values": np.asarray(v).ravel().tolist()}
+        for k, v in combination_arrays(combination).items()
+    }
     return {"combination": {**combination_record(combination), "arrays": arrays}}
 
 
@@ -294,20 +344,26 @@ def _probe_series(detector: FittedModel, n_rows: int | None = None) -> np.ndarra
     rng = np.random.default_rng(0)
     n = max(n_rows or 0, 2 * detector.grid.window_size)
     d, inputs = detector.inputs.n_features, detector.inputs
-    return (inputs.scaler_mean[:d] + inputs.scaler_scale[:d] * rng.standard_normal((n, d))).astype(np.float32)
+    return (inputs.scaler_mean[:d] + inputs.scaler_scale[:d] * rng.standard_normal((n, d))).astype(
+        np.float32
+    )
 
 
 def _reason(exc: Exception) -> str:
     """The exporter's error in one line, with the cause spelled out where we know it."""
     text = str(exc)
     if "Generator" in text:
-        return "its score draws Monte Carlo noise from a seeded torch.Generator, which an ONNX graph cannot hold"
+        return (
+            "its score draws Monte Carlo noise from a seeded torch.Generator, which an ONNX graph "
+            "cannot hold"
+        )
     return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
 
 
 __all__ = [
     "ExportError",
-    "WindowScores",  # noqa: F822 - built on first use by the module __getattr__ (no torch at import)
+    # built on first use by the module __getattr__ (no torch at import)
+    "WindowScores",  # noqa: F822
     "check_export",
     "export_onnx",
     "run_both",

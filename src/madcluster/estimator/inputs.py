@@ -31,8 +31,14 @@ class InputSpec:
     min_rows: int
 
     @classmethod
-    def fit(cls, data: np.ndarray, scaling: str, roughness_window: int,
-            feature_names: np.ndarray | None, min_rows: int) -> InputSpec:
+    def fit(
+        cls,
+        data: np.ndarray,
+        scaling: str,
+        roughness_window: int,
+        feature_names: np.ndarray | None,
+        min_rows: int,
+    ) -> InputSpec:
         """The input scaling (``scaling``: ``standard`` or ``minmax``) and the constant columns of
         checked training rows ``data``; a constant column is named in a warning once, here."""
         mean, scale = fit_input_scaler(data, scaling, roughness_window)

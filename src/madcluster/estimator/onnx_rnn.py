@@ -29,7 +29,9 @@ class UnrolledRNN(nn.Module):
     def __init__(self, rnn: nn.RNNBase) -> None:
         super().__init__()
         if rnn.bidirectional or getattr(rnn, "proj_size", 0):
-            raise MADClusterError(f"{type(rnn).__name__} with bidirectional or proj_size does not export in float64")
+            raise MADClusterError(
+                f"{type(rnn).__name__} with bidirectional or proj_size does not export in float64"
+            )
         if rnn.training and rnn.dropout:
             raise MADClusterError("a recurrent layer in training mode with dropout does not export")
         self.rnn = rnn
@@ -70,7 +72,9 @@ class UnrolledRNN(nn.Module):
         h_n = torch.stack(last_h)
         return out, ((h_n, torch.stack(last_c)) if lstm else h_n)
 
-    def _cell(self, gi: torch.Tensor, gh: torch.Tensor, h: torch.Tensor, c: torch.Tensor | None) -> tuple[torch.Tensor, Any]:
+    def _cell(
+        self, gi: torch.Tensor, gh: torch.Tensor, h: torch.Tensor, c: torch.Tensor | None
+    ) -> tuple[torch.Tensor, Any]:
         """One step from the input part ``gi`` and the recurrent part ``gh`` of the gates."""
         if self.kind == "GRU":  # r, z, n; n = tanh(W_in x + b_in + r * (W_hn h + b_hn))
             i_r, i_z, i_n = gi.chunk(3, dim=-1)
@@ -90,7 +94,9 @@ def unrolled(module: nn.Module) -> nn.Module:
     """A copy of ``module`` with every ``nn.GRU`` / ``nn.LSTM`` / ``nn.RNN`` inside wrapped in
     :class:`UnrolledRNN` (``module`` itself is left as it is)."""
     out = copy.deepcopy(module)
-    targets = [(name, child) for name, child in out.named_modules() if isinstance(child, nn.RNNBase)]
+    targets = [
+        (name, child) for name, child in out.named_modules() if isinstance(child, nn.RNNBase)
+    ]
     for name, child in targets:
         if not name:  # the module itself is a bare RNN: no embedder is
             return UnrolledRNN(child)

@@ -43,26 +43,41 @@ class OnnxScorer:
         try:
             import onnxruntime
         except ImportError as exc:
-            raise ImportError(f"scoring an ONNX file needs onnxruntime: pip install onnxruntime ({exc})") from None
+            raise ImportError(
+                f"scoring an ONNX file needs onnxruntime: pip install onnxruntime ({exc})"
+            ) from None
         self.path = Path(path)
         if not self.path.is_file():
             raise ModelFileError(f"ONNX file {str(self.path)!r} does not exist")
         try:
-            self.session = onnxruntime.InferenceSession(os.fspath(self.path), providers=["CPUExecutionProvider"])
+            self.session = onnxruntime.InferenceSession(
+                os.fspath(self.path), providers=["CPUExecutionProvider"]
+            )
         except Exception as exc:  # noqa: BLE001 - onnxruntime's errors are of its own types
-            raise ModelFileError(f"{str(self.path)!r} is not a readable ONNX file: {str(exc).splitlines()[0][:200]}") from None
+            raise ModelFileError(
+                f"{str(self.path)!r} is not a readable ONNX file: {str(exc).splitlines()[0][:200]}"
+            ) from None
         meta = self.session.get_modelmeta().custom_metadata_map.get(METADATA_KEY)
         if meta is None:
-            raise ModelFileError(f"{str(self.path)!r} has no {METADATA_KEY} metadata: export it again with `madcluster export`")
+            raise ModelFileError(
+                f"{str(self.path)!r} has no {METADATA_KEY} metadata: export it again with "
+                "`madcluster export`"
+            )
         self.metadata: dict[str, Any] = json.loads(meta)
         m = self.metadata
         self.window_size: int = m["window_size"]
         self.n_features_in_: int = m["n_features"]
-        self.feature_names_in_: np.ndarray | None = None if m["feature_names"] is None else np.asarray(m["feature_names"], dtype=object)
+        self.feature_names_in_: np.ndarray | None = (
+            None if m["feature_names"] is None else np.asarray(m["feature_names"], dtype=object)
+        )
         self.threshold_: float = m["threshold"]
         self._mean = np.asarray(m["scaler_mean"], dtype=np.float64)
         self._scale = np.asarray(m["scaler_scale"], dtype=np.float64)
-        self._table = None if m["warmup_quantiles"] is None else np.asarray(m["warmup_quantiles"], dtype=np.float64)
+        self._table = (
+            None
+            if m["warmup_quantiles"] is None
+            else np.asarray(m["warmup_quantiles"], dtype=np.float64)
+        )
         self._terms = _read_input_terms(m, self.path)
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -72,10 +87,19 @@ class OnnxScorer:
         from madcluster.data.validation import align_columns, check_series
 
         m = self.metadata
-        rows = check_series(align_columns(X, self.feature_names_in_, name="X"), min_length=self.window_size,
-                            n_features=self.n_features_in_, name="X")
-        rows = bound_constant_columns(rows, np.asarray(m["constant_columns"], dtype=np.int64), self._mean,
-                                      self.feature_names_in_, None)
+        rows = check_series(
+            align_columns(X, self.feature_names_in_, name="X"),
+            min_length=self.window_size,
+            n_features=self.n_features_in_,
+            name="X",
+        )
+        rows = bound_constant_columns(
+            rows,
+            np.asarray(m["constant_columns"], dtype=np.int64),
+            self._mean,
+            self.feature_names_in_,
+            None,
+        )
         series = model_input(rows, self._mean, self._scale, m["roughness_window"])
         if m["causal"]:
             scores, positions = self._causal_scores(series)
@@ -88,7 +112,10 @@ class OnnxScorer:
         if self._terms is not None:
             scores = self._terms.score(rows, scores)
         if not np.all(np.isfinite(scores)):
-            raise DataError("the model produced non-finite scores: the input may be far outside the training range")
+            raise DataError(
+                "the model produced non-finite scores: the input may be far outside the training "
+                "range"
+            )
         return scores
 
     def predict(self, X: Any) -> np.ndarray:
@@ -98,7 +125,10 @@ class OnnxScorer:
     def window_scores(self, windows: np.ndarray) -> np.ndarray:
         """The graph's step scores ``[N, L]`` of model-input ``windows [N, L, width]``."""
         parts = [
-            self.session.run(["scores"], {"windows": np.ascontiguousarray(windows[i : i + SCORING_BATCH], dtype=np.float32)})[0]
+            self.session.run(
+                ["scores"],
+                {"windows": np.ascontiguousarray(windows[i : i + SCORING_BATCH], dtype=np.float32)},
+            )[0]
             for i in range(0, len(windows), SCORING_BATCH)
         ]
         return np.concatenate(parts).astype(np.float64)
@@ -133,13 +163,23 @@ def _read_input_terms(meta: dict[str, Any], path: Path) -> Any:
     if entry is None:
         return None
     try:
-        arrays = {k: np.asarray(v["values"], dtype=v["dtype"]).reshape(v["shape"]) for k, v in entry["arrays"].items()}
+        arrays = {
+            k: np.asarray(v["values"], dtype=v["dtype"]).reshape(v["shape"])
+            for k, v in entry["arrays"].items()
+        }
         if "combination" not in meta:  # version 1
-            _, entry = format2_record(tuple(entry["names"]), entry["stats"], entry["weights"],
-                                      entry.get("smoothing", {}), arrays)  # before smoothing: none
+            _, entry = format2_record(
+                tuple(entry["names"]),
+                entry["stats"],
+                entry["weights"],
+                entry.get("smoothing", {}),
+                arrays,
+            )  # before smoothing: none
         return combination_from(entry, arrays)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ModelFileError(f"{str(path)!r}: its input terms metadata is unreadable ({exc}): export it again") from None
+        raise ModelFileError(
+            f"{str(path)!r}: its input terms metadata is unreadable ({exc}): export it again"
+        ) from None
 
 
 def _gather(series: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:

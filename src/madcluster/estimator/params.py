@@ -52,7 +52,9 @@ def _method(name: str) -> Param:
 
 #: name -> Param, in the estimator's signature order.
 MADCLUSTER_PARAMS: dict[str, Param] = {
-    "embedder": Param("drnn"),  # a registered name or an nn.Module; the registry names the known ones
+    "embedder": Param(
+        "drnn"
+    ),  # a registered name or an nn.Module; the registry names the known ones
     "embedder_params": Param(None),
     "window_size": positive_int(DEFAULT_WINDOW_SIZE),
     "stride": positive_int(1),
@@ -63,10 +65,23 @@ MADCLUSTER_PARAMS: dict[str, Param] = {
     "weight_decay": Param(1e-5, lambda v: is_number(v) and v >= 0, ">= 0"),
     "validation_size": fraction(0.2),
     "patience": positive_int(3),
-    **{name: _method(name) for name in (
-        "mode", "rho", "tau", "center_init", "nu_param", "distance_loss", "cluster_target", "cluster_kl",
-        "loss_combination", "score_type", "score_scaling", "center_warmup",
-    )},
+    **{
+        name: _method(name)
+        for name in (
+            "mode",
+            "rho",
+            "tau",
+            "center_init",
+            "nu_param",
+            "distance_loss",
+            "cluster_target",
+            "cluster_kl",
+            "loss_combination",
+            "score_type",
+            "score_scaling",
+            "center_warmup",
+        )
+    },
     "early_stopping": Param("loss"),  # checked by the training loop, which defines the criteria
     "pretrain_epochs": Param(0, lambda v: is_int(v) and v >= 0, "an integer in [0, epochs)"),
     "n_clusters": _method("n_clusters"),
@@ -77,13 +92,17 @@ MADCLUSTER_PARAMS: dict[str, Param] = {
     "verbose": Param(False),
     "scaling": Param("standard", SCALINGS),
     "precision": Param("float32", PRECISION_NAMES),
-    "roughness_window": Param(None, lambda v: v is None or (is_int(v) and v >= 0), "an integer >= 0 (0: off) or None"),
+    "roughness_window": Param(
+        None, lambda v: v is None or (is_int(v) and v >= 0), "an integer >= 0 (0: off) or None"
+    ),
     "epoch_windows": positive_int(DEFAULT_EPOCH_WINDOWS, or_none="every window"),
     "threshold": SHARED_PARAMS["threshold"],
     "n_jobs": Param(DEFAULT_N_JOBS, validate=check_n_jobs),
     "input_terms": Param(DEFAULT_INPUT_TERMS, validate=check_input_terms),
     "part_weights": Param(None, validate=check_part_weights),  # None: DEFAULT_PART_WEIGHTS
-    "part_smoothing": Param(None, validate=check_part_smoothing),  # None: DEFAULT_FRACTIONS of the window
+    "part_smoothing": Param(
+        None, validate=check_part_smoothing
+    ),  # None: DEFAULT_FRACTIONS of the window
     "part_rule": Param(None, validate=check_part_rule),  # None: combination.DEFAULT_RULE
 }
 
@@ -92,5 +111,7 @@ def check_madcluster_params(params: Mapping[str, Any]) -> None:
     """Check MADCluster's parameters against the table, then the rules between them."""
     check_params(params, MADCLUSTER_PARAMS)
     if params["pretrain_epochs"] >= params["epochs"]:
-        raise ParameterError(f"pretrain_epochs must be an integer in [0, epochs), got {params['pretrain_epochs']!r}")
+        raise ParameterError(
+            f"pretrain_epochs must be an integer in [0, epochs), got {params['pretrain_epochs']!r}"
+        )
     check_threshold_params(params)

@@ -45,7 +45,9 @@ FORMAT = "madcluster-model"
 #: :func:`upgrade_format_1` fills those in with what they meant). 3: the combination as one record
 #: (:func:`upgrade_format_2`).
 FORMAT_VERSION = 3
-MODEL_FILE = ArchiveKind(FORMAT, FORMAT_VERSION, "config.json", "arrays.npz", ModelFileError, "madcluster model file")
+MODEL_FILE = ArchiveKind(
+    FORMAT, FORMAT_VERSION, "config.json", "arrays.npz", ModelFileError, "madcluster model file"
+)
 CUSTOM_EMBEDDER = "<custom module>"
 
 
@@ -75,7 +77,9 @@ def read_model_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, 
             try:
                 upgrade(config, arrays)
             except (KeyError, TypeError, AttributeError, ValueError) as exc:
-                raise ModelFileError(f"{os.fspath(path)!r}: a format {version} model file without {exc}") from None
+                raise ModelFileError(
+                    f"{os.fspath(path)!r}: a format {version} model file without {exc}"
+                ) from None
             except ParameterError as exc:
                 raise ModelFileError(f"{os.fspath(path)!r}: {exc}") from None
     return config, arrays
@@ -92,7 +96,8 @@ def upgrade_format_1(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> N
     if "window_term" in params:  # before input terms: window_term None or "kmeans"
         _upgrade_window_term(params, fitted, arrays)
     params.setdefault("input_terms", None)  # before input terms: MADCluster's score alone
-    params.setdefault("part_weights", {"own": 1.0, "kmeans": 1.0, "ar": 1.0})  # before part weights: equal
+    # before part weights: equal
+    params.setdefault("part_weights", {"own": 1.0, "kmeans": 1.0, "ar": 1.0})
     fitted.setdefault("feature_names_in_", None)  # before column names were recorded
     fitted.setdefault("constant_columns_", [])  # before constant columns were held: none
     fitted.setdefault("part_weights_", {})  # before part weights: every part 1
@@ -107,8 +112,13 @@ def upgrade_format_2(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> N
         return
     params, fitted = config["params"], config["fitted"]
     params.setdefault("part_smoothing", {"own": 1, "ar": 1})  # before part smoothing: none
-    head, record = format2_record(check_input_terms(params["input_terms"]), fitted["score_stats_"],
-                                  fitted.pop("part_weights_"), fitted.pop("part_smoothing_", {}), arrays)
+    head, record = format2_record(
+        check_input_terms(params["input_terms"]),
+        fitted["score_stats_"],
+        fitted.pop("part_weights_"),
+        fitted.pop("part_smoothing_", {}),
+        arrays,
+    )
     fitted["score_stats_"], fitted["combination"] = head, record
 
 
@@ -129,8 +139,15 @@ class ModelFile:
     device: str
 
 
-def save_model(path: str | os.PathLike, params: dict[str, Any], fitted: FittedModel, *, decision_scores: np.ndarray,
-               history: dict[str, Any], center_path: np.ndarray | None) -> None:
+def save_model(
+    path: str | os.PathLike,
+    params: dict[str, Any],
+    fitted: FittedModel,
+    *,
+    decision_scores: np.ndarray,
+    history: dict[str, Any],
+    center_path: np.ndarray | None,
+) -> None:
     """Write a fitted model and the parameters that built it: parameters and fitted scalars as
     JSON, the weights, scaler, training scores, warm-up table, attribution baseline, input terms
     and center path as arrays."""
@@ -153,15 +170,24 @@ def save_model(path: str | os.PathLike, params: dict[str, Any], fitted: FittedMo
         },
     }
     arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in fitted.net.state_dict().items()}
-    arrays.update(scaler_mean=inputs.scaler_mean, scaler_scale=inputs.scaler_scale, decision_scores=decision_scores)
-    optional = {"center_path": center_path, "warmup_quantiles": fitted.warmup.quantiles,
-                "attribution_baseline": fitted.attribution.values(fitted)}
+    arrays.update(
+        scaler_mean=inputs.scaler_mean,
+        scaler_scale=inputs.scaler_scale,
+        decision_scores=decision_scores,
+    )
+    optional = {
+        "center_path": center_path,
+        "warmup_quantiles": fitted.warmup.quantiles,
+        "attribution_baseline": fitted.attribution.values(fitted),
+    }
     arrays.update({name: value for name, value in optional.items() if value is not None})
     arrays.update(combination_arrays(fitted.combination))
     write_model_file(path, config, arrays)
 
 
-def _upgrade_window_term(params: dict[str, Any], fitted: dict[str, Any], arrays: dict[str, Any]) -> None:
+def _upgrade_window_term(
+    params: dict[str, Any], fitted: dict[str, Any], arrays: dict[str, Any]
+) -> None:
     """Files from before input terms had ``window_term`` (None or "kmeans"): the same model as
     ``input_terms=("kmeans",)`` under the new names."""
     if params.pop("window_term") is None:
@@ -169,7 +195,7 @@ def _upgrade_window_term(params: dict[str, Any], fitted: dict[str, Any], arrays:
         return
     params["input_terms"] = ("kmeans",)
     for key in [k for k in arrays if k.startswith("window_term/")]:
-        arrays["input_terms/kmeans/" + key[len("window_term/"):]] = arrays.pop(key)
+        arrays["input_terms/kmeans/" + key[len("window_term/") :]] = arrays.pop(key)
     stats = fitted["score_stats_"]
     stats["before_input_terms"] = stats.pop("before_window_term")
     stats["input_term/kmeans"] = stats.pop("window_term")
@@ -186,35 +212,66 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
         record = config["fitted"]
         if params["embedder"] == CUSTOM_EMBEDDER:
             if embedder is None:
-                raise ModelFileError(f"{os.fspath(path)!r} was trained with a custom embedder module: pass the same architecture as MADCluster.load(path, embedder=MyModule(...))")
+                raise ModelFileError(
+                    f"{os.fspath(path)!r} was trained with a custom embedder module: pass the same "
+                    "architecture as MADCluster.load(path, embedder=MyModule(...))"
+                )
             params["embedder"] = embedder
         params["device"] = device
         if isinstance(params["input_terms"], list):  # JSON has no tuples
             params["input_terms"] = tuple(params["input_terms"])
         scaler_mean = arrays["scaler_mean"]
         net = build_network(params, len(scaler_mean), int(record["n_hidden"]))
-        net.load_state_dict({k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}, strict=True)
+        net.load_state_dict(
+            {
+                k[len("state/") :]: torch.from_numpy(v)
+                for k, v in arrays.items()
+                if k.startswith("state/")
+            },
+            strict=True,
+        )
         names = record["feature_names_in_"]  # None: trained on an array, not named columns
         head = {k: (float(v[0]), float(v[1])) for k, v in record["score_stats_"].items()}
         on = check_device(device)
         net = net.to(on).eval()
         grid = ScoringGrid.for_network(net, params)
-        inputs = InputSpec(scaler_mean, arrays["scaler_scale"], resolve_roughness(params), int(record["n_features_in_"]),
-                           None if names is None else np.asarray(names, dtype=object),
-                           np.asarray(record["constant_columns_"], dtype=np.int64),  # held at their training value
-                           grid.window_size)
+        inputs = InputSpec(
+            scaler_mean,
+            arrays["scaler_scale"],
+            resolve_roughness(params),
+            int(record["n_features_in_"]),
+            None if names is None else np.asarray(names, dtype=object),
+            # held at their training value
+            np.asarray(record["constant_columns_"], dtype=np.int64),
+            grid.window_size,
+        )
         embedder_name = params["embedder"]
         fitted = FittedModel(
-            net=net, scoring_net=scoring_copy(net),
+            net=net,
+            scoring_net=scoring_copy(net),
             name=embedder_name if isinstance(embedder_name, str) else type(embedder_name).__name__,
-            grid=grid, inputs=inputs, head=HeadScore(head, params["score_scaling"], params["base_score_combination"]),
+            grid=grid,
+            inputs=inputs,
+            head=HeadScore(head, params["score_scaling"], params["base_score_combination"]),
             combination=combination_from(record["combination"], arrays),
-            warmup=Warmup(grid.window_size, grid.score_stride, grid.causal, arrays.get("warmup_quantiles")),
-            attribution=AttributionBaseline(arrays.get("attribution_baseline")),  # None: a file from before it
+            warmup=Warmup(
+                grid.window_size, grid.score_stride, grid.causal, arrays.get("warmup_quantiles")
+            ),
+            # None: a file from before it
+            attribution=AttributionBaseline(arrays.get("attribution_baseline")),
             threshold=float(record["threshold_"]),
         )
-        return ModelFile(params, fitted, arrays["decision_scores"].astype(np.float64), record["history_"], arrays.get("center_path"), str(on))
+        return ModelFile(
+            params,
+            fitted,
+            arrays["decision_scores"].astype(np.float64),
+            record["history_"],
+            arrays.get("center_path"),
+            str(on),
+        )
     except ModelFileError:
         raise
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        raise ModelFileError(f"{os.fspath(path)!r} does not match this madcluster version or its embedder: {exc}") from None
+        raise ModelFileError(
+            f"{os.fspath(path)!r} does not match this madcluster version or its embedder: {exc}"
+        ) from None

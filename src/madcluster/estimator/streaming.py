@@ -6,7 +6,7 @@
     for chunk in incoming:                    # (m, D) with m >= 1
         result = scorer.update(chunk)         # result.scores, result.flags: one per new row
         result.final_steps, result.final_scores   # the steps whose score is now final
-    scorer.save("stream.mcs")                 # later: StreamScorer.restore(detector.model_, "stream.mcs")
+    scorer.save("stream.mcs")  # later: StreamScorer.restore(detector.model_, "stream.mcs")
 
 With the default input terms (:mod:`madcluster.score.combination`) the window-KMeans term
 averages windows that end up to L - 1 steps later, so a row is answered twice: at once with its
@@ -14,11 +14,12 @@ at-once score (every part read from steps <= t, the KMeans part on the window en
 rows later with its final score, exactly the whole series' (:meth:`StreamScorer.pending` gives the
 not yet final ones as ``decision_function`` gives them on the rows so far). Without input terms
 (``--preset streaming``) every score is final at once; with the ridge term alone, once the centred
-means of the point-wise parts are fixed (a few rows; none with ``part_smoothing={"own": 1, "ar": 1}``).
+means of the point-wise parts are fixed (a few rows; none with
+``part_smoothing={"own": 1, "ar": 1}``).
 
 A causal model scores step t from one window on a fixed grid (``causal_window_of``), reading steps
-<= t only, so the scorer keeps just that window's rows (plus the roughness channels' reach) and calls
-the detector's own scoring path on them: fed a series in chunks, it gives the scores
+<= t only, so the scorer keeps just that window's rows (plus the roughness channels' reach) and
+calls the detector's own scoring path on them: fed a series in chunks, it gives the scores
 ``decision_function`` gives on the whole series, warm-up calibration included. For the D-RNN,
 chunks of up to ``STEP_ROWS`` rows instead take one recurrent step per layer and row through the
 open windows' cached states (:mod:`madcluster.embedders.drnn_steps`), the same numbers at a
@@ -47,7 +48,9 @@ from madcluster.threads import DEFAULT_N_JOBS, torch_threads
 
 STATE_FORMAT = "madcluster-stream"
 STATE_VERSION = 1
-STATE_FILE = ArchiveKind(STATE_FORMAT, STATE_VERSION, "stream.json", "buffer.npz", StreamError, "stream state file")
+STATE_FILE = ArchiveKind(
+    STATE_FORMAT, STATE_VERSION, "stream.json", "buffer.npz", StreamError, "stream state file"
+)
 # Chunks of up to this many rows go row by row through the model's stepper (one recurrent step
 # per layer and row); longer ones rerun their windows, cheaper from about 12 rows on (default model,
 # CPU ms per chunk of 8 / 12 / 16 rows, benchmarks/results/stream_latency.json: stepping 4.1 / 5.3 /
@@ -74,15 +77,22 @@ class StreamScorer:
     """Scores a growing series chunk by chunk; see the module docstring. Build with
     :meth:`MADCluster.stream <madcluster.estimator.detector.MADCluster.stream>`."""
 
-    def __init__(self, model: FittedModel, step_rows: int = STEP_ROWS, n_jobs: int | None = DEFAULT_N_JOBS) -> None:
+    def __init__(
+        self, model: FittedModel, step_rows: int = STEP_ROWS, n_jobs: int | None = DEFAULT_N_JOBS
+    ) -> None:
         """``model``: a fitted model that streams (:attr:`FittedModel.streams`); ``step_rows``:
         chunks up to this many rows take the stepper (0: every chunk reruns its windows);
         ``n_jobs``: torch threads while scoring, as the estimator's."""
         if not model.grid.causal:
-            why = ("window-level scores (score_type='window')" if model.net.embedder.causal
-                   else f"a non-causal embedder ({model.name})")
-            raise StreamError(f"streaming needs step t's score to read steps <= t only; this model has {why}: "
-                              "score whole series with decision_function")
+            why = (
+                "window-level scores (score_type='window')"
+                if model.net.embedder.causal
+                else f"a non-causal embedder ({model.name})"
+            )
+            raise StreamError(
+                f"streaming needs step t's score to read steps <= t only; this model has {why}: "
+                "score whole series with decision_function"
+            )
         self.model = model
         self.step_rows = step_rows
         self.n_jobs = n_jobs
@@ -91,10 +101,13 @@ class StreamScorer:
         self._buffer_start = 0  # stream step of the buffer's first row
         self.steps_seen = 0
         self._stepper = row_stepper(model)
-        self._stepper_next: int | None = None  # the step the stepper expects next; None: out of sync
+        # the step the stepper expects next; None: out of sync
+        self._stepper_next: int | None = None
         self._last_row: np.ndarray | None = None  # the last row as given (constant columns' steps)
-        self._warned: set[int] = set()  # constant training columns whose move was logged (once a stream)
-        self._fingerprint: str | None = None  # model_fingerprint(model), once the state is first saved
+        # constant training columns whose move was logged (once a stream)
+        self._warned: set[int] = set()
+        # model_fingerprint(model), once the state is first saved
+        self._fingerprint: str | None = None
         combination = model.combination
         self._terms = combination.stream() if combination.combines else None
 
@@ -113,7 +126,9 @@ class StreamScorer:
             if self._stepper is not None and len(chunk) <= self.step_rows:
                 scores = self._score_by_steps(buffer, first_new)
             else:
-                scores = self.model.own_scores(self.model.inputs.model_input(buffer), self._buffer_start, first_new)
+                scores = self.model.own_scores(
+                    self.model.inputs.model_input(buffer), self._buffer_start, first_new
+                )
                 self._stepper_next = None
         self.steps_seen += len(chunk)
         keep_from = history_start(self.model, self.steps_seen)
@@ -124,9 +139,14 @@ class StreamScorer:
             update = self._terms.update(scores, chunk)
             scores, final_from, final = update.scores, update.final_from, update.final_scores
         threshold = self.model.threshold
-        return StreamResult(steps=steps, scores=scores, flags=scores > threshold,
-                            final_steps=np.arange(final_from, final_from + len(final)), final_scores=final,
-                            final_flags=final > threshold)
+        return StreamResult(
+            steps=steps,
+            scores=scores,
+            flags=scores > threshold,
+            final_steps=np.arange(final_from, final_from + len(final)),
+            final_scores=final,
+            final_flags=final > threshold,
+        )
 
     def pending(self) -> StreamResult:
         """The steps whose scores are not final yet, scored on the rows so far: with the final
@@ -135,7 +155,10 @@ class StreamScorer:
         if self._terms is None:
             steps, scores = np.arange(self.steps_seen, self.steps_seen), np.empty(0)
         else:
-            steps, scores = np.arange(self._terms.pending_from, self.steps_seen), self._terms.pending_scores()
+            steps, scores = (
+                np.arange(self._terms.pending_from, self.steps_seen),
+                self._terms.pending_scores(),
+            )
         flags = scores > self.model.threshold
         none = np.empty(0, dtype=np.int64)
         return StreamResult(steps, scores, flags, none, np.empty(0), np.empty(0, dtype=bool))
@@ -148,12 +171,17 @@ class StreamScorer:
         stepper, reach = self._stepper, self.model.inputs.roughness_window
         in_sync = self._stepper_next == first_new
         replay_from = first_new if in_sync else stepper.window_of(first_new)
-        rows_from = max(self._buffer_start, replay_from - reach)  # with the roughness channels' history
-        inputs = torch.from_numpy(self.model.inputs.model_input(buffer[rows_from - self._buffer_start :])).to(stepper.device)
+        # with the roughness channels' history
+        rows_from = max(self._buffer_start, replay_from - reach)
+        inputs = torch.from_numpy(
+            self.model.inputs.model_input(buffer[rows_from - self._buffer_start :])
+        ).to(stepper.device)
         steps = np.arange(first_new, self._buffer_start + len(buffer))
         if not in_sync:
             stepper.replay(inputs[replay_from - rows_from : first_new - rows_from], replay_from)
-        features = torch.stack([stepper.advance(inputs[step - rows_from], step) for step in steps.tolist()])
+        features = torch.stack(
+            [stepper.advance(inputs[step - rows_from], step) for step in steps.tolist()]
+        )
         self._stepper_next = int(steps[-1]) + 1
         return score_features(self.model, features, steps)
 
@@ -163,59 +191,99 @@ class StreamScorer:
         return len(self._buffer)
 
     # ------------------------------------------------------------------ state files
-    def save(self, path: str | os.PathLike, state: tuple[dict[str, Any], dict[str, np.ndarray]] | None = None) -> None:
+    def save(
+        self,
+        path: str | os.PathLike,
+        state: tuple[dict[str, Any], dict[str, np.ndarray]] | None = None,
+    ) -> None:
         """Write the stream's state (or a :meth:`state` taken earlier) to ``path`` atomically
         (zip of JSON + npz, no pickle)."""
         write_archive(path, STATE_FILE, *(state if state is not None else self.state()))
 
     def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """What :meth:`save` writes, copied: a server takes it under the stream's lock and writes
-        the file (milliseconds of I/O) after releasing it. The model's fingerprint is computed once."""
+        the file (milliseconds of I/O) after releasing it. The model's fingerprint is computed
+        once."""
         if self._fingerprint is None:
             self._fingerprint = model_fingerprint(self.model)
-        meta = {"model": self._fingerprint, "steps_seen": self.steps_seen, "buffer_start": self._buffer_start}
-        last = {} if self._last_row is None else {"last_row": self._last_row}  # None: no row seen yet
+        meta = {
+            "model": self._fingerprint,
+            "steps_seen": self.steps_seen,
+            "buffer_start": self._buffer_start,
+        }
+        # None: no row seen yet
+        last = {} if self._last_row is None else {"last_row": self._last_row}
         terms = {} if self._terms is None else self._terms.state()
-        return meta, {name: np.array(value, copy=True) for name, value in {"buffer": self._buffer, **last, **terms}.items()}
+        return meta, {
+            name: np.array(value, copy=True)
+            for name, value in {"buffer": self._buffer, **last, **terms}.items()
+        }
 
     @classmethod
-    def restore(cls, model: FittedModel, path: str | os.PathLike, n_jobs: int | None = DEFAULT_N_JOBS) -> StreamScorer:
+    def restore(
+        cls, model: FittedModel, path: str | os.PathLike, n_jobs: int | None = DEFAULT_N_JOBS
+    ) -> StreamScorer:
         """A scorer that goes on where the one saved to ``path`` stopped, for the same fitted
         model (``n_jobs``: torch threads while scoring, as the estimator's)."""
         meta, buffer, last_row, arrays = _read_state(path)
         steps_seen, buffer_start = meta["steps_seen"], meta["buffer_start"]
         if not isinstance(model, FittedModel):
-            raise StreamError(f"restore takes the fitted model (detector.model_), got {type(model).__name__}")
+            raise StreamError(
+                f"restore takes the fitted model (detector.model_), got {type(model).__name__}"
+            )
         fitted = model
         if meta.get("model") != model_fingerprint(fitted):
-            raise StreamError(f"{os.fspath(path)!r} holds the stream of another model; open a new stream")
+            raise StreamError(
+                f"{os.fspath(path)!r} holds the stream of another model; open a new stream"
+            )
         scorer = cls(fitted, n_jobs=n_jobs)
-        if buffer.ndim != 2 or buffer.shape[1] != scorer.n_features or buffer_start + len(buffer) != steps_seen:
-            raise StreamError(f"{os.fspath(path)!r} is inconsistent (buffer {buffer.shape}, {steps_seen} steps)")
-        scorer._buffer, scorer._buffer_start, scorer.steps_seen = buffer.astype(np.float32), buffer_start, steps_seen
+        if (
+            buffer.ndim != 2
+            or buffer.shape[1] != scorer.n_features
+            or buffer_start + len(buffer) != steps_seen
+        ):
+            raise StreamError(
+                f"{os.fspath(path)!r} is inconsistent (buffer {buffer.shape}, {steps_seen} steps)"
+            )
+        scorer._buffer, scorer._buffer_start, scorer.steps_seen = (
+            buffer.astype(np.float32),
+            buffer_start,
+            steps_seen,
+        )
         scorer._last_row = last_row  # None: constant columns step from their training value
         if scorer._terms is not None:
             try:
                 scorer._terms.load(arrays)
             except (KeyError, TypeError, ValueError) as exc:
-                raise StreamError(f"{os.fspath(path)!r} lacks the input terms' stream state ({exc})") from None
+                raise StreamError(
+                    f"{os.fspath(path)!r} lacks the input terms' stream state ({exc})"
+                ) from None
             if scorer._terms.steps_seen != steps_seen:
-                raise StreamError(f"{os.fspath(path)!r} is inconsistent (terms at step {scorer._terms.steps_seen}, {steps_seen} steps)")
+                raise StreamError(
+                    f"{os.fspath(path)!r} is inconsistent (terms at step "
+                    f"{scorer._terms.steps_seen}, {steps_seen} steps)"
+                )
         return scorer
 
 
 def row_stepper(model: FittedModel) -> DilatedRNNSteps | None:
-    """The stream's one-row-at-a-time path through the embedder (:mod:`madcluster.embedders.drnn_steps`),
-    or None where the embedder has none (then every chunk reruns its windows)."""
-    if not model.grid.causal or not DilatedRNNSteps.supports(model.net.embedder, model.net.precision):
+    """The stream's one-row-at-a-time path through the embedder
+    (:mod:`madcluster.embedders.drnn_steps`), or None where the embedder has none (then every chunk
+    reruns its windows)."""
+    if not model.grid.causal or not DilatedRNNSteps.supports(
+        model.net.embedder, model.net.precision
+    ):
         return None
     grid = model.grid
-    return DilatedRNNSteps(model.scoring_net.embedder, grid.window_size, grid.score_stride, MIN_SCORING_BATCH)
+    return DilatedRNNSteps(
+        model.scoring_net.embedder, grid.window_size, grid.score_stride, MIN_SCORING_BATCH
+    )
 
 
 def score_features(model: FittedModel, h: torch.Tensor, steps: np.ndarray) -> np.ndarray:
     """Own scores of stream ``steps`` from their features ``h [m, f]`` (each from the window that
-    scores its step): the head's terms, combined and warm-up calibrated as :meth:`FittedModel.own_scores`."""
+    scores its step): the head's terms, combined and warm-up calibrated as
+    :meth:`FittedModel.own_scores`."""
     n = len(h)
     if n < MIN_SCORING_BATCH:  # padded as causal_point_outputs pads its batches
         h = torch.cat([h, h[-1:].expand(MIN_SCORING_BATCH - n, -1)])
@@ -233,13 +301,20 @@ def history_start(model: FittedModel, step: int) -> int:
     return max(0, start - model.inputs.roughness_window)
 
 
-def _read_state(path: str | os.PathLike) -> tuple[dict[str, Any], np.ndarray, np.ndarray | None, dict[str, np.ndarray]]:
+def _read_state(
+    path: str | os.PathLike,
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray | None, dict[str, np.ndarray]]:
     meta, arrays = read_archive(path, STATE_FILE)
     try:
-        meta["steps_seen"], meta["buffer_start"] = int(meta["steps_seen"]), int(meta["buffer_start"])
+        meta["steps_seen"], meta["buffer_start"] = (
+            int(meta["steps_seen"]),
+            int(meta["buffer_start"]),
+        )
         buffer = arrays["buffer"]
     except (KeyError, TypeError, ValueError) as exc:
-        raise StreamError(f"{os.fspath(path)!r} is not a readable stream state file: {exc}") from None
+        raise StreamError(
+            f"{os.fspath(path)!r} is not a readable stream state file: {exc}"
+        ) from None
     # last_row: written once a row was seen (state files from before it was recorded lack it too,
     # and mean the same: constant columns step from their training value)
     return meta, buffer, arrays.get("last_row"), arrays
@@ -251,14 +326,20 @@ def state_model_fingerprint(path: str | os.PathLike) -> str:
 
 
 def model_fingerprint(fitted: FittedModel) -> str:
-    """SHA-256 of a fitted model's weights, scaler, threshold and parts: a stream names its model."""
+    """SHA-256 of a fitted model's weights, scaler, threshold and parts: a stream names its
+    model."""
     digest = hashlib.sha256()
     for name, tensor in sorted(fitted.net.state_dict().items()):
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().numpy().tobytes())
-    for array in (fitted.inputs.scaler_mean, fitted.inputs.scaler_scale, np.asarray([fitted.threshold])):
+    for array in (
+        fitted.inputs.scaler_mean,
+        fitted.inputs.scaler_scale,
+        np.asarray([fitted.threshold]),
+    ):
         digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
-    for name, array in sorted(combination_arrays(fitted.combination).items()):  # none: as before terms streamed
+    # none: as before terms streamed
+    for name, array in sorted(combination_arrays(fitted.combination).items()):
         digest.update(name.encode())
         digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()

@@ -31,7 +31,8 @@ from madcluster.data.window_grid import causal_window_of
 WARMUP_WINDOWS = 512  # training windows whose scores give the per-position quantiles
 LEVELS = 129  # quantile levels per position (0, 1/128, ..., 1)
 SPREAD_FLOOR = 1e-12
-TIE_RTOL = 1e-9  # a value this close (relative) to a quantile is read as that quantile (_snap_to_quantiles)
+# a value this close (relative) to a quantile is read as that quantile (_snap_to_quantiles)
+TIE_RTOL = 1e-9
 
 
 def fit_quantile_table(window_scores: np.ndarray, reference_from: int) -> np.ndarray:
@@ -44,7 +45,9 @@ def fit_quantile_table(window_scores: np.ndarray, reference_from: int) -> np.nda
     return np.vstack([per_position, reference[None, :]])
 
 
-def calibrate(values: np.ndarray, positions: np.ndarray, table: np.ndarray, reference_from: int) -> np.ndarray:
+def calibrate(
+    values: np.ndarray, positions: np.ndarray, table: np.ndarray, reference_from: int
+) -> np.ndarray:
     """``values`` at window ``positions``, those before ``reference_from`` quantile-mapped onto the
     reference distribution (the module docstring's equation)."""
     out = np.asarray(values, dtype=np.float64).copy()
@@ -59,10 +62,14 @@ def calibrate(values: np.ndarray, positions: np.ndarray, table: np.ndarray, refe
     return out
 
 
-def _map_quantiles(values: np.ndarray, source: np.ndarray, target: np.ndarray, levels: np.ndarray) -> np.ndarray:
+def _map_quantiles(
+    values: np.ndarray, source: np.ndarray, target: np.ndarray, levels: np.ndarray
+) -> np.ndarray:
     values = _snap_to_quantiles(values, source)
     decile = len(levels) // 10
-    scale = (target[-1 - decile] - target[decile]) / max(source[-1 - decile] - source[decile], SPREAD_FLOOR)
+    scale = (target[-1 - decile] - target[decile]) / max(
+        source[-1 - decile] - source[decile], SPREAD_FLOOR
+    )
     mapped = np.interp(np.interp(values, source, levels), levels, target)
     above, below = values > source[-1], values < source[0]
     mapped[above] = target[-1] + (values[above] - source[-1]) * scale

@@ -40,7 +40,9 @@ class StandardizedSum:
         return total
 
 
-def build_ensemble(members: list[dict[str, Any]], build: Callable[[dict[str, Any]], BaseDetector]) -> StandardizedSum:
+def build_ensemble(
+    members: list[dict[str, Any]], build: Callable[[dict[str, Any]], BaseDetector]
+) -> StandardizedSum:
     """An ensemble of the detectors ``build`` makes from each member configuration."""
     return StandardizedSum([build(m) for m in members])
 

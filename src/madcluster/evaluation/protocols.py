@@ -19,7 +19,9 @@ CONTINUOUS_METRICS = tuple(k for k in METRIC_KEYS if k not in THRESHOLD_METRICS)
 METRICS = THRESHOLD_METRICS + CONTINUOUS_METRICS
 
 
-def continuous_metrics(scores: np.ndarray, labels: np.ndarray, *, window: int = 100) -> dict[str, float]:
+def continuous_metrics(
+    scores: np.ndarray, labels: np.ndarray, *, window: int = 100
+) -> dict[str, float]:
     """The threshold-independent metrics (Range-AUC, VUS, AUC) of continuous ``scores``."""
     # any threshold: the continuous metrics do not depend on it (the point metrics are discarded)
     values = evaluate(scores, labels, threshold=float(np.median(scores)), window=window)
@@ -70,4 +72,10 @@ def evaluate_protocols(
     return out
 
 
-__all__ = ["CONTINUOUS_METRICS", "METRICS", "THRESHOLD_METRICS", "continuous_metrics", "evaluate_protocols"]
+__all__ = [
+    "CONTINUOUS_METRICS",
+    "METRICS",
+    "THRESHOLD_METRICS",
+    "continuous_metrics",
+    "evaluate_protocols",
+]

@@ -1,4 +1,5 @@
-"""The released code's evaluation, one named step at a time, so each step's inflation can be measured.
+"""The released code's evaluation, one named step at a time, so each step's inflation can be
+measured.
 
 The paper's authors report numbers from a protocol that differs from the paper's text
 (the README's "Evaluation"). Each difference is a step
@@ -61,8 +62,9 @@ STEPS: dict[str, ReleasedStep] = {
         ReleasedStep(
             "b",
             "window-labels",
-            "window-level scores at stride 1 (mean of the per-step scores in each window); a window "
-            "is anomalous if any point in it is, which starts each anomaly L - 1 steps earlier",
+            "window-level scores at stride 1 (mean of the per-step scores in each window); a "
+            "window is anomalous if any point in it is, which starts each anomaly L - 1 steps "
+            "earlier",
         ),
         ReleasedStep(
             "c",
@@ -103,7 +105,9 @@ def check_steps(steps: Any) -> tuple[str, ...]:
     elif isinstance(steps, Iterable):
         items = steps
     else:
-        raise ValueError(f"released_steps must be a list of step keys, got {steps!r}")  # noqa: TRY004
+        raise ValueError(  # noqa: TRY004
+            f"released_steps must be a list of step keys, got {steps!r}"
+        )
     keys = []
     for item in items:
         key = str(item).strip().lower()
@@ -137,16 +141,21 @@ def is_leak(steps: Sequence[str]) -> bool:
 
 
 def headline_protocol(steps: Sequence[str]) -> str:
-    """The protocol a row's headline numbers come from: best-f1 (ORACLE) with step c, else test-ratio."""
+    """The protocol a row's headline numbers come from: best-f1 (ORACLE) with step c, else
+    test-ratio."""
     return ORACLE_PROTOCOL if "c" in steps else HONEST_PROTOCOL
 
 
 def steps_suffix(steps: Sequence[str]) -> str:
-    """File-name part, e.g. ``released-abcd-oracle`` or ``released-abcde-oracle-leak`` (no steps: '')."""
+    """File-name part, e.g. ``released-abcd-oracle`` or ``released-abcde-oracle-leak`` (no steps:
+    '')."""
     if not steps:
         return ""
-    return "released-" + "".join(steps) + ("-oracle" if is_oracle(steps) else "") + (
-        "-leak" if is_leak(steps) else ""
+    return (
+        "released-"
+        + "".join(steps)
+        + ("-oracle" if is_oracle(steps) else "")
+        + ("-leak" if is_leak(steps) else "")
     )
 
 
@@ -158,7 +167,8 @@ def steps_label(steps: Sequence[str]) -> str:
 
 
 def describe_steps(steps: Sequence[str]) -> dict[str, Any]:
-    """What a result JSON records: the steps, their names and descriptions, the flags, the headline."""
+    """What a result JSON records: the steps, their names and descriptions, the flags, the
+    headline."""
     return {
         "steps": list(steps),
         "names": [STEPS[s].name for s in steps],
@@ -173,7 +183,8 @@ def describe_steps(steps: Sequence[str]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------------- step b: windows
 def window_labels(labels: Any, window: int) -> np.ndarray:
-    """Label of each stride-1 window (start ``s`` covers ``s .. s + window - 1``): 1 if any point is.
+    """Label of each stride-1 window (start ``s`` covers ``s .. s + window - 1``): 1 if any point
+    is.
 
     Indexed by the window's start, an anomaly on ``[i, j]`` becomes windows ``[i - window + 1, j]``
     (clipped to the series): L - 1 steps earlier, never later. Length ``T - window + 1``.

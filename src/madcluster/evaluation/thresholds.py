@@ -35,7 +35,8 @@ class ThresholdResult:
 
 @dataclass(frozen=True)
 class ThresholdProtocol:
-    """A named protocol: ``func(train_scores, test_scores, labels, *, contamination, anomaly_ratio)``."""
+    """A named protocol: ``func(train_scores, test_scores, labels, *, contamination,
+    anomaly_ratio)``."""
 
     name: str
     oracle: bool
@@ -79,7 +80,8 @@ test_ratio_threshold.__test__ = False  # type: ignore[attr-defined]
 
 
 def combined_threshold(train_scores: Any, test_scores: Any, anomaly_ratio: float) -> float:
-    """Anomaly Transformer's rule: the ``100 - alpha`` percentile of train and test scores pooled."""
+    """Anomaly Transformer's rule: the ``100 - alpha`` percentile of train and test scores
+    pooled."""
     pooled = np.concatenate(
         [_scores(train_scores, "train_scores"), _scores(test_scores, "test_scores")]
     )
@@ -90,14 +92,15 @@ def combined_threshold(train_scores: Any, test_scores: Any, anomaly_ratio: float
 def best_f1_threshold(
     test_scores: Any, labels: Any, *, return_f1: bool = False
 ) -> float | tuple[float, float]:
-    """ORACLE: the threshold whose predictions ``score > t`` have the highest point F1 on ``labels``.
+    """ORACLE: the threshold whose predictions ``score > t`` have the highest point F1 on
+    ``labels``.
 
-    Exact over every distinct way of cutting the sorted scores (predicting the top 1, 2, ... distinct
-    score values as anomalous, or everything), in O(n log n): one sort, one cumulative sum. Each
-    candidate threshold is the next lower distinct score (so ``score > t`` keeps the intended points);
-    flagging every point uses the float just below the minimum. Ties in F1 go to the highest threshold
-    (fewest flagged points). With no anomalous label, F1 is 0 everywhere and the maximum score is
-    returned (nothing flagged). ``return_f1=True`` also returns that best F1.
+    Exact over every distinct way of cutting the sorted scores (predicting the top 1, 2, ...
+    distinct score values as anomalous, or everything), in O(n log n): one sort, one cumulative sum.
+    Each candidate threshold is the next lower distinct score (so ``score > t`` keeps the intended
+    points); flagging every point uses the float just below the minimum. Ties in F1 go to the
+    highest threshold (fewest flagged points). With no anomalous label, F1 is 0 everywhere and the
+    maximum score is returned (nothing flagged). ``return_f1=True`` also returns that best F1.
     """
     scores = _scores(test_scores, "test_scores")
     y = np.asarray(labels)
@@ -120,7 +123,8 @@ def best_f1_threshold(
         value = float(s[ends[best] + 1])  # next lower distinct score
     else:
         # flag every point: the next float below the minimum *in the scores' own precision*, so that
-        # numpy's comparison of e.g. float32 scores with this Python float (cast to float32) still holds
+        # numpy's comparison of e.g. float32 scores with this Python float (cast to float32) still
+        # holds
         raw = np.asarray(test_scores)
         dtype = raw.dtype if np.issubdtype(raw.dtype, np.floating) else np.dtype(np.float64)
         value = float(np.nextafter(dtype.type(s[-1]), dtype.type(-np.inf)))
@@ -175,14 +179,15 @@ PROTOCOLS: dict[str, ThresholdProtocol] = {
         ThresholdProtocol(
             "train-pot",
             False,
-            "peaks over threshold (POT, OmniAnomaly): a generalized Pareto tail fitted to the top 2 % "
-            "of training scores, threshold at risk level q = contamination",
+            "peaks over threshold (POT, OmniAnomaly): a generalized Pareto tail fitted to the top "
+            "2 % of training scores, threshold at risk level q = contamination",
             _p_train_pot,
         ),
         ThresholdProtocol(
             "test-ratio",
             False,
-            "the (100 - alpha) percentile of the test scores, alpha = anomaly ratio (paper text; uses test scores, not labels)",
+            "the (100 - alpha) percentile of the test scores, alpha = anomaly ratio (paper text; "
+            "uses test scores, not labels)",
             _p_test_ratio,
         ),
         ThresholdProtocol(
@@ -194,7 +199,8 @@ PROTOCOLS: dict[str, ThresholdProtocol] = {
         ThresholdProtocol(
             "best-f1",
             True,
-            "ORACLE: the threshold maximising point F1 on the test labels (what the released code reports)",
+            "ORACLE: the threshold maximising point F1 on the test labels (what the released code "
+            "reports)",
             _p_best_f1,
         ),
     )
@@ -233,7 +239,11 @@ def compute_thresholds(
     for p in chosen:
         try:
             value = p.func(
-                train_scores, test_scores, labels, contamination=contamination, anomaly_ratio=anomaly_ratio
+                train_scores,
+                test_scores,
+                labels,
+                contamination=contamination,
+                anomaly_ratio=anomaly_ratio,
             )
         except ThresholdError:
             if protocols is not None:

@@ -51,14 +51,17 @@ def build_detector(config: dict[str, Any], seed: int) -> BaseDetector:
     ``config`` holds MADCluster keyword arguments, optionally ``"preset"`` (a name of
     :data:`madcluster.presets.PRESETS`, default ``"default"``), or ``"detector": "pca" | "kmeans"``
     with that baseline's keyword arguments, or ``"detector": "ensemble", "members": [config, ...]``
-    (:class:`madcluster.evaluation.ensemble.StandardizedSum`). ``random_state`` defaults to ``seed``.
+    (:class:`madcluster.evaluation.ensemble.StandardizedSum`). ``random_state`` defaults to
+    ``seed``.
     """
     params = dict(config)
     kind = params.pop("detector", "madcluster")
     if kind == "ensemble":
         members = params.pop("members", None)
         if not members or params:
-            raise DataError(f"an ensemble is {{'detector': 'ensemble', 'members': [config, ...]}}, got {config}")
+            raise DataError(
+                f"an ensemble is {{'detector': 'ensemble', 'members': [config, ...]}}, got {config}"
+            )
         return build_ensemble(members, lambda member: build_detector(member, seed))
     params.setdefault("random_state", seed)
     if kind in BASELINES:

@@ -3,9 +3,10 @@
 :class:`ImageBenchmark` says what to run (data, models, configurations, seeds, budget);
 :func:`run_image_benchmark` checks all of it before the first fit (unknown model or configuration,
 a missing folder, a folder not in the MVTec AD layout, settings that differ from the runs already
-in the output folder), runs what is not yet in ``<out>/runs.jsonl`` (:func:`~madcluster.images.table.run_table`,
-a progress bar over the runs), then writes the tables and the anomaly-map figures.
-``benchmarks/tables/image_table.py`` and the CLI both call it: there is one implementation.
+in the output folder), runs what is not yet in ``<out>/runs.jsonl``
+(:func:`~madcluster.images.table.run_table`, a progress bar over the runs), then writes the tables
+and the anomaly-map figures. ``benchmarks/tables/image_table.py`` and the CLI both call it: there is
+one implementation.
 """
 
 from __future__ import annotations
@@ -66,11 +67,21 @@ class ImageBenchmark:
         return Path(self.images)
 
     def settings(self) -> dict:
-        """What makes a run's numbers: runs of one output folder must share it (checked on resume)."""
-        return {"data": f"{GENERATED} (data seed {self.data_seed})" if self.is_generated else os.fspath(Path(self.images).resolve()),
-                "epochs": self.epochs, "n_train": self.n_train, "image_size": self.image_size,
-                "batch_size": self.batch_size, "lr": self.lr, "backbone": self.backbone,
-                "teacher_weights": self.teacher_weights, "embedder_params": self.embedder_params}
+        """What makes a run's numbers: runs of one output folder must share it (checked on
+        resume)."""
+        return {
+            "data": f"{GENERATED} (data seed {self.data_seed})"
+            if self.is_generated
+            else os.fspath(Path(self.images).resolve()),
+            "epochs": self.epochs,
+            "n_train": self.n_train,
+            "image_size": self.image_size,
+            "batch_size": self.batch_size,
+            "lr": self.lr,
+            "backbone": self.backbone,
+            "teacher_weights": self.teacher_weights,
+            "embedder_params": self.embedder_params,
+        }
 
 
 @dataclass
@@ -83,8 +94,8 @@ class ImageBenchmarkResult:
 
 
 def model_params(bench: ImageBenchmark) -> dict[str, dict]:
-    """Each model's embedder keywords: RD4AD's teacher, then ``embedder_params`` for every model whose
-    constructor takes that key (a key no model takes is refused)."""
+    """Each model's embedder keywords: RD4AD's teacher, then ``embedder_params`` for every model
+    whose constructor takes that key (a key no model takes is refused)."""
     from madcluster.embedders import IMAGE_EMBEDDERS
 
     params: dict[str, dict] = {m: {} for m in bench.models}
@@ -99,7 +110,9 @@ def model_params(bench: ImageBenchmark) -> dict[str, dict]:
                 taken.add(key)
     unused = sorted(set(bench.embedder_params) - taken)
     if unused:
-        raise ParameterError(f"embedder parameter(s) {', '.join(unused)} apply to none of {', '.join(bench.models)}")
+        raise ParameterError(
+            f"embedder parameter(s) {', '.join(unused)} apply to none of {', '.join(bench.models)}"
+        )
     return params
 
 
@@ -110,43 +123,70 @@ def check_benchmark(bench: ImageBenchmark) -> list[str]:
     from madcluster.images.synthetic import CLASSES
     from madcluster.images.table import CONFIGS
 
-    for what, given, known in (("image model", bench.models, IMAGE_EMBEDDERS), ("configuration", bench.configs, CONFIGS)):
+    for what, given, known in (
+        ("image model", bench.models, IMAGE_EMBEDDERS),
+        ("configuration", bench.configs, CONFIGS),
+    ):
         unknown = [name for name in given if name not in known]
         if unknown:
-            raise ParameterError(f"unknown {what} {', '.join(map(repr, unknown))}; choose from {', '.join(known)}")
-    if bench.epochs < 1 or bench.image_size < 8 or bench.batch_size < 1 or (bench.n_train is not None and bench.n_train < 2):
-        raise ParameterError("--epochs and --batch-size must be >= 1, --image-size >= 8, --n-train >= 2")
-    if bench.teacher_weights is not None and "rd4ad" in bench.models and not Path(bench.teacher_weights).is_file():
+            raise ParameterError(
+                f"unknown {what} {', '.join(map(repr, unknown))}; choose from {', '.join(known)}"
+            )
+    if (
+        bench.epochs < 1
+        or bench.image_size < 8
+        or bench.batch_size < 1
+        or (bench.n_train is not None and bench.n_train < 2)
+    ):
+        raise ParameterError(
+            "--epochs and --batch-size must be >= 1, --image-size >= 8, --n-train >= 2"
+        )
+    if (
+        bench.teacher_weights is not None
+        and "rd4ad" in bench.models
+        and not Path(bench.teacher_weights).is_file()
+    ):
         raise DataError(f"teacher weights file {bench.teacher_weights!r} does not exist")
     if bench.is_generated:
         available = list(CLASSES)
     elif not Path(bench.images).is_dir():
-        raise DataError(f"MVTec AD folder {bench.images!r} does not exist (or pass --images {GENERATED})")
+        raise DataError(
+            f"MVTec AD folder {bench.images!r} does not exist (or pass --images {GENERATED})"
+        )
     else:
         available = mvtec_classes(bench.images)  # DataError when no <class>/train/good is there
     classes = list(bench.classes or available)
     missing = [c for c in classes if c not in available]
     if missing:
-        raise DataError(f"no class {', '.join(map(repr, missing))} in {bench.images!r}; it has {', '.join(available)}")
+        raise DataError(
+            f"no class {', '.join(map(repr, missing))} in {bench.images!r}; it has "
+            f"{', '.join(available)}"
+        )
     model_params(bench)
     check_resume(bench)
     return classes
 
 
 def check_resume(bench: ImageBenchmark) -> None:
-    """Refuse to mix runs made with other settings into one table (an honest table has one budget)."""
+    """Refuse to mix runs made with other settings into one table (an honest table has one
+    budget)."""
     path = Path(bench.out) / SETTINGS_FILE
     if not bench.resume or not path.exists():
         return
     before = json.loads(path.read_text())
-    differ = sorted(k for k, v in bench.settings().items() if json.dumps(before.get(k)) != json.dumps(v))
+    differ = sorted(
+        k for k, v in bench.settings().items() if json.dumps(before.get(k)) != json.dumps(v)
+    )
     if differ:
-        raise OutputPathError(f"{os.fspath(bench.out)!r} holds runs made with other settings ({', '.join(differ)}); "
-                              "pass another --out, or --no-resume to rerun every run with these settings")
+        raise OutputPathError(
+            f"{os.fspath(bench.out)!r} holds runs made with other settings ({', '.join(differ)}); "
+            "pass another --out, or --no-resume to rerun every run with these settings"
+        )
 
 
 def ensure_generated(bench: ImageBenchmark) -> Path:
-    """The generated set (all classes) at ``bench.root``, made once; a half-written one is never used."""
+    """The generated set (all classes) at ``bench.root``, made once; a half-written one is never
+    used."""
     from madcluster.images.synthetic import make_texture_defects
 
     root = bench.root
@@ -157,8 +197,11 @@ def ensure_generated(bench: ImageBenchmark) -> Path:
     return root
 
 
-def run_image_benchmark(bench: ImageBenchmark, log: Callable[[str], None] = print) -> ImageBenchmarkResult:
-    """Check, run what is missing (class-major, so an interrupted table has whole rows), write tables and figures."""
+def run_image_benchmark(
+    bench: ImageBenchmark, log: Callable[[str], None] = print
+) -> ImageBenchmarkResult:
+    """Check, run what is missing (class-major, so an interrupted table has whole rows), write
+    tables and figures."""
     from madcluster.images.report import write_figures, write_tables
     from madcluster.images.table import Run, load_runs, run_table
 
@@ -171,23 +214,54 @@ def run_image_benchmark(bench: ImageBenchmark, log: Callable[[str], None] = prin
             Path(tmp).write_text("")
     with atomic_path(out / SETTINGS_FILE) as tmp:
         Path(tmp).write_text(json.dumps(bench.settings(), indent=1) + "\n")
-    runs = [Run(cls, model, config, seed) for seed in bench.seeds for cls in classes
-            for model in bench.models for config in bench.configs]
+    runs = [
+        Run(cls, model, config, seed)
+        for seed in bench.seeds
+        for cls in classes
+        for model in bench.models
+        for config in bench.configs
+    ]
     wanted = {r.key for r in runs}
     before = wanted & set(load_runs(out / "runs.jsonl"))
-    settings = {"image_size": bench.image_size, "epochs": bench.epochs, "batch_size": bench.batch_size, "lr": bench.lr,
-                "device": bench.device}
-    run_table(root, out, runs, settings, model_params(bench), bench.n_train, log=log, progress=bench.verbose)
+    settings = {
+        "image_size": bench.image_size,
+        "epochs": bench.epochs,
+        "batch_size": bench.batch_size,
+        "lr": bench.lr,
+        "device": bench.device,
+    }
+    run_table(
+        root,
+        out,
+        runs,
+        settings,
+        model_params(bench),
+        bench.n_train,
+        log=log,
+        progress=bench.verbose,
+    )
     rows = {k: r for k, r in load_runs(out / "runs.jsonl").items() if k in wanted}
     tables = write_tables(rows, out, list(bench.models), classes, table_header(bench))
-    figures = write_figures(root, out, list(bench.models), classes, bench.image_size, bench.seeds[0])
+    figures = write_figures(
+        root, out, list(bench.models), classes, bench.image_size, bench.seeds[0]
+    )
     return ImageBenchmarkResult(rows, len(wanted - before), len(before), tables, figures)
 
 
 def table_header(bench: ImageBenchmark) -> str:
-    data = (f"the generated texture-defect set (data seed {bench.data_seed}; NOT MVTec AD)" if bench.is_generated
-            else f"the MVTec AD layout folder {bench.images}")
-    teacher = f"weights {bench.teacher_weights}" if bench.teacher_weights else "random, frozen: not the paper teacher"
-    return (f"## Image tables on {data}\n\nCommand: `{bench.command or '(called from Python)'}`\n\n"
-            f"{bench.epochs} epochs, {bench.n_train or 'all'} training images a class, {bench.image_size} px, "
-            f"batch {bench.batch_size}, lr {bench.lr}; RD4AD teacher {bench.backbone} ({teacher}).")
+    data = (
+        f"the generated texture-defect set (data seed {bench.data_seed}; NOT MVTec AD)"
+        if bench.is_generated
+        else f"the MVTec AD layout folder {bench.images}"
+    )
+    teacher = (
+        f"weights {bench.teacher_weights}"
+        if bench.teacher_weights
+        else "random, frozen: not the paper teacher"
+    )
+    return (
+        f"## Image tables on {data}\n\nCommand: `{bench.command or '(called from Python)'}`\n\n"
+        f"{bench.epochs} epochs, {bench.n_train or 'all'} training images a class, "
+        f"{bench.image_size} px, batch {bench.batch_size}, lr {bench.lr}; RD4AD teacher "
+        f"{bench.backbone} ({teacher})."
+    )

@@ -11,12 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 
-def cutpaste(images: np.ndarray, seed: int, *, area: tuple[float, float] = (0.02, 0.08),
-             jitter: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
-    """One CutPaste copy of each image ``[N, C, H, W]`` (values in [0, 1]) and its mask ``[N, H, W]``.
+def cutpaste(
+    images: np.ndarray, seed: int, *, area: tuple[float, float] = (0.02, 0.08), jitter: float = 0.1
+) -> tuple[np.ndarray, np.ndarray]:
+    """One CutPaste copy of each image ``[N, C, H, W]`` (values in [0, 1]) and its mask
+    ``[N, H, W]``.
 
-    area: the patch's fraction of the image, drawn uniformly; its aspect ratio is drawn in [0.3, 3.3]
-    (log-uniform). jitter: the largest per-channel brightness change of the patch. Deterministic in ``seed``.
+    area: the patch's fraction of the image, drawn uniformly; its aspect ratio is drawn in [0.3,
+        3.3]
+    (log-uniform). jitter: the largest per-channel brightness change of the patch. Deterministic in
+    ``seed``.
     """
     if images.ndim != 4 or len(images) == 0:
         raise ValueError(f"cutpaste needs images [N, C, H, W], got shape {images.shape}")

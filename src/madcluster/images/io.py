@@ -64,7 +64,9 @@ def list_images(folder: str | os.PathLike) -> list[Path]:
     return files
 
 
-def read_image(path: str | os.PathLike, size: int | None = None, *, mask: bool = False) -> np.ndarray:
+def read_image(
+    path: str | os.PathLike, size: int | None = None, *, mask: bool = False
+) -> np.ndarray:
     """One image as float32 ``[C, H, W]`` in [0, 1] (C = 1 grayscale, 3 colour), or a mask as
     uint8 ``[H, W]`` 0/1. ``size`` resizes to ``size x size`` (bilinear; nearest for masks)."""
     image_module = _pil()
@@ -76,7 +78,9 @@ def read_image(path: str | os.PathLike, size: int | None = None, *, mask: bool =
             elif img.mode not in ("L", "RGB"):
                 img = img.convert("RGB" if img.mode in ("RGBA", "P", "CMYK", "YCbCr") else "L")
             if size is not None and img.size != (size, size):
-                resample = image_module.Resampling.NEAREST if mask else image_module.Resampling.BILINEAR
+                resample = (
+                    image_module.Resampling.NEAREST if mask else image_module.Resampling.BILINEAR
+                )
                 img = img.resize((size, size), resample)
             arr = np.asarray(img)
     except (OSError, ValueError, SyntaxError) as exc:
@@ -94,13 +98,14 @@ def stack_images(arrays: Sequence[np.ndarray], paths: Sequence[Path | str]) -> n
         if arr.shape[0] != first[0]:
             kinds = {1: "grayscale", 3: "RGB"}
             raise DataError(
-                f"{os.fspath(path)!r} is {kinds.get(arr.shape[0], arr.shape[0])} but {os.fspath(paths[0])!r} is "
-                f"{kinds.get(first[0], first[0])}: a folder must be all grayscale or all RGB"
+                f"{os.fspath(path)!r} is {kinds.get(arr.shape[0], arr.shape[0])} but "
+                f"{os.fspath(paths[0])!r} is {kinds.get(first[0], first[0])}: a folder must be all "
+                "grayscale or all RGB"
             )
         if arr.shape != first:
             raise DataError(
-                f"{os.fspath(path)!r} is {arr.shape[2]}x{arr.shape[1]} but {os.fspath(paths[0])!r} is "
-                f"{first[2]}x{first[1]}: pass a size to resize every image"
+                f"{os.fspath(path)!r} is {arr.shape[2]}x{arr.shape[1]} but {os.fspath(paths[0])!r} "
+                f"is {first[2]}x{first[1]}: pass a size to resize every image"
             )
     return np.stack(arrays).astype(np.float32)
 
@@ -121,19 +126,26 @@ def read_images_or_folder(source: str | os.PathLike, size: int | None = None) ->
     return read_image_folder(path, size)
 
 
-def read_mvtec_class(class_dir: str | os.PathLike, size: int | None = None) -> tuple[ImageSet, ImageSet]:
+def read_mvtec_class(
+    class_dir: str | os.PathLike, size: int | None = None
+) -> tuple[ImageSet, ImageSet]:
     """The training set (``train/good``) and the labelled test set of one MVTec-layout class."""
     root = Path(class_dir)
     if not (root / "train" / GOOD).is_dir() or not (root / "test").is_dir():
         raise DataError(
-            f"{os.fspath(class_dir)!r} is not an MVTec AD class folder: it needs train/good/ and test/<defect>/ "
-            "(and ground_truth/<defect>/<name>_mask.png for each defect image)"
+            f"{os.fspath(class_dir)!r} is not an MVTec AD class folder: it needs train/good/ and "
+            "test/<defect>/ (and ground_truth/<defect>/<name>_mask.png for each defect image)"
         )
     train_files = list_images(root / "train" / GOOD)
     train_images = stack_images([read_image(p, size) for p in train_files], train_files)
     n, _, h, w = train_images.shape
-    train = ImageSet(train_images, np.zeros(n, np.int64), np.zeros((n, h, w), np.uint8), [GOOD] * n,
-                     [os.fspath(p) for p in train_files])
+    train = ImageSet(
+        train_images,
+        np.zeros(n, np.int64),
+        np.zeros((n, h, w), np.uint8),
+        [GOOD] * n,
+        [os.fspath(p) for p in train_files],
+    )
 
     images, masks, labels, defects, paths = [], [], [], [], []
     for defect_dir in sorted(p for p in (root / "test").iterdir() if p.is_dir()):
@@ -144,11 +156,15 @@ def read_mvtec_class(class_dir: str | os.PathLike, size: int | None = None) -> t
             else:
                 mask_file = root / "ground_truth" / defect_dir.name / f"{file.stem}_mask.png"
                 if not mask_file.is_file():
-                    raise DataError(f"the defect image {os.fspath(file)!r} has no mask {os.fspath(mask_file)!r}")
+                    raise DataError(
+                        f"the defect image {os.fspath(file)!r} has no mask {os.fspath(mask_file)!r}"
+                    )
                 mask = read_image(mask_file, size, mask=True)
                 if mask.shape != image.shape[1:]:
-                    raise DataError(f"mask {os.fspath(mask_file)!r} is {mask.shape[1]}x{mask.shape[0]} but its image "
-                                    f"is {image.shape[2]}x{image.shape[1]}")
+                    raise DataError(
+                        f"mask {os.fspath(mask_file)!r} is {mask.shape[1]}x{mask.shape[0]} but its "
+                        f"image is {image.shape[2]}x{image.shape[1]}"
+                    )
             images.append(image)
             masks.append(mask)
             labels.append(int(defect_dir.name != GOOD))
@@ -157,7 +173,13 @@ def read_mvtec_class(class_dir: str | os.PathLike, size: int | None = None) -> t
     if not images:
         raise DataError(f"{os.fspath(root / 'test')!r} has no defect folders with images")
     test_images = stack_images(images + [train_images[0]], paths + [train_files[0]])[:-1]
-    test = ImageSet(test_images, np.asarray(labels, np.int64), np.stack(masks), defects, [os.fspath(p) for p in paths])
+    test = ImageSet(
+        test_images,
+        np.asarray(labels, np.int64),
+        np.stack(masks),
+        defects,
+        [os.fspath(p) for p in paths],
+    )
     return train, test
 
 

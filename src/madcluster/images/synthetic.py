@@ -49,7 +49,9 @@ def normal_image(cls: str, size: int, rng: np.random.Generator) -> tuple[np.ndar
         angle = rng.uniform(-0.15, 0.15)
         warp = gaussian_filter(rng.normal(size=(size, size)), size / 8) * 6
         u = np.cos(angle) * x + np.sin(angle) * y + 0.04 * warp
-        rings = 0.5 + 0.5 * np.sin(2 * np.pi * u / rng.uniform(0.07, 0.09) + rng.uniform(0, 2 * np.pi))
+        rings = 0.5 + 0.5 * np.sin(
+            2 * np.pi * u / rng.uniform(0.07, 0.09) + rng.uniform(0, 2 * np.pi)
+        )
         base = np.array([0.55, 0.36, 0.2]) * rng.uniform(0.9, 1.1)
         img = base * (0.75 + 0.35 * rings[..., None])
     elif cls == "speckle":
@@ -72,7 +74,8 @@ def normal_image(cls: str, size: int, rng: np.random.Generator) -> tuple[np.ndar
             colour = np.array([0.62, 0.64, 0.68]) + rng.normal(0, 0.02, 3)
             inside = (r < outer) & (r > inner)
         img = np.where(inside[..., None], colour * shade[..., None], background)
-        region = inside & (gaussian_filter(inside.astype(float), size / 32) > 0.95)  # away from the rim
+        # away from the rim
+        region = inside & (gaussian_filter(inside.astype(float), size / 32) > 0.95)
         region = region if region.any() else inside
     else:
         raise ValueError(f"unknown class {cls!r}; choose one of {', '.join(CLASSES)}")
@@ -80,7 +83,9 @@ def normal_image(cls: str, size: int, rng: np.random.Generator) -> tuple[np.ndar
     return np.clip(img, 0, 1), region
 
 
-def add_defect(img: np.ndarray, region: np.ndarray, defect: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def add_defect(
+    img: np.ndarray, region: np.ndarray, defect: str, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """``img`` with one defect of type ``defect`` placed inside ``region``, and its 0/1 mask."""
     size = img.shape[0]
     ys, xs = np.nonzero(region)
@@ -100,8 +105,11 @@ def add_defect(img: np.ndarray, region: np.ndarray, defect: str, rng: np.random.
         mask = np.hypot(yy - cy, xx - cx) <= rng.uniform(2.0, 4.0)
         out = np.where(mask[..., None], 0.04 + 0.1 * img, img)
     elif defect == "stain":
-        blob = gaussian_filter((np.hypot(yy - cy, xx - cx) < rng.uniform(3, 6)).astype(float)
-                               + 0.6 * rng.random((size, size)) * (np.hypot(yy - cy, xx - cx) < 8), 1.5)
+        blob = gaussian_filter(
+            (np.hypot(yy - cy, xx - cx) < rng.uniform(3, 6)).astype(float)
+            + 0.6 * rng.random((size, size)) * (np.hypot(yy - cy, xx - cx) < 8),
+            1.5,
+        )
         alpha = np.clip(blob, 0, 1) * rng.uniform(0.5, 0.75)
         mask = alpha > 0.15
         alpha = np.where(mask, alpha, 0.0)  # no faint halo outside the mask
@@ -143,15 +151,22 @@ def make_texture_defects(
     n_test_per_defect: int = 6,
 ) -> Path:
     """Write the generated set under ``root`` in the MVTec AD layout; the same seed gives the same
-    files byte for byte. ``weave`` is grayscale (as MVTec's grid), the others RGB. Returns ``root``."""
+    files byte for byte. ``weave`` is grayscale (as MVTec's grid), the others RGB. Returns
+    ``root``."""
     root = Path(root)
     for index, cls in enumerate(classes):
         rng = np.random.default_rng([seed, index])
         folder = root / cls
         for i in range(n_train):
-            _save_png(folder / "train" / GOOD / f"{i:03d}.png", _to_uint8(normal_image(cls, size, rng)[0], cls))
+            _save_png(
+                folder / "train" / GOOD / f"{i:03d}.png",
+                _to_uint8(normal_image(cls, size, rng)[0], cls),
+            )
         for i in range(n_test_good):
-            _save_png(folder / "test" / GOOD / f"{i:03d}.png", _to_uint8(normal_image(cls, size, rng)[0], cls))
+            _save_png(
+                folder / "test" / GOOD / f"{i:03d}.png",
+                _to_uint8(normal_image(cls, size, rng)[0], cls),
+            )
         for defect in DEFECTS:
             for i in range(n_test_per_defect):
                 img, region = normal_image(cls, size, rng)

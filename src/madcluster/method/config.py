@@ -34,15 +34,16 @@ class MethodConfig:
         released code's bare parameter (init 0.5), clamped to (eps, 1 - eps) where it is used.
     tau: label smoothing of the pseudo-labels, 0 <= tau <= 0.5.
     rho: soft-boundary weight, and R is the (1 - rho) quantile of training distances.
-    distance_loss: ``soft-boundary`` (paper Eq. 2) or ``one-class`` = mean distance (released script).
+    distance_loss: ``soft-boundary`` (paper Eq. 2) or ``one-class`` = mean distance (released
+        script).
     cluster_target: ``threshold`` = 1[q >= nu] (paper Eq. 4) or ``dec`` (released code: DEC's target
         distribution, identically 1 when k = 1).
     cluster_kl: add the released code's KL term p log(p / q) with the unsmoothed DEC target p = 1,
         i.e. -log q, to the cluster loss.
     loss_combination: ``sum`` (paper Eq. 6) or ``log-mean`` = base loss + log(mean(distance +
         cluster)) (released code).
-    score_type: ``point`` (paper Eq. 7, per time step) or ``window`` = the released code's score: the
-        window mean of the cluster term, without d - R^2, given to every step of the window.
+    score_type: ``point`` (paper Eq. 7, per time step) or ``window`` = the released code's score:
+        the window mean of the cluster term, without d - R^2, given to every step of the window.
     score_scaling: ``raw`` sums the cluster term and d - R^2 as Eq. 7 writes them (the paper;
         ``MADCluster.from_preset("paper")``); ``standardized`` (the default) z-scores each term on
         the training scores before summing, so the term with the larger spread (usually the
@@ -84,17 +85,23 @@ class MethodConfig:
         for name, allowed in choices.items():
             value = getattr(self, name)
             if value not in allowed:
-                raise ParameterError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
+                raise ParameterError(
+                    f"unknown {name} {value!r}; choose one of {', '.join(allowed)}"
+                )
         if not 0.0 <= self.tau <= 0.5:
             raise ParameterError(f"tau must be in [0, 0.5], got {self.tau}")
         if not 0.0 < self.rho <= 1.0:
             raise ParameterError(f"rho must be in (0, 1], got {self.rho}")
         if not isinstance(self.center_warmup, int) or self.center_warmup < 0:
-            raise ParameterError(f"center_warmup must be a non-negative integer, got {self.center_warmup!r}")
+            raise ParameterError(
+                f"center_warmup must be a non-negative integer, got {self.center_warmup!r}"
+            )
         if not isinstance(self.n_clusters, int) or self.n_clusters < 1:
             raise ParameterError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
         if self.n_clusters > 1 and self.mode == "base-only":
-            raise ParameterError("n_clusters > 1 needs a MADCluster head; mode='base-only' has none")
+            raise ParameterError(
+                "n_clusters > 1 needs a MADCluster head; mode='base-only' has none"
+            )
         if not 0.0 < self.eps < 0.1:
             raise ParameterError(f"eps must be in (0, 0.1), got {self.eps}")
 

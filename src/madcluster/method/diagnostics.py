@@ -31,8 +31,12 @@ def collapse_diagnosis(history: Mapping[str, Sequence[float]]) -> tuple[bool, st
     if term:
         detail += f", distance-term std {term[-1]:.3g}"
     if collapsed:
-        return True, (f"COLLAPSED: {detail}: every window maps to the center, so scores no longer "
-                      "tell windows apart; try a larger rho, fewer epochs or --preset paper")
-    return False, (f"healthy: {detail}; q near 1 and shrinking spreads are expected (normal data "
-                   f"is pulled to the center); collapse = h spread < {COLLAPSE_SPREAD_RATIO:.1%} "
-                   f"of epoch 1 or distance-term std < {COLLAPSE_TERM_STD:g}")
+        return True, (
+            f"COLLAPSED: {detail}: every window maps to the center, so scores no longer "
+            "tell windows apart; try a larger rho, fewer epochs or --preset paper"
+        )
+    return False, (
+        f"healthy: {detail}; q near 1 and shrinking spreads are expected (normal data "
+        f"is pulled to the center); collapse = h spread < {COLLAPSE_SPREAD_RATIO:.1%} "
+        f"of epoch 1 or distance-term std < {COLLAPSE_TERM_STD:g}"
+    )

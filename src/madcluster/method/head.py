@@ -53,7 +53,10 @@ class LossParts:
 
     @classmethod
     def combine(
-        cls, head_total: torch.Tensor, distance: torch.Tensor, cluster: torch.Tensor,
+        cls,
+        head_total: torch.Tensor,
+        distance: torch.Tensor,
+        cluster: torch.Tensor,
         base_loss: torch.Tensor | None,
     ) -> LossParts:
         """A head's loss plus the base model's own loss, if any (Eq. 6 + the wrapped model's)."""
@@ -84,7 +87,8 @@ class Head(nn.Module):
         raise NotImplementedError
 
     def outside_fraction(self, h: torch.Tensor) -> torch.Tensor | None:
-        """A scale-free validation criterion, or None where the head has none (see MADClusterHead)."""
+        """A scale-free validation criterion, or None where the head has none (see
+        MADClusterHead)."""
         return None
 
     def score(self, h: torch.Tensor) -> torch.Tensor:
@@ -110,8 +114,17 @@ class MADClusterHead(Head):
     """Cluster Distance Mapping + Sequence-wise Clustering on top of any Base Embedder (k = 1)."""
 
     history_keys = (
-        "nu", "radius", "mean_distance", "q_mean", "q_std", "q_p01", "q_p50", "frac_p0",
-        "h_spread", "cluster_term_std", "distance_term_std",
+        "nu",
+        "radius",
+        "mean_distance",
+        "q_mean",
+        "q_std",
+        "q_p01",
+        "q_p50",
+        "frac_p0",
+        "h_spread",
+        "cluster_term_std",
+        "distance_term_std",
     )
 
     def __init__(self, n_hidden: int, config: MethodConfig | None = None) -> None:
@@ -120,7 +133,8 @@ class MADClusterHead(Head):
         self.n_hidden = n_hidden
         center = torch.empty(n_hidden)
         if self.config.center_init == "random":
-            nn.init.normal_(center, std=math.sqrt(2.0 / n_hidden))  # He-normal, as the released code
+            # He-normal, as the released code
+            nn.init.normal_(center, std=math.sqrt(2.0 / n_hidden))
         else:
             center.zero_()  # replaced by the mean of h in start()
         self.center = nn.Parameter(center, requires_grad=self.config.learnable_center)
@@ -140,7 +154,8 @@ class MADClusterHead(Head):
 
     # ------------------------------------------------------------------ contract
     def start(self, features: FeatureSource) -> None:
-        """Center = mean of h over an initial pass (if configured), then R from the distances to it."""
+        """Center = mean of h over an initial pass (if configured), then R from the distances to
+        it."""
         if self.config.center_init == "mean":
             total, count = None, 0
             with torch.no_grad():
@@ -152,7 +167,8 @@ class MADClusterHead(Head):
         self.end_epoch(features)
 
     def begin_epoch(self, epoch: int) -> None:
-        """Keep c fixed during the first ``center_warmup`` epochs (DeepSVDD's guard, then learn it)."""
+        """Keep c fixed during the first ``center_warmup`` epochs (DeepSVDD's guard, then learn
+        it)."""
         learnable = self.config.learnable_center and epoch > self.config.center_warmup
         self.center.requires_grad_(learnable)
 
@@ -192,7 +208,8 @@ class MADClusterHead(Head):
         }
 
     def loss(self, h: torch.Tensor, base_loss: torch.Tensor | None = None) -> LossParts:
-        """Training loss of features ``h [B, L, f]`` (Eq. 6), plus the base model's own loss if any."""
+        """Training loss of features ``h [B, L, f]`` (Eq. 6), plus the base model's own loss if
+        any."""
         cfg = self.config
         d = self.distances(h)
         zero = h.new_zeros(())
@@ -203,7 +220,9 @@ class MADClusterHead(Head):
                 dist_terms = d
         else:
             dist_terms = torch.zeros_like(d)
-        clus_terms = self._cluster_terms(h, smoothed=True) if cfg.uses_cluster else torch.zeros_like(d)
+        clus_terms = (
+            self._cluster_terms(h, smoothed=True) if cfg.uses_cluster else torch.zeros_like(d)
+        )
         distance = dist_terms.mean() if cfg.uses_distance else zero
         cluster = clus_terms.mean() if cfg.uses_cluster else zero
         if cfg.loss_combination == "log-mean":
@@ -213,7 +232,8 @@ class MADClusterHead(Head):
         return LossParts.combine(total, distance, cluster, base_loss)
 
     def score_terms(self, h: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Per-step terms of Eq. 7: ``cluster`` (hard p) and ``distance`` = d - R^2, each ``[B, L]``."""
+        """Per-step terms of Eq. 7: ``cluster`` (hard p) and ``distance`` = d - R^2, each
+        ``[B, L]``."""
         cfg = self.config
         if cfg.score_type == "window":
             terms = self._cluster_terms(h, smoothed=False)
@@ -226,10 +246,12 @@ class MADClusterHead(Head):
         return out
 
     def outside_fraction(self, h: torch.Tensor) -> torch.Tensor:
-        """mean max(0, d / R^2 - 1): how far steps fall outside the training sphere, in units of R^2.
+        """mean max(0, d / R^2 - 1): how far steps fall outside the training sphere, in units of
+        R^2.
 
-        Unlike the soft-boundary loss it cannot be lowered by shrinking every feature toward c, since
-        R shrinks with them: the early-stopping criterion ``early_stopping="relative-distance"``.
+        Unlike the soft-boundary loss it cannot be lowered by shrinking every feature toward c,
+        since R shrinks with them: the early-stopping criterion
+        ``early_stopping="relative-distance"``.
         """
         r2 = self.radius.pow(2).clamp_min(1e-12)
         return torch.relu(self.distances(h) / r2 - 1.0).mean()

@@ -15,7 +15,8 @@ from madcluster.method.multi_cluster import MultiClusterHead
 
 
 def build_head(n_hidden: int, config: MethodConfig) -> Head:
-    """The head that ``config`` asks for: none (base-only), k = 1 (the paper), or k > 1 (appendix)."""
+    """The head that ``config`` asks for: none (base-only), k = 1 (the paper), or k > 1
+    (appendix)."""
     if not config.uses_head:
         return NoHead()
     if config.n_clusters > 1:
@@ -24,6 +25,7 @@ def build_head(n_hidden: int, config: MethodConfig) -> Head:
 
 
 def head_centers(head: nn.Module) -> list[np.ndarray]:
-    """The head's current center(s) as a copy, ``[f]`` (k = 1) or ``[k, f]``; none without a head."""
+    """The head's current center(s) as a copy, ``[f]`` (k = 1) or ``[k, f]``; none without a
+    head."""
     center = getattr(head, "center", getattr(head, "centers", None))
     return [] if center is None else [center.detach().cpu().numpy().astype(np.float64).copy()]

@@ -27,7 +27,8 @@ def smooth_labels(p: torch.Tensor, tau: float) -> torch.Tensor:
 
 
 def upper_branch(q: torch.Tensor, nu: torch.Tensor) -> torch.Tensor:
-    """f1(q, nu) = (1 - nu^(1-nu)) / (1 - nu) * (q - 1) + 1: the line from (nu, nu^(1-nu)) to (1, 1).
+    """f1(q, nu) = (1 - nu^(1-nu)) / (1 - nu) * (q - 1) + 1: the line from (nu, nu^(1-nu)) to (1,
+    1).
 
     Positive on [0, 1] for nu in (0, 1), because nu^(1-nu) > nu.
     """
@@ -60,7 +61,8 @@ def squared_distance(h: torch.Tensor, center: torch.Tensor) -> torch.Tensor:
 
 
 def soft_boundary_terms(d: torch.Tensor, radius: torch.Tensor, rho: float) -> torch.Tensor:
-    """Per-step soft-boundary DeepSVDD terms whose mean is R^2 + (1/rho) mean max(0, d - R^2) (Eq. 2).
+    """Per-step soft-boundary DeepSVDD terms whose mean is R^2 + (1/rho) mean max(0, d - R^2) (Eq.
+    2).
 
     The paper writes sums; we take means over batch and time so the loss does not scale with the
     window or batch size. Weight decay lambda * Omega(W) is applied by the optimiser.

@@ -52,8 +52,9 @@ class MultiClusterHead(Head):
             raise ParameterError("MultiClusterHead needs n_clusters >= 2")
         self.config = config
         self.n_hidden = n_hidden
-        self.centers = nn.Parameter(torch.zeros(config.n_clusters, n_hidden),
-                                    requires_grad=config.learnable_center)
+        self.centers = nn.Parameter(
+            torch.zeros(config.n_clusters, n_hidden), requires_grad=config.learnable_center
+        )
 
     @torch.no_grad()
     def start(self, features: FeatureSource) -> None:
@@ -64,12 +65,17 @@ class MultiClusterHead(Head):
             rng = np.random.default_rng(0)
             flat = flat[rng.choice(len(flat), KMEANS_SAMPLE, replace=False)]
         if len(np.unique(flat.round(6), axis=0)) < self.config.n_clusters:
-            raise ParameterError(f"the initial features have fewer distinct values than n_clusters={self.config.n_clusters}")
+            raise ParameterError(
+                "the initial features have fewer distinct values than "
+                f"n_clusters={self.config.n_clusters}"
+            )
         km = KMeans(self.config.n_clusters, n_init=4, random_state=0).fit(flat)
         self.centers.copy_(torch.as_tensor(km.cluster_centers_, dtype=self.centers.dtype))
 
     def begin_epoch(self, epoch: int) -> None:
-        self.centers.requires_grad_(self.config.learnable_center and epoch > self.config.center_warmup)
+        self.centers.requires_grad_(
+            self.config.learnable_center and epoch > self.config.center_warmup
+        )
 
     @torch.no_grad()
     def end_epoch(self, features: FeatureSource) -> dict[str, float]:

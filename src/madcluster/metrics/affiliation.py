@@ -66,8 +66,8 @@ def _recall_outside(
     predicted interval whose nearest border is ``p``) of ``1 - (min(d, m) + d) / |E|`` with
     ``d = |p - t|`` and ``m = min(t - e0, e1 - t)``; 0 when ``p`` is not strictly inside ``E``.
 
-    Closed form of the reference ``integral_mini_interval_Precall_CDFmethod``: ``[ta, tb]`` is cut at
-    the zone centre and at the midpoints between ``p`` and the zone borders, where ``min(d, m)``
+    Closed form of the reference ``integral_mini_interval_Precall_CDFmethod``: ``[ta, tb]`` is cut
+    at the zone centre and at the midpoints between ``p`` and the zone borders, where ``min(d, m)``
     changes expression. ``pivot_right`` is True when the prediction lies right of ``[ta, tb]``.
     """
     e_mean = (e0 + e1) / 2
@@ -190,7 +190,8 @@ def affiliation_precision_recall(predictions: ArrayLike, labels: ArrayLike) -> t
 
 
 def affiliation_precision(predictions: ArrayLike, labels: ArrayLike) -> float:
-    """Affiliation precision; NaN when nothing is predicted. See :func:`affiliation_precision_recall`."""
+    """Affiliation precision; NaN when nothing is predicted. See
+    :func:`affiliation_precision_recall`."""
     return affiliation_precision_recall(predictions, labels)[0]
 
 

@@ -26,20 +26,27 @@ def _maps_and_masks(maps: ArrayLike, masks: ArrayLike) -> tuple[np.ndarray, np.n
     m = np.asarray(maps, dtype=np.float64)
     g = np.asarray(masks)
     if m.ndim != 3 or m.shape != g.shape:
-        raise DataError(f"anomaly maps and masks must both be [N, H, W] of the same shape, got {m.shape} and {g.shape}")
+        raise DataError(
+            f"anomaly maps and masks must both be [N, H, W] of the same shape, got {m.shape} and "
+            f"{g.shape}"
+        )
     if not np.isfinite(m).all():
         raise DataError("anomaly maps contain NaN or inf")
     return m, g.astype(bool)
 
 
 def pixel_auroc(maps: ArrayLike, masks: ArrayLike) -> float:
-    """AUROC over every pixel of ``maps [N, H, W]`` against ``masks [N, H, W]`` (non-zero = anomalous)."""
+    """AUROC over every pixel of ``maps [N, H, W]`` against ``masks [N, H, W]`` (non-zero =
+    anomalous)."""
     m, g = _maps_and_masks(maps, masks)
     return auc_roc(m.ravel(), g.ravel())
 
 
-def pro_auc(maps: ArrayLike, masks: ArrayLike, fpr_limit: float = 0.3, n_thresholds: int = 200) -> float:
-    """Normalised area under the per-region-overlap curve up to ``fpr_limit`` (see module docstring).
+def pro_auc(
+    maps: ArrayLike, masks: ArrayLike, fpr_limit: float = 0.3, n_thresholds: int = 200
+) -> float:
+    """Normalised area under the per-region-overlap curve up to ``fpr_limit`` (see module
+    docstring).
 
     Thresholds are the normal-pixel score quantiles at ``n_thresholds + 1`` evenly spaced false
     positive rates in [0, fpr_limit]; regions are 8-connected components of each mask.

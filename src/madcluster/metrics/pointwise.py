@@ -165,7 +165,8 @@ def auc_pr(scores: ArrayLike, labels: ArrayLike) -> float:
 
 
 def point_adjusted_f1(predictions: ArrayLike, labels: ArrayLike) -> float:
-    """F1 after *point adjustment* (Xu et al., WWW 2018) — an explicitly named extra, not a default.
+    """F1 after *point adjustment* (Xu et al., WWW 2018) — an explicitly named extra, not a
+    default.
 
     Every ground-truth anomaly segment that contains at least one predicted point counts as fully
     detected (all its points become predicted); then the point-wise F1 is taken. This uses the test

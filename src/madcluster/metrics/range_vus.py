@@ -11,8 +11,9 @@ result no longer depends on one arbitrary window.
 The definitions reproduce, to floating-point round-off, the published code that every paper in
 this line reports with:
 
-* ``range_auc`` = ``vus`` 0.0.6 (PyPI) ``metricor().RangeAUC(labels, score, window)`` — the function
-  called by TSB-AD-era and DCdetector-derived evaluation scripts for ``R_AUC_ROC`` / ``R_AUC_PR``;
+* ``range_auc`` = ``vus`` 0.0.6 (PyPI) ``metricor().RangeAUC(labels, score, window)`` — the
+  function called by TSB-AD-era and DCdetector-derived evaluation scripts for ``R_AUC_ROC`` /
+  ``R_AUC_PR``;
 * ``vus`` = ``metricor().RangeAUC_volume_opt(labels, score, windowSize, thre=250)`` of the same
   package, byte-identical to TSB-AD's ``basic_metricor.RangeAUC_volume_opt`` used by its
   ``get_metrics`` for ``VUS-ROC`` / ``VUS-PR``.
@@ -27,8 +28,9 @@ Quirks of that code that are reproduced on purpose (changing any of them changes
    position ``int(linspace(0, n - 1, 250)[k])``; a point is predicted when ``score >= threshold``
    (so tied points enter together and the lowest threshold predicts every point).
 2. Extended label: each segment ``[s, e]`` adds ``sqrt(1 - (x - e) / window)`` for
-   ``x in (e, e + window // 2]`` and ``sqrt(1 - (s - x) / window)`` for ``x in [s - window // 2, s)``,
-   clipped to the series; overlapping contributions are *summed* and the result clipped at 1.
+   ``x in (e, e + window // 2]`` and ``sqrt(1 - (s - x) / window)`` for
+   ``x in [s - window // 2, s)``, clipped to the series; overlapping contributions are *summed* and
+   the result clipped at 1.
 3. Range-AUC: ``P_new = (P + sum(extended label)) / 2`` is fixed; existence is counted over the
    maximal runs of non-zero extended label (touching extensions merge); ROC and PR areas are both
    trapezoidal, from an added ``(0, 0)`` (precision 1) to an added ``(1, 1)`` ROC point.
@@ -37,14 +39,15 @@ Quirks of that code that are reproduced on purpose (changing any of them changes
    changes with the threshold; existence is counted over ``new_sequence`` segments, which merge two
    neighbouring extensions only when they overlap (``e_i + w//2 >= s_j - w//2``), not when they
    merely touch; the PR area uses the right-hand precision of each step (no trapezoid).
-5. ``recall = min(TP / P_new, 1)``, ``TPR = recall * existence``, ``FPR = (N_pred - TP) / (n - P_new)``,
-   ``precision = TP / N_pred`` where ``TP = sum(extended label * prediction)``.
+5. ``recall = min(TP / P_new, 1)``, ``TPR = recall * existence``,
+   ``FPR = (N_pred - TP) / (n - P_new)``, ``precision = TP / N_pred`` where
+   ``TP = sum(extended label * prediction)``.
 
 Instead of re-scanning the whole series for each of the 250 thresholds (and each of the 101 buffer
 sizes), the scores are sorted once; true positives at all thresholds come from a cumulative sum of
 the extended label in score order, and existence from the maximum score of each segment. Only the
-points within ``window // 2`` of an anomaly carry a non-zero extended label, so the per-buffer work is
-proportional to that neighbourhood, not to the series length.
+points within ``window // 2`` of an anomaly carry a non-zero extended label, so the per-buffer work
+is proportional to that neighbourhood, not to the series length.
 """
 
 from __future__ import annotations
@@ -145,8 +148,8 @@ def _extended_label(prep: _Prepared, window: int) -> np.ndarray:
     """The reference's extended label at the support points (in score order), for ``window``.
 
     Every non-zero contribution is at least ``sqrt(1 - (window // 2) / window) >= sqrt(1/2)``, so a
-    point reached by two or more segments sums past 1 and is clipped to exactly 1; a point reached by
-    one segment gets that segment's value, bit-for-bit as the reference computes it. So the label
+    point reached by two or more segments sums past 1 and is clipped to exactly 1; a point reached
+    by one segment gets that segment's value, bit-for-bit as the reference computes it. So the label
     depends only on the nearest and second-nearest reaching segment.
     """
     half = window // 2
@@ -164,7 +167,8 @@ def _segments(prep: _Prepared, half: int, merge_touching: bool) -> tuple[np.ndar
     """Extended segments ``[lo, hi]`` (inclusive) after merging neighbours.
 
     ``merge_touching=True`` gives the maximal runs of non-zero extended label (``RangeAUC``);
-    ``False`` gives ``new_sequence`` (``RangeAUC_volume_opt``), which keeps touching extensions apart.
+    ``False`` gives ``new_sequence`` (``RangeAUC_volume_opt``), which keeps touching extensions
+    apart.
     """
     lo = np.maximum(prep.starts - half, 0)
     hi = np.minimum(prep.ends + half, prep.n - 1)

@@ -25,7 +25,8 @@ _MAX_POINTS = 20_000
 
 
 def _autocorrelation(x: np.ndarray, n_lags: int) -> np.ndarray:
-    """Biased sample autocorrelation at lags ``0..n_lags`` via the FFT (statsmodels ``acf(fft=True)``)."""
+    """Biased sample autocorrelation at lags ``0..n_lags`` via the FFT (statsmodels
+    ``acf(fft=True)``)."""
     n = x.size
     centred = x - x.mean()
     size = 1 << int(2 * n - 1).bit_length()  # zero-pad past 2n - 1: no circular wrap-around
@@ -47,7 +48,9 @@ def find_length_rank(series: ArrayLike, rank: int = 1) -> int:
     if x.ndim != 1:
         raise DataError(f"find_length_rank needs one channel (a 1-D series), got shape {x.shape}")
     if rank not in (0, 1):
-        raise DataError(f"rank must be 1 (the highest peak, what TSB-AD's runners use) or 0, got {rank!r}")
+        raise DataError(
+            f"rank must be 1 (the highest peak, what TSB-AD's runners use) or 0, got {rank!r}"
+        )
     if rank == 0:
         return 1
     x = x[:_MAX_POINTS]

@@ -75,7 +75,8 @@ def make_executor(
     max_retries: int = 3,
     n_jobs: int | None = None,
 ) -> SequentialExecutor | Any:
-    """``sequential``, ``ray``, or ``auto``: Ray when it is installed and there is more than one job.
+    """``sequential``, ``ray``, or ``auto``: Ray when it is installed and there is more than one
+    job.
 
     ``ray_address`` joins an existing cluster; without it a local Ray is started with ``num_cpus``
     (default: every core) and stopped at the end.

@@ -13,7 +13,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Job:
-    """One unit of work: ``fn(payload, data[data_key])``; ``key`` names it in progress and errors."""
+    """One unit of work: ``fn(payload, data[data_key])``; ``key`` names it in progress and
+    errors."""
 
     key: str
     payload: Any
@@ -70,7 +71,8 @@ class Progress:
 
         self.done, self.failed, self.running = done, 0, 0
         self.resumed = done
-        self._bar = task_bar(total=total, initial=done, desc=desc, unit="task", enabled=enabled)  # lines in a log
+        # lines in a log
+        self._bar = task_bar(total=total, initial=done, desc=desc, unit="task", enabled=enabled)
         self._show()
 
     def start(self, running: int) -> None:

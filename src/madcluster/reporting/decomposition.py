@@ -29,15 +29,31 @@ ROW_FIELDS = ("dataset", "model", "config", "metric", "values", "paper", "comman
 
 
 def decomposition_row(
-    *, dataset: str, model: str, config: str, metric: str, values: Mapping[str, float | None],
-    paper: float | None, command: str, commit: str,
+    *,
+    dataset: str,
+    model: str,
+    config: str,
+    metric: str,
+    values: Mapping[str, float | None],
+    paper: float | None,
+    command: str,
+    commit: str,
 ) -> dict[str, Any]:
-    """One row of the file; ``values`` must name exactly the steps of :data:`DECOMPOSITION_STEPS`."""
+    """One row of the file; ``values`` must name exactly the steps of
+    :data:`DECOMPOSITION_STEPS`."""
     steps = [step for step, _, _ in DECOMPOSITION_STEPS]
     if sorted(values) != sorted(steps):
         raise ValueError(f"decomposition values must name the steps {steps}, got {sorted(values)}")
-    return {"dataset": dataset, "model": model, "config": config, "metric": metric,
-            "values": {step: values[step] for step in steps}, "paper": paper, "command": command, "commit": commit}
+    return {
+        "dataset": dataset,
+        "model": model,
+        "config": config,
+        "metric": metric,
+        "values": {step: values[step] for step in steps},
+        "paper": paper,
+        "command": command,
+        "commit": commit,
+    }
 
 
 def write_decomposition(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -54,4 +70,10 @@ def read_decomposition(path: str | Path) -> list[dict[str, Any]]:
     return data.get("rows", []) if isinstance(data, dict) else []
 
 
-__all__ = ["DECOMPOSITION_STEPS", "ROW_FIELDS", "decomposition_row", "read_decomposition", "write_decomposition"]
+__all__ = [
+    "DECOMPOSITION_STEPS",
+    "ROW_FIELDS",
+    "decomposition_row",
+    "read_decomposition",
+    "write_decomposition",
+]

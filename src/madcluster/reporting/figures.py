@@ -12,8 +12,13 @@ from madcluster.benchmark.schema import MODE_ROW_NAMES
 from madcluster.reporting.paper import paper_value
 from madcluster.reporting.tables import ReportContent, model_key, model_label, paper_order
 
-_ROW_COLORS = {"base-only": "#9ecae1", "full": "#3182bd", "distance-only": "#a1d99b",
-               "cluster-only": "#fdae6b", "baseline": "#bdbdbd"}
+_ROW_COLORS = {
+    "base-only": "#9ecae1",
+    "full": "#3182bd",
+    "distance-only": "#a1d99b",
+    "cluster-only": "#fdae6b",
+    "baseline": "#bdbdbd",
+}
 _ROW_NAMES = {mode: MODE_ROW_NAMES[mode] for mode in ("base-only", "full")}
 
 
@@ -27,8 +32,10 @@ def paper_ticks_drawn(content: ReportContent, dataset: str, protocol: str) -> bo
     return any(
         paper_value(dataset, r["embedder"], r["mode"] == "full", metric) is not None
         for r in content.results
-        if r["dataset"] == dataset and protocol in r["protocols"]
-        and r["mode"] in ("base-only", "full") and not r.get("per_entity")
+        if r["dataset"] == dataset
+        and protocol in r["protocols"]
+        and r["mode"] in ("base-only", "full")
+        and not r.get("per_entity")
         for metric in ("vus_pr", "f1")
     )
 
@@ -60,8 +67,10 @@ def dataset_figure(content: ReportContent, dataset: str, protocol: str) -> Figur
     width = 0.8 / max(len(modes), 1)
     oracle = any(r["protocols"][protocol].get("oracle") for r in results)
     paper_labelled = False
-    for ax, metric, label in ((axes[0], "vus_pr", "V_PR (protocol-free)"),
-                              (axes[1], "f1", f"F1 ({protocol}{', ORACLE' if oracle else ''})")):
+    for ax, metric, label in (
+        (axes[0], "vus_pr", "V_PR (protocol-free)"),
+        (axes[1], "f1", f"F1 ({protocol}{', ORACLE' if oracle else ''})"),
+    ):
         for j, mode in enumerate(modes):
             xs, means, stds, paper_x, paper_y = [], [], [], [], []
             for i, members in enumerate(groups.values()):
@@ -80,18 +89,32 @@ def dataset_figure(content: ReportContent, dataset: str, protocol: str) -> Figur
                     if value is not None:
                         paper_x.append(x)
                         paper_y.append(value)
-            style = {"color": _ROW_COLORS.get(mode, "#dddddd"), "label": _ROW_NAMES.get(mode, mode),
-                     "edgecolor": "#d62728" if (oracle and metric == "f1") else "none"}
+            style = {
+                "color": _ROW_COLORS.get(mode, "#dddddd"),
+                "label": _ROW_NAMES.get(mode, mode),
+                "edgecolor": "#d62728" if (oracle and metric == "f1") else "none",
+            }
             if horizontal:
                 ax.barh(xs, means, width * 0.9, xerr=stds, capsize=2, **style)
             else:
                 ax.bar(xs, means, width * 0.9, yerr=stds, capsize=2, **style)
             if paper_x:
                 points = (paper_y, paper_x) if horizontal else (paper_x, paper_y)
-                ax.scatter(*points, marker="|" if horizontal else "_", s=220, color="black", zorder=4,
-                           label=None if paper_labelled else "paper (Table 1)")
+                ax.scatter(
+                    *points,
+                    marker="|" if horizontal else "_",
+                    s=220,
+                    color="black",
+                    zorder=4,
+                    label=None if paper_labelled else "paper (Table 1)",
+                )
                 paper_labelled = True
-        limit = (0, 1.0 if metric == "f1" else max(0.5, (ax.get_xlim() if horizontal else ax.get_ylim())[1]))
+        limit = (
+            0,
+            1.0
+            if metric == "f1"
+            else max(0.5, (ax.get_xlim() if horizontal else ax.get_ylim())[1]),
+        )
         if horizontal:  # a tall figure: the metric and its scale on top, where reading starts
             ax.set_xlabel(label)
             ax.xaxis.set_label_position("top")
@@ -123,11 +146,22 @@ def dataset_figure(content: ReportContent, dataset: str, protocol: str) -> Figur
 
 
 # The decomposition's waterfall: honest first, then each step's change, oracle / leak steps named.
-_STEP_COLORS = {"honest": "#969696", "a": "#3182bd", "b": "#31a354", "c": "#d62728", "d": "#756bb1",
-                "e": "#e6550d"}
-_STEP_LABELS = {"honest": "honest", "a": "(a) per entity", "b": "(b) window labels",
-                "c": "(c) best-F1 threshold: ORACLE", "d": "(d) range metrics on 0/1",
-                "e": "(e) test set as validation: LEAK"}
+_STEP_COLORS = {
+    "honest": "#969696",
+    "a": "#3182bd",
+    "b": "#31a354",
+    "c": "#d62728",
+    "d": "#756bb1",
+    "e": "#e6550d",
+}
+_STEP_LABELS = {
+    "honest": "honest",
+    "a": "(a) per entity",
+    "b": "(b) window labels",
+    "c": "(c) best-F1 threshold: ORACLE",
+    "d": "(d) range metrics on 0/1",
+    "e": "(e) test set as validation: LEAK",
+}
 _DECOMPOSITION_METRICS = (("f1", "F1"), ("vus_pr", "V_PR"))
 
 
@@ -140,7 +174,9 @@ def decomposition_figure(records: list[dict[str, Any]]) -> Figure | None:
         if rec.get("metric") not in dict(_DECOMPOSITION_METRICS) or not rec.get("values"):
             continue
         section = (str(rec.get("model", "?")), str(rec.get("config", "")))
-        cells.setdefault(str(rec.get("dataset", "?")), {}).setdefault(section, {})[rec["metric"]] = rec
+        cells.setdefault(str(rec.get("dataset", "?")), {}).setdefault(section, {})[
+            rec["metric"]
+        ] = rec
     if not cells:
         return None
     steps = list(_STEP_COLORS)
@@ -163,16 +199,34 @@ def decomposition_figure(records: list[dict[str, Any]]) -> Figure | None:
                     if value is None:
                         continue
                     low, high = sorted((previous, float(value)))
-                    ax.bar(i - 0.4 + width * (j + 0.5), max(high - low, 0.002), width * 0.9, bottom=low,
-                           color=_STEP_COLORS[step], hatch="///" if float(value) < previous else None,
-                           edgecolor="white" if float(value) < previous else "none", linewidth=0)
+                    ax.bar(
+                        i - 0.4 + width * (j + 0.5),
+                        max(high - low, 0.002),
+                        width * 0.9,
+                        bottom=low,
+                        color=_STEP_COLORS[step],
+                        hatch="///" if float(value) < previous else None,
+                        edgecolor="white" if float(value) < previous else "none",
+                        linewidth=0,
+                    )
                     previous = float(value)
                 if rec.get("paper") is not None:
                     paper_drawn = True
-                    ax.hlines(float(rec["paper"]), i - 0.42, i + 0.42, color="black", linewidth=1.6, zorder=4)
+                    ax.hlines(
+                        float(rec["paper"]),
+                        i - 0.42,
+                        i + 0.42,
+                        color="black",
+                        linewidth=1.6,
+                        zorder=4,
+                    )
             ax.set_xticks(np.arange(len(names)))
-            ax.set_xticklabels([m if c == "default" else f"{m} ({c})" for m, c in names],
-                               rotation=25, ha="right", fontsize=7)
+            ax.set_xticklabels(
+                [m if c == "default" else f"{m} ({c})" for m, c in names],
+                rotation=25,
+                ha="right",
+                fontsize=7,
+            )
             ax.set_xlim(-0.6, max(len(names), 1) - 0.4)
             ax.set_ylim(0, max(0.7, ax.get_ylim()[1]))
             ax.set_ylabel(f"{dataset}: {label}", fontsize=9)
@@ -184,9 +238,19 @@ def decomposition_figure(records: list[dict[str, Any]]) -> Figure | None:
     if paper_drawn:
         handles.append(Line2D([], [], color="black", linewidth=1.6, label="paper (Table 1)"))
     inch = 1.0 / fig.get_figheight()  # one inch in figure coordinates: title, then the legend
-    fig.suptitle("Evaluation decomposition: honest, then what each step of the released protocol adds",
-                 fontsize=11, y=1 - 0.08 * inch, va="top")
-    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.35 * inch), ncol=4,
-               fontsize=8, frameon=False)
+    fig.suptitle(
+        "Evaluation decomposition: honest, then what each step of the released protocol adds",
+        fontsize=11,
+        y=1 - 0.08 * inch,
+        va="top",
+    )
+    fig.legend(
+        handles=handles,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 1 - 0.35 * inch),
+        ncol=4,
+        fontsize=8,
+        frameon=False,
+    )
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 * inch))
     return fig

@@ -16,8 +16,10 @@ from pathlib import Path
 
 from madcluster.reporting.tables import Cell, ReportContent, Table
 
-FIGURE_CAPTION = ("{name}: rows are test images (one per defect type); columns the image, its ground-truth "
-                  "mask and each configuration's anomaly map (the runs of the first seed).")
+FIGURE_CAPTION = (
+    "{name}: rows are test images (one per defect type); columns the image, its ground-truth "
+    "mask and each configuration's anomaly map (the runs of the first seed)."
+)
 
 
 @dataclass
@@ -72,15 +74,30 @@ def image_tables(folder: Path, root: Path) -> tuple[list[Table], list[ImageFigur
             columns = block[0]
             flags = ["paper" if c.startswith("paper") else None for c in columns]
             rows = [[Cell(text, flag=flag) for text, flag in zip(row, flags)] for row in block[1:]]
-            tables.append(Table(title=f"{title} — {heading}", columns=columns, rows=rows, note=note,
-                                anchor=f"image-{_anchor(where)}-{_anchor(title)}"))
+            tables.append(
+                Table(
+                    title=f"{title} — {heading}",
+                    columns=columns,
+                    rows=rows,
+                    note=note,
+                    anchor=f"image-{_anchor(where)}-{_anchor(title)}",
+                )
+            )
             title, block = "", []
-    figures = [ImageFigure(key=f"#image-figure-{_anchor(where)}-{p.stem}", caption=FIGURE_CAPTION.format(name=p.stem), path=p)
-               for p in sorted((folder / "figures").glob("*.png"))]
+    figures = [
+        ImageFigure(
+            key=f"#image-figure-{_anchor(where)}-{p.stem}",
+            caption=FIGURE_CAPTION.format(name=p.stem),
+            path=p,
+        )
+        for p in sorted((folder / "figures").glob("*.png"))
+    ]
     return tables, figures
 
 
-def add_image_results(content: ReportContent, root: Path, *, recursive: bool = False) -> dict[str, bytes]:
+def add_image_results(
+    content: ReportContent, root: Path, *, recursive: bool = False
+) -> dict[str, bytes]:
     """Append every image results folder's tables to ``content`` (its figures after its last table);
     returns the figures' PNG bytes by key."""
     pngs: dict[str, bytes] = {}

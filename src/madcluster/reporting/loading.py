@@ -11,10 +11,14 @@ from madcluster.benchmark.report import load_results
 
 def _result_folders(root: Path) -> list[Path]:
     """Every folder below ``root`` that may hold results (per-task ``tasks`` folders excluded)."""
-    return sorted(p for p in root.rglob("*") if p.is_dir() and "tasks" not in p.relative_to(root).parts)
+    return sorted(
+        p for p in root.rglob("*") if p.is_dir() and "tasks" not in p.relative_to(root).parts
+    )
 
 
-def load_folder_results(folder: str | os.PathLike, *, recursive: bool = False) -> list[dict[str, Any]]:
+def load_folder_results(
+    folder: str | os.PathLike, *, recursive: bool = False
+) -> list[dict[str, Any]]:
     """Benchmark result JSONs of ``folder`` (and, if ``recursive``, of every folder below it)."""
     root = Path(folder)
     if not root.is_dir():

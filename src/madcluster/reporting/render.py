@@ -21,9 +21,10 @@ from madcluster.reporting.tables import Cell, ReportContent, Table, build_conten
 FORMATS = ("html", "md")
 # figures that go with a table rather than a dataset, keyed apart from dataset names
 TABLE_FIGURE_CAPTIONS = {
-    "decomposition": "Per dataset and metric, each model's honest value (grey) and then, left to right, what "
-    "steps a to e add (a bar from the previous value to the next; hatched where the step lowers it). "
-    "The black line is the paper's Table 1 value. Step c is an ORACLE, step e a LEAK.",
+    "decomposition": "Per dataset and metric, each model's honest value (grey) and then, left to "
+    "right, what steps a to e add (a bar from the previous value to the next; hatched where the "
+    "step lowers "
+    "it). The black line is the paper's Table 1 value. Step c is an ORACLE, step e a LEAK.",
 }
 
 
@@ -31,16 +32,27 @@ def table_figure_key(anchor: str) -> str:
     """The key of a table's figure in the figure dict (``#`` + anchor: no dataset name has one)."""
     return f"#{anchor}"
 
+
 MARKS = {  # flag -> (badge text, what it means, Markdown suffix)
-    "oracle": ("ORACLE", "threshold chosen on the test labels: an upper bound, not a deployable number", " †"),
-    "leak": ("LEAK", "test data used in training (test set as validation): measures inflation only", " ‡"),
+    "oracle": (
+        "ORACLE",
+        "threshold chosen on the test labels: an upper bound, not a deployable number",
+        " †",
+    ),
+    "leak": (
+        "LEAK",
+        "test data used in training (test set as validation): measures inflation only",
+        " ‡",
+    ),
     "partial": ("PARTIAL", "not every task of the run finished", " *"),
     "paper": ("paper", "the paper's published number (its own protocol), for comparison", ""),
 }
 
 CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1250px;color:#222;padding:0 16px}
-h1{font-size:1.6em;margin-bottom:4px}h2{border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:36px}
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;\
+max-width:1250px;color:#222;padding:0 16px}
+h1{font-size:1.6em;margin-bottom:4px}\
+h2{border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:36px}
 h3{font-size:1.05em;margin:22px 0 6px}.meta{color:#666;font-size:.9em}
 table{border-collapse:collapse;font-size:.82em;margin:6px 0 4px;width:100%}
 th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
@@ -50,7 +62,8 @@ td.flag-oracle{background:#fde0dc;color:#8b1a10;font-weight:600}
 td.flag-leak{background:#fff1c2;color:#7a5200;font-weight:600}
 td.flag-partial{background:#eee}
 table.oracle{outline:3px solid #d62728}table.leak{outline:3px solid #e6a000}
-.badge{display:inline-block;border-radius:4px;padding:1px 6px;font-size:.78em;font-weight:700;margin-left:6px;vertical-align:middle}
+.badge{display:inline-block;border-radius:4px;padding:1px 6px;font-size:.78em;font-weight:700;\
+margin-left:6px;vertical-align:middle}
 .badge.oracle{background:#d62728;color:#fff}.badge.leak{background:#e6a000;color:#fff}
 .badge.partial{background:#888;color:#fff}.badge.paper{background:#ddd;color:#333}
 .note{color:#555;font-size:.85em;margin:2px 0 10px}.notes li{color:#8a4b00}
@@ -86,7 +99,11 @@ def _html_cell(cell: Cell, tag: str = "td") -> str:
         classes.append(f"flag-{cell.flag}")
     attrs = f' class="{" ".join(classes)}"' if classes else ""
     if cell.tooltip:
-        tip = cell.tooltip + (f" [{MARKS[cell.flag][0]}: {MARKS[cell.flag][1]}]" if cell.flag in MARKS and cell.flag != "paper" else "")
+        tip = cell.tooltip + (
+            f" [{MARKS[cell.flag][0]}: {MARKS[cell.flag][1]}]"
+            if cell.flag in MARKS and cell.flag != "paper"
+            else ""
+        )
         attrs += f' title="{_esc(tip)}"'
     text = _esc(cell.text)
     if cell.link:
@@ -100,8 +117,10 @@ def _badge(flag: str | None) -> str:
 
 def _html_figure(png: bytes, alt: str, caption: str) -> str:
     data = base64.b64encode(png).decode("ascii")
-    return (f'<figure><img alt="{_esc(alt)}" src="data:image/png;base64,{data}">'
-            f'<figcaption class="note">{_esc(caption)}</figcaption></figure>')
+    return (
+        f'<figure><img alt="{_esc(alt)}" src="data:image/png;base64,{data}">'
+        f'<figcaption class="note">{_esc(caption)}</figcaption></figure>'
+    )
 
 
 def _html_table(table: Table, level: int = 3, figure: str = "") -> str:
@@ -110,56 +129,96 @@ def _html_table(table: Table, level: int = 3, figure: str = "") -> str:
     body = []
     for row in table.rows:
         paper = all(c.flag == "paper" or not c.text for c in row[1:])
-        body.append(f'<tr{" class=paper" if paper else ""}>' + "".join(_html_cell(c) for c in row) + "</tr>")
-    return (f'<h{level} id="{_esc(table.anchor)}">{_esc(table.title)}{_badge(table.flag)}</h{level}>'
-            f'<p class="note">{_inline_code(table.note)}</p>{figure}'
-            f'<table class="{classes}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
+        body.append(
+            f"<tr{' class=paper' if paper else ''}>" + "".join(_html_cell(c) for c in row) + "</tr>"
+        )
+    return (
+        f'<h{level} id="{_esc(table.anchor)}">{_esc(table.title)}{_badge(table.flag)}</h{level}><p '
+        f'class="note">{_inline_code(table.note)}</p>{figure}<table '
+        f'class="{classes}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    )
 
 
 def render_html(content: ReportContent, figures: dict[str, bytes]) -> str:
     """The whole page: marks legend, per dataset its figure and Table 1 under every protocol, the
     decomposition and compute tables, then each source's command and commit."""
-    built = (f"Built by <code>madcluster report</code> {__version__}: {_esc(content.read_note)}. "
-             f"Default protocol: <code>{_esc(content.protocol)}</code>.")
+    built = (
+        f"Built by <code>madcluster report</code> {__version__}: {_esc(content.read_note)}. "
+        f"Default protocol: <code>{_esc(content.protocol)}</code>."
+    )
     marks = "; ".join(f"{_badge(k)} {_esc(v[1])}" for k, v in MARKS.items())
-    parts = [f"<h1>{_esc(content.title)}</h1>", f'<p class="meta">{built}</p>', f'<p class="note">Marks: {marks}.</p>']
+    parts = [
+        f"<h1>{_esc(content.title)}</h1>",
+        f'<p class="meta">{built}</p>',
+        f'<p class="note">Marks: {marks}.</p>',
+    ]
     if content.notes:
-        parts.append('<ul class="notes">' + "".join(f"<li>{_inline_code(n)}</li>" for n in content.notes) + "</ul>")
+        parts.append(
+            '<ul class="notes">'
+            + "".join(f"<li>{_inline_code(n)}</li>" for n in content.notes)
+            + "</ul>"
+        )
     toc = [f'<li><a href="#dataset-{_esc(d)}">{_esc(d)}</a></li>' for d in content.datasets]
-    toc += [f'<li><a href="#{_esc(t.anchor)}">{_esc(t.title)}</a></li>' for t in content.tables if not t.anchor.startswith("table1-")]
+    toc += [
+        f'<li><a href="#{_esc(t.anchor)}">{_esc(t.title)}</a></li>'
+        for t in content.tables
+        if not t.anchor.startswith("table1-")
+    ]
     toc.append('<li><a href="#sources">Sources: command and commit of every number</a></li>')
     parts.append("<nav><ul>" + "".join(toc) + "</ul></nav>")
     for dataset in content.datasets:
         parts.append(f'<section id="dataset-{_esc(dataset)}"><h2>{_esc(dataset)}</h2>')
         if dataset in figures:
             data = base64.b64encode(figures[dataset]).decode("ascii")
-            ticks = ("black ticks: the paper's Table 1" if paper_ticks_drawn(content, dataset, content.protocol)
-                     else "the paper's Table 1 has no value for these rows, so no paper ticks")
-            parts.append(f'<figure><img alt="{_esc(dataset)}: V_PR and F1 per model" src="data:image/png;base64,{data}">'
-                         f'<figcaption class="note">V_PR and F1 ({_esc(content.protocol)}) per model and row, '
-                         f"mean ± std over seeds; {ticks}.</figcaption></figure>")
+            ticks = (
+                "black ticks: the paper's Table 1"
+                if paper_ticks_drawn(content, dataset, content.protocol)
+                else "the paper's Table 1 has no value for these rows, so no paper ticks"
+            )
+            parts.append(
+                f'<figure><img alt="{_esc(dataset)}: V_PR and F1 per model" '
+                f'src="data:image/png;base64,{data}"><figcaption class="note">V_PR and F1 '
+                f"({_esc(content.protocol)}) per model and row, mean ± std over seeds; "
+                f"{ticks}.</figcaption></figure>"
+            )
         hidden = []
         for table in (t for t in content.tables if t.anchor.startswith(f"table1-{dataset}-")):
             shown = table.anchor.endswith(f"-{content.protocol}") or table.flag
             (parts if shown else hidden).append(_html_table(table))
         if hidden:
-            parts.append(f"<details><summary>Table 1 under the other non-oracle protocols ({len(hidden)})</summary>"
-                         + "".join(hidden) + "</details>")
+            parts.append(
+                "<details><summary>Table 1 under the other non-oracle protocols "
+                f"({len(hidden)})</summary>" + "".join(hidden) + "</details>"
+            )
         parts.append("</section>")
     for table in (t for t in content.tables if not t.anchor.startswith("table1-")):
         png = figures.get(table_figure_key(table.anchor))
-        figure = _html_figure(png, table.title, TABLE_FIGURE_CAPTIONS.get(table.anchor, "")) if png else ""
-        after = "".join(_html_figure(figures[key], caption, caption)
-                        for key, caption in content.table_figures.get(table.anchor, []) if key in figures)
+        figure = (
+            _html_figure(png, table.title, TABLE_FIGURE_CAPTIONS.get(table.anchor, ""))
+            if png
+            else ""
+        )
+        after = "".join(
+            _html_figure(figures[key], caption, caption)
+            for key, caption in content.table_figures.get(table.anchor, [])
+            if key in figures
+        )
         parts.append(f"<section>{_html_table(table, level=2, figure=figure)}{after}</section>")
-    items = [f'<li id="{slug(s.key)}"><b>{_esc(s.name)}</b> — commit <code>{_esc(s.commit)}</code>'
-             f'{(" — " + _esc(s.started)) if s.started else ""}<br><code>{_esc(s.command)}</code></li>'
-             for s in content.sources.values()]
-    parts.append('<section id="sources"><h2>Sources: command and commit of every number</h2>'
-                 f'<ol class="sources">{"".join(items)}</ol></section>')
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{_esc(content.title)}</title><style>{CSS}</style></head><body>\n"
-            + "\n".join(parts) + "\n</body></html>\n")
+    items = [
+        f'<li id="{slug(s.key)}"><b>{_esc(s.name)}</b> — commit <code>{_esc(s.commit)}</code>'
+        f"{(' — ' + _esc(s.started)) if s.started else ''}<br><code>{_esc(s.command)}</code></li>"
+        for s in content.sources.values()
+    ]
+    parts.append(
+        '<section id="sources"><h2>Sources: command and commit of every number</h2>'
+        f'<ol class="sources">{"".join(items)}</ol></section>'
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_esc(content.title)}</title><style>{CSS}</style></head><body>\n"
+        + "\n".join(parts)
+        + "\n</body></html>\n"
+    )
 
 
 # -------------------------------------------------------------------------------------- Markdown
@@ -183,11 +242,16 @@ def _md_table(table: Table, figure: str | None = None) -> str:
 
 
 def render_markdown(content: ReportContent, figure_files: dict[str, str]) -> str:
-    """GitHub Markdown: the same sections; marks as † (oracle), ‡ (leak), * (partial), _paper_."""
-    marks = "; ".join(f"{v[2].strip() or '_italic_'} {k.upper() if k != 'paper' else 'paper'}: {v[1]}"
-                      for k, v in MARKS.items())
-    built = (f"Built by `madcluster report` {__version__}: {content.read_note}. "
-             f"Default protocol: `{content.protocol}`.")
+    """GitHub Markdown: the same sections; marks as † (oracle), ‡ (leak), * (partial),
+    _paper_."""
+    marks = "; ".join(
+        f"{v[2].strip() or '_italic_'} {k.upper() if k != 'paper' else 'paper'}: {v[1]}"
+        for k, v in MARKS.items()
+    )
+    built = (
+        f"Built by `madcluster report` {__version__}: {content.read_note}. "
+        f"Default protocol: `{content.protocol}`."
+    )
     out = [f"# {content.title}", "", built, "", f"Marks: {marks}.", ""]
     out += [f"- {n}" for n in content.notes] + ([""] if content.notes else [])
     for dataset in content.datasets:
@@ -198,8 +262,11 @@ def render_markdown(content: ReportContent, figure_files: dict[str, str]) -> str
             out.append(_md_table(table))
     for table in (t for t in content.tables if not t.anchor.startswith("table1-")):
         out.append(_md_table(table, figure_files.get(table_figure_key(table.anchor))))
-        out += [f"![{caption}]({figure_files[key]})\n" for key, caption in content.table_figures.get(table.anchor, [])
-                if key in figure_files]
+        out += [
+            f"![{caption}]({figure_files[key]})\n"
+            for key, caption in content.table_figures.get(table.anchor, [])
+            if key in figure_files
+        ]
     out += ["## Sources: command and commit of every number", ""]
     out += [f"- `{s.name}` (commit `{s.commit}`): `{s.command}`" for s in content.sources.values()]
     return "\n".join(out) + "\n"
@@ -207,7 +274,8 @@ def render_markdown(content: ReportContent, figure_files: dict[str, str]) -> str
 
 # ----------------------------------------------------------------------------------------- write
 def report_format(output: str | os.PathLike, fmt: str | None = None) -> str:
-    """``fmt`` if given, else from the output's suffix (.md / .markdown -> md, anything else html)."""
+    """``fmt`` if given, else from the output's suffix (.md / .markdown -> md, anything else
+    html)."""
     if fmt is not None:
         if fmt not in FORMATS:
             raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -231,8 +299,14 @@ def write_report(
     Markdown writes its figures to ``<output stem>_figures/<dataset>.png`` beside it.
     """
     kind = report_format(output, fmt)
-    content = build_content(folder, protocol=protocol, decomposition=decomposition,
-                            compute_table=compute_table, recursive=recursive, title=title)
+    content = build_content(
+        folder,
+        protocol=protocol,
+        decomposition=decomposition,
+        compute_table=compute_table,
+        recursive=recursive,
+        title=title,
+    )
     images: dict[str, bytes] = {}
     for dataset in content.datasets:
         fig = dataset_figure(content, dataset, protocol)
@@ -241,7 +315,8 @@ def write_report(
     fig = decomposition_figure(content.decomposition_records)
     if fig is not None:
         images[table_figure_key("decomposition")] = figure_png(fig)
-    images |= add_image_results(content, Path(folder), recursive=recursive)  # `madcluster benchmark --images`
+    # `madcluster benchmark --images`
+    images |= add_image_results(content, Path(folder), recursive=recursive)
     out = Path(output)
     if kind == "html":
         atomic_write_text(out, render_html(content, images))

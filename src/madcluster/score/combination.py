@@ -4,11 +4,12 @@ The score of a model with input terms is ``rule(part readings)``; the default ru
 (:class:`PositiveZScoreSum`, ``"positive-zscore-sum"``) is ``sum over parts of w_p max(z_p, 0)``,
 each part's reading standardised with its training mean and standard deviation and weighted by
 ``part_weights``, in the parts' order (own first); the plain sum (:class:`ZScoreSum`,
-``"zscore-sum"``) is the rule of files from before issue 34 and of ``part_rule="zscore-sum"``. A point-wise part (own, ar) is first read through a centred mean of
-``smoothing[name]`` steps (:mod:`madcluster.score.smoothing`). Every table (statistics, weights,
-smoothing) is keyed by the part's name (``own``, ``kmeans``, ``ar``); the statistics of a part's
-causal reading, where it differs from its final one (a part that reads ahead, a smoothed part),
-are kept apart in ``at_once_stats`` under the same name.
+``"zscore-sum"``) is the rule of files from before issue 34 and of ``part_rule="zscore-sum"``. A
+point-wise part (own, ar) is first read through a centred mean of ``smoothing[name]`` steps
+(:mod:`madcluster.score.smoothing`). Every table (statistics, weights, smoothing) is keyed by the
+part's name (``own``, ``kmeans``, ``ar``); the statistics of a part's causal reading, where it
+differs from its final one (a part that reads ahead, a smoothed part), are kept apart in
+``at_once_stats`` under the same name.
 
 A stream (:class:`CombinationStream`) answers each row twice: at once, every part read causally,
 and once final (L rows later with the KMeans part), exactly the whole series' value. A model with
@@ -75,7 +76,9 @@ class ZScoreMaximum(ZScoreSum):
 
 
 #: The combination rules by name.
-RULES: dict[str, ZScoreSum] = {rule.name: rule for rule in (ZScoreSum(), PositiveZScoreSum(), ZScoreMaximum())}
+RULES: dict[str, ZScoreSum] = {
+    rule.name: rule for rule in (ZScoreSum(), PositiveZScoreSum(), ZScoreMaximum())
+}
 #: The rule of new fits: the positive parts' sum (issue 34's study per family). Files that name
 #: no rule were written with :data:`FILE_RULE`, the plain sum.
 DEFAULT_RULE = PositiveZScoreSum.name
@@ -98,7 +101,8 @@ class Combination:
     """The parts of a score (``own`` first) and how they combine; see the module docstring.
 
     ``at_once_stats`` lacks the parts of model files from before the causal readings had their
-    own statistics: a stream then answers at once with the provisional value (:attr:`has_at_once`)."""
+    own statistics: a stream then answers at once with the provisional value
+    (:attr:`has_at_once`)."""
 
     parts: tuple[Part, ...]
     stats: dict[str, Stats] = field(default_factory=dict)
@@ -114,9 +118,16 @@ class Combination:
         return cls((part_class(OWN)(),))
 
     @classmethod
-    def fit(cls, names: tuple[str, ...], rows: np.ndarray, own: np.ndarray, context: FitContext,
-            weights: Mapping[str, float] | None = None, smoothing: Mapping[str, int] | None = None,
-            rule: str = DEFAULT_RULE) -> Combination:
+    def fit(
+        cls,
+        names: tuple[str, ...],
+        rows: np.ndarray,
+        own: np.ndarray,
+        context: FitContext,
+        weights: Mapping[str, float] | None = None,
+        smoothing: Mapping[str, int] | None = None,
+        rule: str = DEFAULT_RULE,
+    ) -> Combination:
         """The parts ``names`` fitted on the training ``rows`` and their training statistics, the
         own part's from its training scores ``own``; ``weights``: by part (1 where missing);
         ``smoothing``: widths by part (those > 1 of point-wise parts are kept)."""
@@ -124,17 +135,30 @@ class Combination:
         if not terms:
             return cls.own_alone()
         parts = (part_class(OWN)(), *terms)
-        kept = {p.name: int((smoothing or {})[p.name]) for p in parts
-                if p.point_wise and (smoothing or {}).get(p.name, 1) > 1}
-        bare = cls(parts, weights={p.name: float((weights or {}).get(p.name, 1.0)) for p in parts},
-                   smoothing=kept, rule=rule)
+        kept = {
+            p.name: int((smoothing or {})[p.name])
+            for p in parts
+            if p.point_wise and (smoothing or {}).get(p.name, 1) > 1
+        }
+        bare = cls(
+            parts,
+            weights={p.name: float((weights or {}).get(p.name, 1.0)) for p in parts},
+            smoothing=kept,
+            rule=rule,
+        )
         # training readings as each part describes unseen normal rows (a part matching the
         # training rows to themselves, the discord, leaves its own neighbourhood out)
         raw = {p.name: own if p.given else p.reference_values(rows) for p in parts}
         stats = {p.name: mean_std(bare.final_reading(p, raw[p.name])) for p in parts}
-        at_once = {p.name: mean_std(p.reference_at_once(rows) if p.reads_ahead
-                                    else bare.causal_reading(p, raw[p.name], rows))
-                   for p in parts if bare.reads_apart(p)}
+        at_once = {
+            p.name: mean_std(
+                p.reference_at_once(rows)
+                if p.reads_ahead
+                else bare.causal_reading(p, raw[p.name], rows)
+            )
+            for p in parts
+            if bare.reads_apart(p)
+        }
         return cls(parts, stats, at_once, bare.weights, kept, rule)
 
     # ------------------------------------------------------------------ what it holds
@@ -156,7 +180,8 @@ class Combination:
         return self.smoothing.get(part.name, 1) if part.point_wise else 1
 
     def reads_apart(self, part: Part) -> bool:
-        """Whether ``part``'s causal reading differs from its final one (then it has at-once stats)."""
+        """Whether ``part``'s causal reading differs from its final one (then it has at-once
+        stats)."""
         return part.reads_ahead or self.width(part) > 1
 
     @property
@@ -166,7 +191,9 @@ class Combination:
 
     def final_after(self) -> int:
         """Rows after a step until its streamed score is final (0: at once)."""
-        delays = [p.final_after() for p in self.parts] + [smoothing_delay(w) for w in self.smoothing.values()]
+        delays = [p.final_after() for p in self.parts] + [
+            smoothing_delay(w) for w in self.smoothing.values()
+        ]
         return max(delays, default=0)
 
     def describe(self) -> str:
@@ -191,7 +218,8 @@ class Combination:
         return {p.name: own if p.given else p.values(rows) for p in self.parts}
 
     def final_reading(self, part: Part, values: np.ndarray) -> np.ndarray:
-        """``part``'s whole-series ``values`` as the score reads them (a centred mean where smoothed)."""
+        """``part``'s whole-series ``values`` as the score reads them (a centred mean where
+        smoothed)."""
         width = self.width(part)
         return centred_means(values, width) if width > 1 else values
 
@@ -214,7 +242,9 @@ class Combination:
         if not self.combines:
             return own
         raw = self.raw_values(rows, own)
-        return RULES[self.rule].total([self.contribution(p, self.final_reading(p, raw[p.name])) for p in self.parts])
+        return RULES[self.rule].total(
+            [self.contribution(p, self.final_reading(p, raw[p.name])) for p in self.parts]
+        )
 
     def reference_score(self, rows: np.ndarray, own: np.ndarray) -> np.ndarray:
         """The score of the training ``rows`` as each part describes unseen normal rows
@@ -224,14 +254,19 @@ class Combination:
             return own
         raw = {p.name: own if p.given else p.reference_values(rows) for p in self.parts}
         rule = RULES[self.rule]
-        return rule.total([self.contribution(p, self.final_reading(p, raw[p.name])) for p in self.parts])
+        return rule.total(
+            [self.contribution(p, self.final_reading(p, raw[p.name])) for p in self.parts]
+        )
 
     def at_once_score(self, rows: np.ndarray, own: np.ndarray) -> np.ndarray:
         """What a stream answers each row of ``rows`` with first: every part read causally."""
         if not self.combines:
             return own
         raw = self.raw_values(rows, own)
-        terms = [self.contribution(p, self.causal_reading(p, raw[p.name], rows), at_once=True) for p in self.parts]
+        terms = [
+            self.contribution(p, self.causal_reading(p, raw[p.name], rows), at_once=True)
+            for p in self.parts
+        ]
         return RULES[self.rule].total(terms)
 
     def stream(self) -> CombinationStream:
@@ -256,12 +291,15 @@ class CombinationStream:
     def __init__(self, combination: Combination) -> None:
         self.combination = combination
         self.streams = {p.name: p.stream() for p in combination.parts}
-        self.readings = {p.name: SmoothedStream(combination.width(p)) for p in combination.parts if p.point_wise}
+        self.readings = {
+            p.name: SmoothedStream(combination.width(p)) for p in combination.parts if p.point_wise
+        }
         self.steps_seen = 0
         self.pending_from = 0  # the first step whose score is not final yet
 
     def update(self, own: np.ndarray, rows: np.ndarray) -> CombinedUpdate:
-        """``own``: the new rows' own scores (warm-up calibrated); ``rows``: the new checked rows."""
+        """``own``: the new rows' own scores (warm-up calibrated); ``rows``: the new checked
+        rows."""
         c = self.combination
         seen, total = self.steps_seen, self.steps_seen + len(rows)
         causal = {}
@@ -275,7 +313,10 @@ class CombinationStream:
         scores = self._scores(np.arange(final_from, total))
         if c.has_at_once:
             steps = np.arange(seen, total)
-            terms = [c.contribution(p, self._causal(p, causal[p.name], steps), at_once=True) for p in c.parts]
+            terms = [
+                c.contribution(p, self._causal(p, causal[p.name], steps), at_once=True)
+                for p in c.parts
+            ]
             first_scores = RULES[c.rule].total(terms)
         else:  # files from before the causal readings' statistics: the provisional value
             first_scores = scores[seen - final_from :]
@@ -287,7 +328,9 @@ class CombinationStream:
             self.streams[part.name].forget_before(final_to)
         for reading in self.readings.values():
             reading.forget_before(final_to)
-        return CombinedUpdate(scores=first_scores, final_from=final_from, final_scores=scores[: final_to - final_from])
+        return CombinedUpdate(
+            scores=first_scores, final_from=final_from, final_scores=scores[: final_to - final_from]
+        )
 
     def _causal(self, part: Part, values: np.ndarray, steps: np.ndarray) -> np.ndarray:
         """``part``'s causal reading of the new ``steps`` (a smoothed part: its trailing mean)."""
@@ -296,11 +339,13 @@ class CombinationStream:
         return values
 
     def pending_scores(self) -> np.ndarray:
-        """Scores of the steps ``pending_from..`` on the rows so far (those ``decision_function`` gives)."""
+        """Scores of the steps ``pending_from..`` on the rows so far (those ``decision_function``
+        gives)."""
         return self._scores(np.arange(self.pending_from, self.steps_seen))
 
     def _scores(self, steps: np.ndarray) -> np.ndarray:
-        """The scores of ``steps`` on the rows so far: every part read as the whole series reads it."""
+        """The scores of ``steps`` on the rows so far: every part read as the whole series reads
+        it."""
         c, terms = self.combination, []
         for part in c.parts:
             if part.point_wise:
@@ -324,8 +369,18 @@ class CombinationStream:
         for prefix, items in (("terms/", self.streams), ("terms/reading/", self.readings)):
             for name, stream in items.items():
                 key = f"{prefix}{name}/"
-                stream.load({k[len(key):]: v for k, v in arrays.items() if k.startswith(key)})
+                stream.load({k[len(key) :]: v for k, v in arrays.items() if k.startswith(key)})
 
 
-__all__ = ["DEFAULT_RULE", "FILE_RULE", "RULES", "Combination", "CombinationStream", "CombinedUpdate", "Stats", "ZScoreSum",
-           "mean_std", "smoothing_delay"]
+__all__ = [
+    "DEFAULT_RULE",
+    "FILE_RULE",
+    "RULES",
+    "Combination",
+    "CombinationStream",
+    "CombinedUpdate",
+    "Stats",
+    "ZScoreSum",
+    "mean_std",
+    "smoothing_delay",
+]

@@ -271,7 +271,9 @@ class DiscordStream(PartStream):
     def values(self, steps: np.ndarray) -> np.ndarray:
         if self.steps_seen < self.part.length:
             return np.full(len(steps), np.nan)
-        return covering_minimum(self.distances, self.first_start, np.asarray(steps), self.part.length)
+        return covering_minimum(
+            self.distances, self.first_start, np.asarray(steps), self.part.length
+        )
 
     def final_before(self, n_steps: int) -> int:
         m = self.part.length
@@ -294,7 +296,9 @@ class DiscordStream(PartStream):
         self.rows, self.distances = arrays["rows"], arrays["distances"]
 
 
-def covering_minimum(distances: np.ndarray, first_start: int, steps: np.ndarray, length: int) -> np.ndarray:
+def covering_minimum(
+    distances: np.ndarray, first_start: int, steps: np.ndarray, length: int
+) -> np.ndarray:
     """Per step, the least of ``distances`` (of the subsequences starting at ``first_start``,
     ``first_start + 1``, ...) over the subsequences of ``length`` that cover it. The same
     function for a whole series (``first_start`` 0) and a stream (its kept subsequences), so the

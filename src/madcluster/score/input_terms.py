@@ -35,12 +35,20 @@ def check_part_weights(value: object) -> dict[str, float]:
         return dict(DEFAULT_PART_WEIGHTS)
     known = (OWN, *term_names())
     if not isinstance(value, dict):
-        raise ParameterError(f"part_weights must be None or a dict of weights by part ({', '.join(known)}), got {value!r}")
+        raise ParameterError(
+            f"part_weights must be None or a dict of weights by part ({', '.join(known)}), got "
+            f"{value!r}"
+        )
     unknown = [k for k in value if k not in known]
     if unknown:
-        raise ParameterError(f"part_weights: unknown part(s) {unknown}; the parts are {', '.join(known)}")
-    bad = {k: v for k, v in value.items()
-           if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0}
+        raise ParameterError(
+            f"part_weights: unknown part(s) {unknown}; the parts are {', '.join(known)}"
+        )
+    bad = {
+        k: v
+        for k, v in value.items()
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0
+    }
     if bad:
         raise ParameterError(f"part_weights must be finite numbers >= 0, got {bad}")
     weights = {**DEFAULT_PART_WEIGHTS, **{k: float(v) for k, v in value.items()}}
@@ -50,30 +58,44 @@ def check_part_weights(value: object) -> dict[str, float]:
 
 
 def check_part_rule(value: object) -> str:
-    """``value`` (None: the default rule) as the name of a combination rule, or a ``ParameterError``."""
+    """``value`` (None: the default rule) as the name of a combination rule, or a
+    ``ParameterError``."""
     from madcluster.score.combination import DEFAULT_RULE, RULES
 
     if value is None:
         return DEFAULT_RULE
     if not isinstance(value, str) or value not in RULES:
-        raise ParameterError(f"part_rule must be one of {', '.join(RULES)} (or None: {DEFAULT_RULE}), got {value!r}")
+        raise ParameterError(
+            f"part_rule must be one of {', '.join(RULES)} (or None: {DEFAULT_RULE}), got {value!r}"
+        )
     return value
 
 
 def check_input_terms(value: object) -> tuple[str, ...]:
-    """``value`` (None, a name or names) as a tuple of registered part names, or a ``ParameterError``."""
+    """``value`` (None, a name or names) as a tuple of registered part names, or a
+    ``ParameterError``."""
     if value is None:
         return ()
     known = term_names()
     names = (value,) if isinstance(value, str) else value
     if not isinstance(names, Iterable) or not all(isinstance(n, str) for n in names):
-        raise ParameterError(f"input_terms must be None or names among {', '.join(known)}, got {value!r}")
+        raise ParameterError(
+            f"input_terms must be None or names among {', '.join(known)}, got {value!r}"
+        )
     names = tuple(names)
     unknown = [n for n in names if n not in known]
     if unknown or len(set(names)) != len(names):
-        raise ParameterError(f"input_terms {value!r}: choose distinct names among {', '.join(known)} (or None: off)")
+        raise ParameterError(
+            f"input_terms {value!r}: choose distinct names among {', '.join(known)} (or None: off)"
+        )
     return names
 
 
-__all__ = ["DEFAULT_INPUT_TERMS", "DEFAULT_PART_WEIGHTS", "INPUT_TERMS", "check_input_terms", "check_part_rule",
-           "check_part_weights"]
+__all__ = [
+    "DEFAULT_INPUT_TERMS",
+    "DEFAULT_PART_WEIGHTS",
+    "INPUT_TERMS",
+    "check_input_terms",
+    "check_part_rule",
+    "check_part_weights",
+]

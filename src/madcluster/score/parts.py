@@ -34,7 +34,8 @@ import numpy as np
 from madcluster.exceptions import ParameterError
 
 #: The kinds of part, name -> ``"module:Class"`` (imported on first use, so the CLI can list the
-#: names without importing scikit-learn) or the class itself. ``own`` is always the score's first part.
+#: names without importing scikit-learn) or the class itself. ``own`` is always the score's first
+#: part.
 PART_KINDS: dict[str, str | type[Part]] = {
     "own": "madcluster.score.own:OwnScore",
     "kmeans": "madcluster.score.window_kmeans:WindowKMeans",
@@ -79,11 +80,13 @@ class Part(ABC):
 
     def reference_values(self, rows: np.ndarray) -> np.ndarray:
         """:meth:`values` of the training ``rows`` as the part's training statistics read them
-        (default: :meth:`values`; a part that would match the rows to themselves leaves that out)."""
+        (default: :meth:`values`; a part that would match the rows to themselves leaves that
+        out)."""
         return self.values(rows)
 
     def reference_at_once(self, rows: np.ndarray) -> np.ndarray:
-        """:meth:`at_once` of the training ``rows`` for the statistics (default: :meth:`at_once`)."""
+        """:meth:`at_once` of the training ``rows`` for the statistics (default:
+        :meth:`at_once`)."""
         return self.at_once(rows)
 
     def describe(self) -> str:
@@ -128,7 +131,9 @@ class PartStream(ABC):
     def values(self, steps: np.ndarray) -> np.ndarray:
         """The values of ``steps`` on the rows so far, as :meth:`Part.values` gives them there
         (NaN where there is none yet)."""
-        raise NotImplementedError(f"{type(self).__name__}: a point-wise part's values are kept by the combination")
+        raise NotImplementedError(
+            f"{type(self).__name__}: a point-wise part's values are kept by the combination"
+        )
 
     def final_before(self, n_steps: int) -> int:
         """The first step whose value ``n_steps`` rows do not fix yet."""
@@ -151,7 +156,9 @@ def part_class(name: str) -> type[Part]:
     try:
         entry = PART_KINDS[name]
     except KeyError:
-        raise ParameterError(f"unknown part {name!r}; the parts are {', '.join(PART_KINDS)}") from None
+        raise ParameterError(
+            f"unknown part {name!r}; the parts are {', '.join(PART_KINDS)}"
+        ) from None
     if isinstance(entry, str):
         module, _, attribute = entry.partition(":")
         entry = getattr(importlib.import_module(module), attribute)
@@ -173,18 +180,29 @@ def parts_to_arrays(parts: list[Part], prefix: str = "input_terms/") -> dict[str
     return {f"{prefix}{p.name}/{k}": v for p in parts for k, v in p.to_arrays().items()}
 
 
-def parts_from_arrays(names: tuple[str, ...], arrays: dict[str, np.ndarray],
-                      prefix: str = "input_terms/") -> list[Part]:
+def parts_from_arrays(
+    names: tuple[str, ...], arrays: dict[str, np.ndarray], prefix: str = "input_terms/"
+) -> list[Part]:
     """The parts :func:`parts_to_arrays` wrote, in ``names`` order (a name with no arrays: not
     fitted, as a base-only model's)."""
     out = []
     for name in names:
         head = f"{prefix}{name}/"
-        mine = {k[len(head):]: v for k, v in arrays.items() if k.startswith(head)}
+        mine = {k[len(head) :]: v for k, v in arrays.items() if k.startswith(head)}
         if mine:
             out.append(part_class(name).from_arrays(mine))
     return out
 
 
-__all__ = ["OWN", "PART_KINDS", "FitContext", "Part", "PartStream", "fit_parts", "part_class",
-           "parts_from_arrays", "parts_to_arrays", "term_names"]
+__all__ = [
+    "OWN",
+    "PART_KINDS",
+    "FitContext",
+    "Part",
+    "PartStream",
+    "fit_parts",
+    "part_class",
+    "parts_from_arrays",
+    "parts_to_arrays",
+    "term_names",
+]

@@ -58,7 +58,10 @@ def point_outputs(
         x = gather_windows(series, starts[i : i + chunk], window_size)
         for name, values in read(x).items():
             parts.setdefault(name, []).append(values.double().cpu().numpy())
-    return {name: to_points(np.concatenate(chunks), starts, len(series), causal) for name, chunks in parts.items()}
+    return {
+        name: to_points(np.concatenate(chunks), starts, len(series), causal)
+        for name, chunks in parts.items()
+    }
 
 
 @torch.no_grad()
@@ -91,7 +94,10 @@ def causal_point_outputs(
         for name, values in read(x).items():
             parts.setdefault(name, []).append(values[:n_windows].double().cpu().numpy())
     rows, positions = np.searchsorted(starts, windows), steps - windows
-    return {name: np.concatenate(chunks)[rows, positions].astype(np.float64) for name, chunks in parts.items()}
+    return {
+        name: np.concatenate(chunks)[rows, positions].astype(np.float64)
+        for name, chunks in parts.items()
+    }
 
 
 def to_points(values: np.ndarray, starts: np.ndarray, length: int, causal: bool) -> np.ndarray:
@@ -100,7 +106,10 @@ def to_points(values: np.ndarray, starts: np.ndarray, length: int, causal: bool)
     if causal:
         return windows_to_points_with_history(values, starts, length)
     if values.ndim == 3:
-        return np.stack([windows_to_points(values[..., j], starts, length) for j in range(values.shape[-1])], axis=1)
+        return np.stack(
+            [windows_to_points(values[..., j], starts, length) for j in range(values.shape[-1])],
+            axis=1,
+        )
     return windows_to_points(values, starts, length)
 
 
@@ -114,7 +123,9 @@ def head_terms(terms: Mapping[str, np.ndarray]) -> list[str]:
     return [name for name in terms if name != "base"]
 
 
-def head_score(terms: Mapping[str, np.ndarray], stats: Mapping[str, Stats], scaling: str) -> np.ndarray:
+def head_score(
+    terms: Mapping[str, np.ndarray], stats: Mapping[str, Stats], scaling: str
+) -> np.ndarray:
     """MADCluster's own score: Eq. 7's sum (``raw``) or the sum of standardised terms."""
     names = head_terms(terms)
     if scaling == "standardized":
@@ -130,12 +141,17 @@ def score_statistics(terms: Mapping[str, np.ndarray], scaling: str) -> dict[str,
     return stats
 
 
-def combine(terms: Mapping[str, Any], stats: Mapping[str, Stats], scaling: str, base_combination: str,
-            head_weight: float = 1.0) -> Any:
+def combine(
+    terms: Mapping[str, Any],
+    stats: Mapping[str, Stats],
+    scaling: str,
+    base_combination: str,
+    head_weight: float = 1.0,
+) -> Any:
     """The anomaly score: the head's score, the base model's alone, or both (``raw`` sum or the
     sum of the two standardised, the head's weighted by ``head_weight``; 1 everywhere but images).
-    Numpy arrays or torch tensors alike: the ONNX graph of :mod:`madcluster.estimator.export` holds this
-    very arithmetic."""
+    Numpy arrays or torch tensors alike: the ONNX graph of :mod:`madcluster.estimator.export` holds
+    this very arithmetic."""
     base = terms.get("base")
     if len(terms) == (base is not None):  # no head terms: the base model alone
         if base is None:
@@ -150,10 +166,17 @@ def combine(terms: Mapping[str, Any], stats: Mapping[str, Stats], scaling: str, 
     return (own if head_weight == 1.0 else head_weight * own) + base
 
 
-def combine_scores(terms: Mapping[str, np.ndarray], stats: Mapping[str, Stats], scaling: str, base_combination: str,
-                   head_weight: float = 1.0) -> np.ndarray:
+def combine_scores(
+    terms: Mapping[str, np.ndarray],
+    stats: Mapping[str, Stats],
+    scaling: str,
+    base_combination: str,
+    head_weight: float = 1.0,
+) -> np.ndarray:
     """:func:`combine` checked: finite, float64."""
     scores = combine(terms, stats, scaling, base_combination, head_weight)
     if not np.all(np.isfinite(scores)):
-        raise DataError("the model produced non-finite scores: the input may be far outside the training range")
+        raise DataError(
+            "the model produced non-finite scores: the input may be far outside the training range"
+        )
     return np.asarray(scores, dtype=np.float64)

@@ -29,44 +29,58 @@ DEFAULT_FRACTIONS: dict[str, float] = {"own": 0.5, "ar": 0.1}
 
 
 def check_part_smoothing(value: object) -> dict[str, int] | None:
-    """``part_smoothing``: None (the defaults, from the window) or ``{part: width}`` with widths >= 1
-    (1: no smoothing; a part not given keeps its default), or a ``ParameterError``."""
+    """``part_smoothing``: None (the defaults, from the window) or ``{part: width}`` with widths >=
+    1 (1: no smoothing; a part not given keeps its default), or a ``ParameterError``."""
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise ParameterError(f"part_smoothing must be None or a dict like {{'own': 50, 'ar': 10}}, got {value!r}")
+        raise ParameterError(
+            f"part_smoothing must be None or a dict like {{'own': 50, 'ar': 10}}, got {value!r}"
+        )
     out: dict[str, int] = {}
     smoothable = smoothable_parts()
     for name, width in value.items():
         if name not in smoothable:
-            raise ParameterError(f"part_smoothing: unknown part {name!r}; the point-wise parts are {', '.join(smoothable)}")
+            raise ParameterError(
+                f"part_smoothing: unknown part {name!r}; the point-wise parts are "
+                f"{', '.join(smoothable)}"
+            )
         if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 1:
-            raise ParameterError(f"part_smoothing[{name!r}] must be an integer >= 1 (steps), got {width!r}")
+            raise ParameterError(
+                f"part_smoothing[{name!r}] must be an integer >= 1 (steps), got {width!r}"
+            )
         out[name] = int(width)
     return out
 
 
 def smoothable_parts() -> tuple[str, ...]:
-    """The parts a centred mean may apply to: the point-wise ones (``kmeans`` is a window mean already)."""
+    """The parts a centred mean may apply to: the point-wise ones (``kmeans`` is a window mean
+    already)."""
     from madcluster.score.parts import PART_KINDS, part_class
 
     return tuple(n for n in PART_KINDS if part_class(n).point_wise)
 
 
 def resolve_part_smoothing(value: dict[str, int] | None, window_size: int) -> dict[str, int]:
-    """The widths a fit records: the defaults for windows of ``window_size``, overridden by ``value``."""
+    """The widths a fit records: the defaults for windows of ``window_size``, overridden by
+    ``value``."""
     defaults = {name: max(1, int(window_size * f)) for name, f in DEFAULT_FRACTIONS.items()}
     return {**defaults, **(value or {})}
 
 
-def centred_means(values: np.ndarray, width: int, n_steps: int | None = None, steps: np.ndarray | None = None,
-                  first: int = 0) -> np.ndarray:
+def centred_means(
+    values: np.ndarray,
+    width: int,
+    n_steps: int | None = None,
+    steps: np.ndarray | None = None,
+    first: int = 0,
+) -> np.ndarray:
     """Per step, the mean of ``width`` values: those of steps ``[a_t, a_t + width)`` with
     ``a_t = clip(t - (width - 1) // 2, 0, n_steps - width)`` (all ``n_steps`` when fewer).
 
-    ``values`` holds steps ``first..`` of a series of ``n_steps`` (default: ``first + len(values)``);
-    ``steps`` (default: all of them) must find their blocks in it. A block's sum depends on its
-    values alone, so a stream and a whole series give the same bits.
+    ``values`` holds steps ``first..`` of a series of ``n_steps`` (default:
+    ``first + len(values)``); ``steps`` (default: all of them) must find their blocks in it. A
+    block's sum depends on its values alone, so a stream and a whole series give the same bits.
     """
     values = np.asarray(values, dtype=np.float64)
     n = first + len(values) if n_steps is None else n_steps
@@ -83,17 +97,22 @@ def causal_width(width: int) -> int:
     return (width - 1) // 2 + 1
 
 
-def trailing_means(values: np.ndarray, width: int, steps: np.ndarray | None = None, first: int = 0) -> np.ndarray:
+def trailing_means(
+    values: np.ndarray, width: int, steps: np.ndarray | None = None, first: int = 0
+) -> np.ndarray:
     """Per step t, the mean of the values of steps ``t - width + 1 .. t`` (fewer at the series'
     start): a centred mean cut at t (:func:`causal_width`), what a stream can read at once.
 
     ``values`` holds steps ``first..``; ``steps`` (default: all of them) must find their values in
     it (``first`` is 0 for steps before ``width - 1``). A window's sum depends on its values alone
-    (the steps before the series' start count as 0), so a stream and a whole series give the same bits."""
+    (the steps before the series' start count as 0), so a stream and a whole series give the same
+    bits."""
     values = np.asarray(values, dtype=np.float64)
     steps = np.arange(first, first + len(values)) if steps is None else np.asarray(steps)
     padded = np.concatenate([np.zeros(width - 1), values])
-    return padded[(steps - first)[:, None] + np.arange(width)].sum(axis=1) / np.minimum(steps + 1, width)
+    return padded[(steps - first)[:, None] + np.arange(width)].sum(axis=1) / np.minimum(
+        steps + 1, width
+    )
 
 
 def final_before(width: int, n_steps: int) -> int:
@@ -118,11 +137,13 @@ class SmoothedStream:
         self.steps_seen += len(new)
 
     def means(self, steps: np.ndarray) -> np.ndarray:
-        """The centred means of ``steps`` on the values seen so far (as if the series ended here)."""
+        """The centred means of ``steps`` on the values seen so far (as if the series ended
+        here)."""
         return centred_means(self.values, self.width, self.steps_seen, steps, self.first)
 
     def trailing(self, steps: np.ndarray) -> np.ndarray:
-        """The at-once reading of ``steps`` (the newest ones): their centred blocks cut at each step."""
+        """The at-once reading of ``steps`` (the newest ones): their centred blocks cut at each
+        step."""
         return trailing_means(self.values, causal_width(self.width), steps, self.first)
 
     def final_before(self) -> int:
@@ -134,13 +155,24 @@ class SmoothedStream:
         self.values, self.first = self.values[keep_from - self.first :], keep_from
 
     def state(self) -> dict[str, np.ndarray]:
-        return {"steps": np.asarray([self.steps_seen, self.first], dtype=np.int64), "values": self.values}
+        return {
+            "steps": np.asarray([self.steps_seen, self.first], dtype=np.int64),
+            "values": self.values,
+        }
 
     def load(self, arrays: dict[str, np.ndarray]) -> None:
         self.steps_seen, self.first = (int(v) for v in arrays["steps"])
         self.values = arrays["values"].astype(np.float64)
 
 
-__all__ = ["DEFAULT_FRACTIONS", "SmoothedStream", "causal_width", "centred_means", "check_part_smoothing",
-           "final_before", "resolve_part_smoothing", "smoothable_parts",
-           "trailing_means"]
+__all__ = [
+    "DEFAULT_FRACTIONS",
+    "SmoothedStream",
+    "causal_width",
+    "centred_means",
+    "check_part_smoothing",
+    "final_before",
+    "resolve_part_smoothing",
+    "smoothable_parts",
+    "trailing_means",
+]

@@ -37,7 +37,8 @@ class CheckpointError(MADClusterError):
 
 
 class TrainingInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a fit; ``path`` holds the state after ``epochs_done`` epochs (None: nothing saved)."""
+    """Ctrl-C during a fit; ``path`` holds the state after ``epochs_done`` epochs (None: nothing
+    saved)."""
 
     def __init__(self, path: Path | None, epochs_done: int, best_epoch: int | None) -> None:
         self.path, self.epochs_done, self.best_epoch = path, epochs_done, best_epoch
@@ -47,7 +48,10 @@ class TrainingInterrupted(KeyboardInterrupt):
         if self.path is None:
             return "interrupted before the first epoch finished: nothing saved"
         best = f", best validation loss at epoch {self.best_epoch}" if self.best_epoch else ""
-        return f"interrupted: the training state after epoch {self.epochs_done}{best} is saved in {self.path}"
+        return (
+            f"interrupted: the training state after epoch {self.epochs_done}{best} is saved in "
+            f"{self.path}"
+        )
 
 
 @dataclass
@@ -81,15 +85,32 @@ class TrainingSnapshot:
     extra: list[torch.Tensor] = field(default_factory=list)
 
     @classmethod
-    def take(cls, *, epoch: int, net: torch.nn.Module, optimizers: list[torch.optim.Optimizer],
-             generator: torch.Generator, best_loss: float, best_state: dict | None, best_epoch: int | None,
-             bad_epochs: int, history: dict[str, list[float]], extra: list) -> TrainingSnapshot:
+    def take(
+        cls,
+        *,
+        epoch: int,
+        net: torch.nn.Module,
+        optimizers: list[torch.optim.Optimizer],
+        generator: torch.Generator,
+        best_loss: float,
+        best_state: dict | None,
+        best_epoch: int | None,
+        bad_epochs: int,
+        history: dict[str, list[float]],
+        extra: list,
+    ) -> TrainingSnapshot:
         return cls(
-            epoch=epoch, net_state=copy.deepcopy(net.state_dict()),
+            epoch=epoch,
+            net_state=copy.deepcopy(net.state_dict()),
             optimizer_states=[copy.deepcopy(o.state_dict()) for o in optimizers],
-            generator_state=generator.get_state(), torch_rng_state=torch.get_rng_state(),
-            best_loss=best_loss, best_state=best_state, best_epoch=best_epoch, bad_epochs=bad_epochs,
-            history={k: list(v) for k, v in history.items()}, extra=[torch.tensor(np.asarray(e)) for e in extra],
+            generator_state=generator.get_state(),
+            torch_rng_state=torch.get_rng_state(),
+            best_loss=best_loss,
+            best_state=best_state,
+            best_epoch=best_epoch,
+            bad_epochs=bad_epochs,
+            history={k: list(v) for k, v in history.items()},
+            extra=[torch.tensor(np.asarray(e)) for e in extra],
         )
 
 
@@ -115,7 +136,10 @@ def save_checkpoint(path: Path, snapshot: TrainingSnapshot, fingerprint: dict[st
 def load_checkpoint(path: Path, fingerprint: dict[str, Any]) -> TrainingSnapshot:
     """The snapshot in ``path``; ``CheckpointError`` naming the problem if it does not fit."""
     if not path.is_file():
-        raise CheckpointError(f"nothing to resume: {str(path)!r} does not exist (it is written when a fit is interrupted)")
+        raise CheckpointError(
+            f"nothing to resume: {str(path)!r} does not exist (it is written when a fit is "
+            "interrupted)"
+        )
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
         if payload.pop("format") != FORMAT_VERSION:
@@ -123,18 +147,27 @@ def load_checkpoint(path: Path, fingerprint: dict[str, Any]) -> TrainingSnapshot
         saved = payload.pop("fingerprint")
         snapshot = TrainingSnapshot(**payload)
     except Exception as exc:  # noqa: BLE001 - any unreadable file is the same problem to the user
-        raise CheckpointError(f"{str(path)!r} is not a madcluster checkpoint of this version ({type(exc).__name__}): delete it and train again") from None
+        raise CheckpointError(
+            f"{str(path)!r} is not a madcluster checkpoint of this version ({type(exc).__name__}): "
+            "delete it and train again"
+        ) from None
     differ = sorted(k for k in set(saved) | set(fingerprint) if saved.get(k) != fingerprint.get(k))
     if differ:
         raise CheckpointError(
-            f"{str(path)!r} was written for other data or settings (differs in: {', '.join(differ)}): "
-            "resume with the same data and options, or delete it to start over"
+            f"{str(path)!r} was written for other data or settings (differs in: "
+            f"{', '.join(differ)}): resume with the same data and options, or delete it to start "
+            "over"
         )
     return snapshot
 
 
-def restore(snapshot: TrainingSnapshot, net: torch.nn.Module, optimizers: list[torch.optim.Optimizer],
-            generator: torch.Generator, extra: list) -> None:
+def restore(
+    snapshot: TrainingSnapshot,
+    net: torch.nn.Module,
+    optimizers: list[torch.optim.Optimizer],
+    generator: torch.Generator,
+    extra: list,
+) -> None:
     """Put the loop's objects back in the snapshot's state."""
     net.load_state_dict(snapshot.net_state)
     if len(optimizers) != len(snapshot.optimizer_states):

@@ -56,7 +56,10 @@ class TrainingProgress:
         self.epoch_seconds: list[float] = []
         self.estimated = False
         self.epoch_bar = tqdm(
-            range(first_epoch, epochs + 1), desc=description, unit="epoch", file=self.stream,
+            range(first_epoch, epochs + 1),
+            desc=description,
+            unit="epoch",
+            file=self.stream,
             disable=not self.terminal,
         )
         self.batch_bar: tqdm | None = None
@@ -66,7 +69,11 @@ class TrainingProgress:
         self.epoch_started = time.perf_counter()
         if self.terminal:
             self.batch_bar = tqdm(
-                total=self.batches_per_epoch, desc=f"epoch {epoch}", unit="batch", leave=False, file=self.stream
+                total=self.batches_per_epoch,
+                desc=f"epoch {epoch}",
+                unit="batch",
+                leave=False,
+                file=self.stream,
             )
 
     def batch_done(self, batch: int) -> None:
@@ -83,7 +90,8 @@ class TrainingProgress:
             total = per_batch * self.batches_per_epoch * epochs_left
             self._write(
                 f"estimated training time: up to {format_seconds(total)} ({epochs_left} epochs x "
-                f"{self.batches_per_epoch} batches at {per_batch:.2f} s per batch; early stopping may end sooner)"
+                f"{self.batches_per_epoch} batches at {per_batch:.2f} s per batch; early stopping "
+                "may end sooner)"
             )
 
     def end_epoch(self, epoch: int, values: dict[str, float]) -> None:
@@ -129,14 +137,25 @@ class TaskLines:
     ``set_postfix`` / ``close`` as plain lines (``tasks: 12/40 done=11 failed=1 (3 min 05 s)``),
     one at most every :data:`LINE_SECONDS` and one at the end, never carriage-return frames."""
 
-    def __init__(self, *, total: int, initial: int = 0, desc: str = "tasks", unit: str = "task",
-                 enabled: bool = True, stream: TextIO | None = None, every: float = LINE_SECONDS) -> None:
+    def __init__(
+        self,
+        *,
+        total: int,
+        initial: int = 0,
+        desc: str = "tasks",
+        unit: str = "task",
+        enabled: bool = True,
+        stream: TextIO | None = None,
+        every: float = LINE_SECONDS,
+    ) -> None:
         self.total, self.n, self.desc, self.unit, self.enabled = total, initial, desc, unit, enabled
         self.stream = stream if stream is not None else sys.stderr
         self.every, self.postfix = every, ""
         self.started = self.last = time.perf_counter()
 
-    def set_postfix(self, values: dict | None = None, refresh: bool = True, **kwargs: object) -> None:
+    def set_postfix(
+        self, values: dict | None = None, refresh: bool = True, **kwargs: object
+    ) -> None:
         self.postfix = " ".join(f"{k}={v}" for k, v in {**(values or {}), **kwargs}.items())
 
     def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
@@ -160,17 +179,30 @@ class TaskLines:
         if self.enabled:
             elapsed = format_seconds(self.last - self.started)
             extra = f" {self.postfix}" if self.postfix else ""
-            print(f"{self.desc}: {self.n}/{self.total} {self.unit}s{extra} ({elapsed})", file=self.stream, flush=True)
+            print(
+                f"{self.desc}: {self.n}/{self.total} {self.unit}s{extra} ({elapsed})",
+                file=self.stream,
+                flush=True,
+            )
 
 
-def task_bar(*, total: int, initial: int = 0, desc: str = "tasks", unit: str = "task", enabled: bool = True,
-             stream: TextIO | None = None) -> object:
+def task_bar(
+    *,
+    total: int,
+    initial: int = 0,
+    desc: str = "tasks",
+    unit: str = "task",
+    enabled: bool = True,
+    stream: TextIO | None = None,
+) -> object:
     """A tqdm bar over tasks on a terminal; elsewhere (a log file, a pipe) :class:`TaskLines`,
     so long runs write lines, not tqdm's redraw frames, into files (issue 37)."""
     stream = stream if stream is not None else sys.stderr
     if enabled and _is_terminal(stream):
         return tqdm(total=total, initial=initial, desc=desc, unit=unit, file=stream)
-    return TaskLines(total=total, initial=initial, desc=desc, unit=unit, enabled=enabled, stream=stream)
+    return TaskLines(
+        total=total, initial=initial, desc=desc, unit=unit, enabled=enabled, stream=stream
+    )
 
 
 def _is_terminal(stream: TextIO) -> bool:

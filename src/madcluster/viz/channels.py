@@ -45,11 +45,16 @@ def channels_to_show(
     strength = positive.mean(axis=0)
     total = strength.sum()
     leading = positive.max(axis=1) > 0
-    votes = np.bincount(np.argmax(rows[leading], axis=1), minlength=rows.shape[1]) if leading.any() else np.zeros(rows.shape[1], dtype=np.int64)
+    votes = (
+        np.bincount(np.argmax(rows[leading], axis=1), minlength=rows.shape[1])
+        if leading.any()
+        else np.zeros(rows.shape[1], dtype=np.int64)
+    )
     order = np.lexsort((-strength, -votes))[: max(1, min(k, X.shape[1]))]
     caption = (
-        f"input: the {len(order)} channels contributing most to the score where it is high: ranked by the "
-        "rows on which each is the top channel, then by its share of the positive attribution"
+        f"input: the {len(order)} channels contributing most to the score where it is high: ranked "
+        "by the rows on which each is the top channel, then by its share of the positive "
+        "attribution"
     )
 
     def labeller(j: int) -> Callable[[str], str]:

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 SIGMA_ALPHAS = {1: 0.35, 2: 0.22, 3: 0.12}
 
 
-def _named_models(models: MADCluster | Mapping[str, MADCluster] | Sequence[MADCluster]) -> list[tuple[str, MADCluster]]:
+def _named_models(
+    models: MADCluster | Mapping[str, MADCluster] | Sequence[MADCluster],
+) -> list[tuple[str, MADCluster]]:
     """(name, model) pairs; unnamed models are called after their embedder and mode."""
     if isinstance(models, Mapping):
         return [(str(k), v) for k, v in models.items()]
@@ -30,7 +32,11 @@ def _named_models(models: MADCluster | Mapping[str, MADCluster] | Sequence[MADCl
 
 def _model_name(model: MADCluster) -> str:
     embedder = model.embedder if isinstance(model.embedder, str) else type(model.embedder).__name__
-    return f"{embedder} alone" if model.mode == "base-only" else f"{embedder} + MADCluster ({model.mode})"
+    return (
+        f"{embedder} alone"
+        if model.mode == "base-only"
+        else f"{embedder} + MADCluster ({model.mode})"
+    )
 
 
 def _centers(model: MADCluster, h: np.ndarray, normal: np.ndarray) -> tuple[np.ndarray, str]:
@@ -54,7 +60,8 @@ def _normal_mask(labels: np.ndarray | None, n: int) -> np.ndarray:
 
 
 def projection_method(method: str = "auto") -> str:
-    """``umap`` when requested or available (``auto``), else ``pca``; UMAP needs the ``viz`` extra."""
+    """``umap`` when requested or available (``auto``), else ``pca``; UMAP needs the ``viz``
+    extra."""
     if method not in ("auto", "umap", "pca"):
         raise ValueError(f"unknown projection {method!r}; choose auto, umap or pca")
     if method == "pca":
@@ -63,12 +70,16 @@ def projection_method(method: str = "auto") -> str:
         import umap  # noqa: F401
     except ImportError:
         if method == "umap":
-            raise ImportError("projection='umap' needs umap-learn: pip install 'madcluster[viz]'") from None
+            raise ImportError(
+                "projection='umap' needs umap-learn: pip install 'madcluster[viz]'"
+            ) from None
         return "pca"
     return "umap"
 
 
-def project_2d(points: np.ndarray, extra: np.ndarray, *, method: str = "auto", random_state: int = 0) -> tuple[np.ndarray, np.ndarray, str]:
+def project_2d(
+    points: np.ndarray, extra: np.ndarray, *, method: str = "auto", random_state: int = 0
+) -> tuple[np.ndarray, np.ndarray, str]:
     """Fit a 2-D projection on ``points`` and apply it to ``extra`` (the centers).
 
     Returns both projections and the name of the method used, so the figure can say which.
@@ -77,7 +88,9 @@ def project_2d(points: np.ndarray, extra: np.ndarray, *, method: str = "auto", r
     if chosen == "umap":
         import umap
 
-        reducer = umap.UMAP(n_components=2, random_state=random_state, n_neighbors=min(15, len(points) - 1))
+        reducer = umap.UMAP(
+            n_components=2, random_state=random_state, n_neighbors=min(15, len(points) - 1)
+        )
         return reducer.fit_transform(points), reducer.transform(extra), "UMAP"
     from sklearn.decomposition import PCA
 
@@ -119,27 +132,78 @@ def plot_embedding(
         centers, center_kind = _centers(model, h, normal)
         path_rows = getattr(model, "center_path_", None)
         k = centers.shape[0]
-        trail = np.asarray(path_rows, dtype=np.float64).reshape(-1, k, h.shape[1]) if path_rows is not None else np.empty((0, k, h.shape[1]))
+        trail = (
+            np.asarray(path_rows, dtype=np.float64).reshape(-1, k, h.shape[1])
+            if path_rows is not None
+            else np.empty((0, k, h.shape[1]))
+        )
         extra = np.concatenate([trail.reshape(-1, h.shape[1]), centers])
         pts, ext, used_method = project_2d(h[idx], extra, method=method, random_state=random_state)
         used.add(used_method)
         is_normal = normal[idx]
-        ax.scatter(pts[is_normal, 0], pts[is_normal, 1], s=3, color="#7f7f7f", alpha=0.35, lw=0, label="normal steps")
+        ax.scatter(
+            pts[is_normal, 0],
+            pts[is_normal, 1],
+            s=3,
+            color="#7f7f7f",
+            alpha=0.35,
+            lw=0,
+            label="normal steps",
+        )
         if labels is not None and (~is_normal).any():
-            ax.scatter(pts[~is_normal, 0], pts[~is_normal, 1], s=5, color=THRESHOLD_COLOR, alpha=0.6, lw=0, label="anomalous steps")
+            ax.scatter(
+                pts[~is_normal, 0],
+                pts[~is_normal, 1],
+                s=5,
+                color=THRESHOLD_COLOR,
+                alpha=0.6,
+                lw=0,
+                label="anomalous steps",
+            )
         trail_2d = ext[: trail.shape[0] * k].reshape(trail.shape[0], k, 2)
         for j in range(k):
             if len(trail_2d) > 1:
-                ax.plot(trail_2d[:, j, 0], trail_2d[:, j, 1], color="#1f3b73", lw=1.0, alpha=0.8,
-                        label="center path (per epoch)" if j == 0 else None)
-                ax.scatter(trail_2d[:, j, 0], trail_2d[:, j, 1], c=np.arange(len(trail_2d)), cmap="viridis", s=18, zorder=4)
+                ax.plot(
+                    trail_2d[:, j, 0],
+                    trail_2d[:, j, 1],
+                    color="#1f3b73",
+                    lw=1.0,
+                    alpha=0.8,
+                    label="center path (per epoch)" if j == 0 else None,
+                )
+                ax.scatter(
+                    trail_2d[:, j, 0],
+                    trail_2d[:, j, 1],
+                    c=np.arange(len(trail_2d)),
+                    cmap="viridis",
+                    s=18,
+                    zorder=4,
+                )
             if len(trail_2d):
-                ax.scatter(*trail_2d[0, j], marker="o", s=60, facecolor="none", edgecolor="black", zorder=5,
-                           label="initial c" if j == 0 else None)
+                ax.scatter(
+                    *trail_2d[0, j],
+                    marker="o",
+                    s=60,
+                    facecolor="none",
+                    edgecolor="black",
+                    zorder=5,
+                    label="initial c" if j == 0 else None,
+                )
         final = ext[trail.shape[0] * k :]
-        ax.scatter(final[:, 0], final[:, 1], marker="*", s=180, color="gold", edgecolor="black", zorder=6,
-                   label="final c" if center_kind == "learned c" else center_kind)
-        ax.set_title(f"{name}" + (f"  ({len(trail_2d) - 1} epochs of c)" if len(trail_2d) > 1 else ""), fontsize=9)
+        ax.scatter(
+            final[:, 0],
+            final[:, 1],
+            marker="*",
+            s=180,
+            color="gold",
+            edgecolor="black",
+            zorder=6,
+            label="final c" if center_kind == "learned c" else center_kind,
+        )
+        ax.set_title(
+            f"{name}" + (f"  ({len(trail_2d) - 1} epochs of c)" if len(trail_2d) > 1 else ""),
+            fontsize=9,
+        )
         ax.set_xlabel(f"{used_method} 1")
         ax.set_ylabel(f"{used_method} 2")
         ax.legend(fontsize=7, loc="best")
@@ -157,12 +221,18 @@ def _subsample(normal: np.ndarray, max_points: int, rng: np.random.Generator) ->
     rest = np.flatnonzero(normal)
     if len(anomalous) + len(rest) <= max_points:
         return np.arange(len(normal))
-    keep_a = anomalous if len(anomalous) <= max_points // 2 else rng.choice(anomalous, max_points // 2, replace=False)
+    keep_a = (
+        anomalous
+        if len(anomalous) <= max_points // 2
+        else rng.choice(anomalous, max_points // 2, replace=False)
+    )
     keep_n = rng.choice(rest, min(len(rest), max_points - len(keep_a)), replace=False)
     return np.sort(np.concatenate([keep_a, keep_n]))
 
 
-def distance_to_center(model: MADCluster, X: Any, labels: np.ndarray | None = None) -> tuple[np.ndarray, str]:
+def distance_to_center(
+    model: MADCluster, X: Any, labels: np.ndarray | None = None
+) -> tuple[np.ndarray, str]:
     """||h_t - c|| per step of ``X`` (the nearest center when k > 1), and what c is."""
     h = model.embed(X)
     centers, kind = _centers(model, h, _normal_mask(labels, len(h)))
@@ -195,8 +265,14 @@ def plot_distance_bands(
         x, xlabel = time_axis(len(d), timestamps)
         mean, std = float(d[normal].mean()), float(d[normal].std())
         for k in (3, 2, 1):
-            ax.axhspan(mean - k * std, mean + k * std, color=SCORE_COLOR, alpha=SIGMA_ALPHAS[k], lw=0,
-                       label=f"mean ± {k}σ (normal)")
+            ax.axhspan(
+                mean - k * std,
+                mean + k * std,
+                color=SCORE_COLOR,
+                alpha=SIGMA_ALPHAS[k],
+                lw=0,
+                label=f"mean ± {k}σ (normal)",
+            )
         ax.axhline(mean, color=SCORE_COLOR, lw=0.8)
         shade_spans(ax, x, labels)
         ax.plot(x, d, lw=0.6, color="black", label="||h - c||")
@@ -204,7 +280,9 @@ def plot_distance_bands(
         ax.scatter(x[outside], d[outside], s=4, color=THRESHOLD_COLOR, zorder=3, label="beyond 3σ")
         radius = getattr(model.net_.head, "radius", None)
         if radius is not None and float(radius) > 0:
-            ax.axhline(float(radius), color="#2ca02c", ls="--", lw=1.0, label=f"R = {float(radius):.3g}")
+            ax.axhline(
+                float(radius), color="#2ca02c", ls="--", lw=1.0, label=f"R = {float(radius):.3g}"
+            )
         share = float(np.mean(outside[~normal])) if (~normal).any() else float("nan")
         ax.set_title(f"{name}: c = {kind}; anomalous steps beyond 3σ: {share:.1%}", fontsize=9)
         ax.set_ylabel("||h - c||")

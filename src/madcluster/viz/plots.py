@@ -74,8 +74,11 @@ def shade_spans(ax: Axes, x: np.ndarray, labels: np.ndarray | None, *, legend: b
     if labels is None:
         return
     x = np.asarray(x)
-    numeric = x.astype("datetime64[ns]").astype(np.int64).astype(np.float64) if np.issubdtype(x.dtype, np.datetime64) \
+    numeric = (
+        x.astype("datetime64[ns]").astype(np.int64).astype(np.float64)
+        if np.issubdtype(x.dtype, np.datetime64)
         else x.astype(np.float64)
+    )
     least = MIN_SPAN_FRACTION * float(numeric[-1] - numeric[0]) if len(x) > 1 else 0.0
     for i, (start, end) in enumerate(_label_spans(labels)):
         left, right = numeric[start], numeric[end] if end < len(x) else numeric[-1]
@@ -84,8 +87,15 @@ def shade_spans(ax: Axes, x: np.ndarray, labels: np.ndarray | None, *, legend: b
             middle = (left + right) / 2
             left, right = middle - least / 2, middle + least / 2
         left, right = _from_numeric(left, x), _from_numeric(right, x)
-        ax.axvspan(left, right, color=ANOMALY_COLOR, alpha=0.35 if narrow else 0.2, lw=0.8 if narrow else 0,
-                   ec=ANOMALY_COLOR if narrow else None, label="true anomaly" if legend and i == 0 else None)
+        ax.axvspan(
+            left,
+            right,
+            color=ANOMALY_COLOR,
+            alpha=0.35 if narrow else 0.2,
+            lw=0.8 if narrow else 0,
+            ec=ANOMALY_COLOR if narrow else None,
+            label="true anomaly" if legend and i == 0 else None,
+        )
 
 
 def _from_numeric(value: float, like: np.ndarray) -> Any:
@@ -120,7 +130,11 @@ def score_axis_break(scores: np.ndarray, threshold: float | None) -> float | Non
     finite = scores[np.isfinite(scores)]
     if not len(finite):
         return None
-    scale = abs(threshold) if threshold is not None and threshold != 0 else float(np.quantile(np.abs(finite), 0.99))
+    scale = (
+        abs(threshold)
+        if threshold is not None and threshold != 0
+        else float(np.quantile(np.abs(finite), 0.99))
+    )
     if scale <= 0 or np.abs(finite).max() <= LOG_AXIS_RATIO * scale:
         return None
     return float(scale)
@@ -165,8 +179,9 @@ def plot_scores(
 
     heights = [0.9] * len(channels) + [2.6]
     fig = Figure(figsize=(12, 1.0 + sum(heights)), dpi=110)
-    axes = fig.subplots(len(heights), 1, sharex=True, squeeze=False,
-                        gridspec_kw={"height_ratios": heights})[:, 0]
+    axes = fig.subplots(
+        len(heights), 1, sharex=True, squeeze=False, gridspec_kw={"height_ratios": heights}
+    )[:, 0]
     for ax, (name, series) in zip(axes, channels):
         ax.plot(x, series, lw=0.6, color="#555555")
         shade_spans(ax, x, labels, legend=False)
@@ -180,13 +195,25 @@ def plot_scores(
     if linear_up_to is not None:  # a few huge scores would flatten the threshold's neighbourhood
         ax.set_yscale("symlog", linthresh=linear_up_to, linscale=2.0)
     if threshold is not None:
-        ax.axhline(threshold, color=THRESHOLD_COLOR, lw=1.0, ls="--", label=f"threshold {threshold:.3g}")
+        ax.axhline(
+            threshold, color=THRESHOLD_COLOR, lw=1.0, ls="--", label=f"threshold {threshold:.3g}"
+        )
         flagged = scores > threshold
-        ax.scatter(x[flagged], scores[flagged], s=4, color=THRESHOLD_COLOR, zorder=3,
-                   label="predicted anomaly")
+        ax.scatter(
+            x[flagged],
+            scores[flagged],
+            s=4,
+            color=THRESHOLD_COLOR,
+            zorder=3,
+            label="predicted anomaly",
+        )
     shade_spans(ax, x, labels)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("anomaly score" if linear_up_to is None else f"anomaly score\n(log above {linear_up_to:.3g})")
+    ax.set_ylabel(
+        "anomaly score"
+        if linear_up_to is None
+        else f"anomaly score\n(log above {linear_up_to:.3g})"
+    )
     ax.legend(loc="upper right", fontsize=8, ncol=4)
     fig.suptitle(title, fontsize=10)
     if np.issubdtype(np.asarray(x).dtype, np.datetime64):
@@ -231,10 +258,19 @@ def plot_history(
             if values.size and np.isfinite(values).any():
                 ax.plot(epochs[: len(values)], values, marker="o", ms=3, label=key)
                 drawn.append(values[np.isfinite(values)])
-        if len(drawn) == 1 and len(epochs) > 1 and np.ptp(drawn[0]) == 0:  # a flat line says nothing: say its value
+        # a flat line says nothing: say its value
+        if len(drawn) == 1 and len(epochs) > 1 and np.ptp(drawn[0]) == 0:
             ax.lines[0].remove()
-            ax.text(0.5, 0.5, f"{drawn[0][0]:.3g} in every epoch\n(no change to show)", transform=ax.transAxes,
-                    ha="center", va="center", fontsize=9, color="#555555")
+            ax.text(
+                0.5,
+                0.5,
+                f"{drawn[0][0]:.3g} in every epoch\n(no change to show)",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="#555555",
+            )
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("epoch")
         if name.startswith(("spread", "score-term")):
