@@ -7,7 +7,7 @@ import argparse
 
 import torch
 
-from madcluster.cli import options
+from madcluster.cli import runtime_options as options
 
 
 def _args(threads):

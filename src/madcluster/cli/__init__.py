@@ -31,14 +31,14 @@ from madcluster.cli.console import OneLineErrorParser, stdout_gone
 from madcluster.cli.deploy import add_deploy_parsers
 from madcluster.cli.fleet import add_fleet_arguments
 from madcluster.cli.images import add_image_arguments
+from madcluster.cli.input_options import add_input_options
 from madcluster.cli.options import (
     CLI_SETTINGS,
     DEFAULT_EPILOG,
     SettingsHelpFormatter,
-    add_input_options,
-    add_runtime_options,
     add_training_options,
 )
+from madcluster.cli.runtime_options import add_runtime_options
 from madcluster.exceptions import MADClusterError
 
 #: Each command's one-line help, shown by ``madcluster --help`` without building its options.

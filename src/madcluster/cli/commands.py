@@ -14,12 +14,9 @@ import numpy as np
 from madcluster.atomic import atomic_write_text, check_output_path
 from madcluster.cli.console import print_metrics, print_note, say
 from madcluster.cli.finishing import finish_despite_ctrl_c
-from madcluster.cli.options import (
-    apply_runtime,
-    detector_from_args,
-    detector_params_from_args,
-    read_input,
-)
+from madcluster.cli.input_options import read_input
+from madcluster.cli.options import detector_from_args, detector_params_from_args
+from madcluster.cli.runtime_options import apply_runtime
 from madcluster.cli.score_outputs import write_score_outputs
 from madcluster.data.columns import check_columns, feature_values, label_hint, name_list
 from madcluster.exceptions import DataError, OutputPathError
@@ -67,7 +64,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
             "training is unsupervised and uses all rows",
         )
     detector = detector_from_args(args)
-    check_series_settings(detector, len(table), lambda message: print(f"warning: {message}", file=sys.stderr))
+    check_series_settings(
+        detector, len(table), lambda message: print(f"warning: {message}", file=sys.stderr)
+    )
     check_memory(detector, table.values.shape[1], n_rows=len(table))
     checkpoint = partial_path(args.output)
     t0 = time.perf_counter()
@@ -83,19 +82,27 @@ def cmd_fit(args: argparse.Namespace) -> int:
         if stop.path is not None:
             print("run the same command with --resume to go on from there", file=sys.stderr)
         return 130  # the shell's status for Ctrl-C
-    except KeyboardInterrupt:  # a second Ctrl-C after the last epoch: the loop's last state is on disk
+    # a second Ctrl-C after the last epoch: the loop's last state is on disk
+    except KeyboardInterrupt:
         if not checkpoint.is_file():
             raise
-        print(f"stopped after training, before the model was finished; the training is saved to {checkpoint}: run "
-              "the same command with --resume to finish the model without training again", file=sys.stderr)
+        print(
+            "stopped after training, before the model was finished; the training is saved to "
+            f"{checkpoint}: run the same command with --resume to finish the model without "
+            "training again",
+            file=sys.stderr,
+        )
         return 130
     elapsed = time.perf_counter() - t0
     detector.__dict__.pop("_fit_training_scores", None)  # the wrapper: not part of the model
     h = detector.history_
     detector.save(args.output)
     if finishing.interrupted:
-        print(f"Ctrl-C came after the last epoch: the model was finished and written to {args.output}",
-              file=sys.stderr)
+        print(
+            "Ctrl-C came after the last epoch: the model was finished and written to "
+            f"{args.output}",
+            file=sys.stderr,
+        )
     say(
         f"trained on {table.values.shape[0]} rows x {table.values.shape[1]} features "
         f"in {elapsed:.1f} s ({len(h['epoch'])} epochs)"
@@ -131,14 +138,23 @@ def _tsbad_training_rows(args: argparse.Namespace, table: Any) -> Any:
     if args.label_column is None and LABEL_COLUMN in table.columns:
         args.label_column = LABEL_COLUMN
         table = read_input(args.data, args)
-        print_note(args, f"{args.data}: a TSB-AD file: its {LABEL_COLUMN!r} column is read as labels, not as a feature")
+        print_note(
+            args,
+            f"{args.data}: a TSB-AD file: its {LABEL_COLUMN!r} column is read as labels, not as a "
+            "feature",
+        )
     if getattr(args, "all_rows", False) or name.train_length >= len(table):
         return table
     n = name.train_length
-    print_note(args, f"{args.data}: a TSB-AD file (tr_{n}): training on its first {n} of {len(table)} rows, as TSB-AD's "
-                     "protocol does (the rest holds the anomalies); --all-rows trains on every row")
+    print_note(
+        args,
+        f"{args.data}: a TSB-AD file (tr_{n}): training on its first {n} of {len(table)} rows, as "
+        "TSB-AD's protocol does (the rest holds the anomalies); --all-rows trains on every row",
+    )
     return dataclasses.replace(
-        table, values=table.values[:n], labels=None if table.labels is None else table.labels[:n],
+        table,
+        values=table.values[:n],
+        labels=None if table.labels is None else table.labels[:n],
         timestamps=None if table.timestamps is None else table.timestamps[:n],
     )
 
@@ -161,9 +177,14 @@ def _diverged(detector: Any) -> str:
 
     lr = getattr(detector, "lr", None)
     if lr is None:
-        return "training diverged: the trained model's scores on its own training data are not finite"
-    return (f"training diverged: the trained model's scores on its own training data are not finite "
-            f"(learning rate {lr:g}; try a lower --lr, the default is {signature_default('lr'):g}, or fewer --epochs)")
+        return (
+            "training diverged: the trained model's scores on its own training data are not finite"
+        )
+    return (
+        "training diverged: the trained model's scores on its own training data are not finite "
+        f"(learning rate {lr:g}; try a lower --lr, the default is {signature_default('lr'):g}, or "
+        "fewer --epochs)"
+    )
 
 
 def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -202,7 +223,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     detector = MADCluster.load(args.model, device=args.device)
     detector.set_params(n_jobs=args.threads)  # this command's threads, not the fitting machine's
     check_columns(
-        table, args.data, detector, label_column=args.label_column,
+        table,
+        args.data,
+        detector,
+        label_column=args.label_column,
         note=lambda message: print_note(args, message),
     )
     scores = detector.decision_function(feature_values(table, args.data))
@@ -211,7 +235,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     contributions = None
     if not args.no_explain:
         contributions = detector.explain(feature_values(table, args.data), rows=predicted == 1)
-    write_score_outputs(table, args.data, scores, threshold, output, plot, contributions=contributions)
+    write_score_outputs(
+        table, args.data, scores, threshold, output, plot, contributions=contributions
+    )
     if figures:
         _model_figures(detector, feature_values(table, args.data), table, figures)
     return 0
@@ -331,24 +357,41 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not Path(args.results_dir).is_dir():
         raise FileNotFoundError(2, "results folder not found", args.results_dir)
     check_output_path(output, what="report")
-    if not any(p.is_file() and p.suffix in REPORT_INPUTS for p in Path(args.results_dir).rglob("*")):
-        raise DataError(f"{args.results_dir!r} holds no result files (JSON from `madcluster benchmark`, "
-                        "or an output folder of `madcluster benchmark --images`): nothing to report, no report written")
+    if not any(
+        p.is_file() and p.suffix in REPORT_INPUTS for p in Path(args.results_dir).rglob("*")
+    ):
+        raise DataError(
+            f"{args.results_dir!r} holds no result files (JSON from `madcluster benchmark`, or an "
+            "output folder of `madcluster benchmark --images`): nothing to report, no report "
+            "written"
+        )
     from madcluster.reporting.render import report_format, write_report  # seconds: after the checks
 
     kind = report_format(output, args.format)
     content = write_report(
-        args.results_dir, output, fmt=kind, protocol=args.protocol,
-        decomposition=args.decomposition, compute_table=args.compute_table,
-        recursive=args.recursive, title=args.title,
+        args.results_dir,
+        output,
+        fmt=kind,
+        protocol=args.protocol,
+        decomposition=args.decomposition,
+        compute_table=args.compute_table,
+        recursive=args.recursive,
+        title=args.title,
     )
     n_tables = len(content.tables)
     if not content.results and not n_tables:
-        print(f"madcluster report: error: no benchmark results in {args.results_dir!r} (its JSON files are not "
-              f"result files{'' if args.recursive else '; --recursive reads the folders below'}): {output} "
-              "holds no tables", file=sys.stderr)
+        print(
+            f"madcluster report: error: no benchmark results in {args.results_dir!r} (its JSON "
+            "files are not result "
+            f"files{'' if args.recursive else '; --recursive reads the folders below'}): {output} "
+            "holds no tables",
+            file=sys.stderr,
+        )
         return 2
-    say(f"{kind} report of {len(content.results)} result files ({n_tables} tables) written to {output}")
+    say(
+        f"{kind} report of {len(content.results)} result files ({n_tables} tables) written to "
+        f"{output}"
+    )
     say(content.read_note)
     for note in content.notes:
         if note.rstrip(".") != content.read_note:

@@ -272,7 +272,7 @@ def score_onnx_command(args: argparse.Namespace, outputs: tuple[str, str | None]
     matplotlib the plot is skipped with a note."""
     from madcluster import OnnxScorer
     from madcluster.cli.console import print_note
-    from madcluster.cli.options import read_input
+    from madcluster.cli.input_options import read_input
     from madcluster.cli.score_outputs import write_score_outputs
     from madcluster.data.columns import check_columns, model_ordered_values
     from madcluster.exceptions import OutputPathError

@@ -16,7 +16,7 @@ import numpy as np
 
 from madcluster.cli.console import epoch_lines
 from madcluster.cli.executor_options import add_executor_arguments, executor_options
-from madcluster.cli.options import read_options
+from madcluster.cli.input_options import read_options
 
 #: Metrics printed per entity and as a mean over the entities.
 SHOWN_METRICS = ("auc_roc", "vus_pr", "f1")

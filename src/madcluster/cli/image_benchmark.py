@@ -143,7 +143,7 @@ def image_benchmark_from_args(args: argparse.Namespace):
 
 def run_image_benchmark_command(args: argparse.Namespace) -> int:
     from madcluster.cli.console import say
-    from madcluster.cli.options import apply_runtime
+    from madcluster.cli.runtime_options import apply_runtime
     from madcluster.images.benchmark import run_image_benchmark
 
     bench = image_benchmark_from_args(args)

@@ -98,7 +98,7 @@ def image_detector_from_args(args: argparse.Namespace):
 
 def fit_images_command(args: argparse.Namespace) -> int:
     from madcluster.atomic import check_output_path
-    from madcluster.cli.options import apply_runtime
+    from madcluster.cli.runtime_options import apply_runtime
     from madcluster.images.detector import check_images
 
     check_output_path(args.output, what="model file", not_same_as=[args.data])
@@ -121,7 +121,7 @@ def score_images_command(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from madcluster.atomic import atomic_path, check_output_path
-    from madcluster.cli.options import apply_runtime
+    from madcluster.cli.runtime_options import apply_runtime
     from madcluster.images.detector import ImageMADCluster, check_images
     from madcluster.images.io import list_images
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from madcluster.cli.arg_types import (
@@ -16,8 +15,8 @@ from madcluster.cli.arg_types import (
     fraction_option,
     int_in_range,
     positive_int,
-    threads_option,
 )
+from madcluster.cli.runtime_options import add_runtime_options, apply_runtime, show_progress
 from madcluster.defaults import THRESHOLD_METHODS
 from madcluster.estimator.params import MADCLUSTER_PARAMS, PRECISION_NAMES
 from madcluster.method.config import DISTANCE_LOSSES, MODES
@@ -32,54 +31,168 @@ _FROM_SIGNATURE = object()
 # SettingsHelpFormatter, read from the signature) unless a command sets its own (the demo's)
 TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("--embedder", "embedder", {}, "Base Embedder name (drnn: the paper's Dilated RNN)"),
-    ("--hidden-size", "drnn.hidden_size", {"type": positive_int}, "D-RNN hidden size = feature dimension f"),
+    (
+        "--hidden-size",
+        "drnn.hidden_size",
+        {"type": positive_int},
+        "D-RNN hidden size = feature dimension f",
+    ),
     ("--layers", "drnn.n_layers", {"type": positive_int}, "D-RNN layers; dilations 1, 2, 4, ..."),
     ("--window-size", "window_size", {"type": positive_int}, "window length L (the paper's)"),
-    ("--stride", "stride", {"type": positive_int}, "step between training windows (1 = every window)"),
-    ("--epochs", "epochs", {"type": positive_int}, "maximum epochs; early stopping on the end of the training series"),
-    ("--epoch-windows", "epoch_windows", {"type": epoch_windows, "metavar": "N|all"},
-     ("training windows drawn anew each epoch, so an epoch costs the same on any series length; "
-      "'all' trains on every window each epoch, as before (slow on long series)")),
-    ("--validation-size", "validation_size", {"type": fraction_option},
-     ("fraction at the END of the training series held out for early stopping; 0 trains on everything "
-     "for --epochs epochs, best for concatenated series")),
+    (
+        "--stride",
+        "stride",
+        {"type": positive_int},
+        "step between training windows (1 = every window)",
+    ),
+    (
+        "--epochs",
+        "epochs",
+        {"type": positive_int},
+        "maximum epochs; early stopping on the end of the training series",
+    ),
+    (
+        "--epoch-windows",
+        "epoch_windows",
+        {"type": epoch_windows, "metavar": "N|all"},
+        (
+            "training windows drawn anew each epoch, so an epoch costs the same on any series "
+            "length; 'all' trains on every window each epoch, as before (slow on long series)"
+        ),
+    ),
+    (
+        "--validation-size",
+        "validation_size",
+        {"type": fraction_option},
+        (
+            "fraction at the END of the training series held out for early stopping; 0 trains on "
+            "everything for --epochs epochs, best for concatenated series"
+        ),
+    ),
     ("--batch-size", "batch_size", {"type": positive_int}, "windows per batch"),
-    ("--lr", "lr", {"type": float_in_range(0.0, 1.0, low_open=True)}, "Adam learning rate, in (0, 1]"),
-    ("--rho", "rho", {"type": float_in_range(0.0, 1.0, low_open=True)}, "soft-boundary weight; R = (1 - rho) quantile of training distances (paper: 0.01)"),
-    ("--distance-loss", "distance_loss", {"choices": DISTANCE_LOSSES},
-     "paper's soft boundary, or mean distance as the released script"),
-    ("--preset", "preset", {"choices": tuple(PRESETS)},
-     ("default = the library default (what was measured to detect); paper = the paper's formulation "
-     "exactly (raw Eq. 7 sum, non-overlapping scoring windows); streaming = the default without input "
-     "terms: its streamed scores are final at once (the default's L rows later), at the cost of the terms' detection; see the README's method table")),
-    ("--mode", "mode", {"choices": MODES},
-     ("full MADCluster, the paper's two ablations, or base-only (the base model without MADCluster; "
-      "needs an embedder with its own loss). Every mode adds the same --input-terms, so full and "
-      "base-only differ by MADCluster alone; --input-terms none (or --preset paper): the base model alone")),
-    ("--contamination", "contamination", {"type": checked_param("contamination")},
-     "expected anomaly fraction in training data; threshold = (1 - c) quantile of training scores"),
-    ("--threshold-method", "threshold", {"choices": THRESHOLD_METHODS},
-     ("how training scores become the model's threshold: quantile = their (1 - contamination) "
-      "quantile; pot = peaks over threshold (OmniAnomaly's): a generalized Pareto tail fitted to the "
-      "top 2 %% of training scores, threshold exceeded with probability contamination")),
-    ("--seed", "random_state", {"type": int_in_range(0, SEED_MAX)}, "random seed, 0 to 2**32 - 1; same seed, same scores"),
-    ("--precision", "precision", {"choices": PRECISION_NAMES},
-     ("bfloat16: mixed precision for the embedder's matrix products (CPUs with AVX-512 BF16 or AMX, "
-     "GPUs); faster there, same scores up to rounding")),
-    ("--roughness-window", "roughness_window", {"type": int_in_range(0), "metavar": "W"},
-     ("append each channel's log mean squared step over the last W steps to the embedder's input; 0 "
-     "turns it off (None: the embedder's default, 3 for the D-RNN, 0 for the others and for --preset paper)")),
-    ("--input-terms", "input_terms", {"nargs": "+", "choices": (*INPUT_TERMS, "none"), "metavar": "TERM"},
-     ("input-space terms added to MADCluster's score: kmeans (window KMeans), ar (ridge next-step "
-      "error), discord (distance of each step's subsequence to its nearest training one) or none")),
-    ("--part-weight", "part_weights", {"action": "append", "metavar": "PART=W"}, ("weight of a standardised part, "
-     "repeatable: own (MADCluster's score), kmeans, ar, discord (default: own=0.5 kmeans=1.5 ar=1 "
-     "discord=0.5), e.g. own=1")),
-    ("--part-rule", "part_rule", {"choices": ("positive-zscore-sum", "zscore-sum", "zscore-max")},
-     ("how the standardised, weighted parts add up (default positive-zscore-sum: a part below its "
-      "training mean adds nothing; zscore-sum: the plain sum, the rule before issue 34)")),
-    ("--part-smoothing", "part_smoothing", {"action": "append", "metavar": "PART=STEPS"}, ("steps of the centred mean own "
-     "or ar is read through, repeatable; 1: none (default: own = window // 2, ar = window // 10), e.g. own=1")),
+    (
+        "--lr",
+        "lr",
+        {"type": float_in_range(0.0, 1.0, low_open=True)},
+        "Adam learning rate, in (0, 1]",
+    ),
+    (
+        "--rho",
+        "rho",
+        {"type": float_in_range(0.0, 1.0, low_open=True)},
+        "soft-boundary weight; R = (1 - rho) quantile of training distances (paper: 0.01)",
+    ),
+    (
+        "--distance-loss",
+        "distance_loss",
+        {"choices": DISTANCE_LOSSES},
+        "paper's soft boundary, or mean distance as the released script",
+    ),
+    (
+        "--preset",
+        "preset",
+        {"choices": tuple(PRESETS)},
+        (
+            "default = the library default (what was measured to detect); paper = the paper's "
+            "formulation exactly (raw Eq. 7 sum, non-overlapping scoring windows); streaming = the "
+            "default without input terms: its streamed scores are final at once (the default's L "
+            "rows later), at the cost of the terms' detection; see the README's method table"
+        ),
+    ),
+    (
+        "--mode",
+        "mode",
+        {"choices": MODES},
+        (
+            "full MADCluster, the paper's two ablations, or base-only (the base model without "
+            "MADCluster; needs an embedder with its own loss). Every mode adds the same "
+            "--input-terms, so full and base-only differ by MADCluster alone; --input-terms none "
+            "(or --preset paper): the base model alone"
+        ),
+    ),
+    (
+        "--contamination",
+        "contamination",
+        {"type": checked_param("contamination")},
+        (
+            "expected anomaly fraction in training data; threshold = (1 - c) quantile of training "
+            "scores"
+        ),
+    ),
+    (
+        "--threshold-method",
+        "threshold",
+        {"choices": THRESHOLD_METHODS},
+        (
+            "how training scores become the model's threshold: quantile = their (1 - "
+            "contamination) quantile; pot = peaks over threshold (OmniAnomaly's): a generalized "
+            "Pareto tail fitted to the top 2 %% of training scores, threshold exceeded with "
+            "probability contamination"
+        ),
+    ),
+    (
+        "--seed",
+        "random_state",
+        {"type": int_in_range(0, SEED_MAX)},
+        "random seed, 0 to 2**32 - 1; same seed, same scores",
+    ),
+    (
+        "--precision",
+        "precision",
+        {"choices": PRECISION_NAMES},
+        (
+            "bfloat16: mixed precision for the embedder's matrix products (CPUs with AVX-512 BF16 "
+            "or AMX, GPUs); faster there, same scores up to rounding"
+        ),
+    ),
+    (
+        "--roughness-window",
+        "roughness_window",
+        {"type": int_in_range(0), "metavar": "W"},
+        (
+            "append each channel's log mean squared step over the last W steps to the embedder's "
+            "input; 0 turns it off (None: the embedder's default, 3 for the D-RNN, 0 for the "
+            "others and for --preset paper)"
+        ),
+    ),
+    (
+        "--input-terms",
+        "input_terms",
+        {"nargs": "+", "choices": (*INPUT_TERMS, "none"), "metavar": "TERM"},
+        (
+            "input-space terms added to MADCluster's score: kmeans (window KMeans), ar (ridge "
+            "next-step error), discord (distance of each step's subsequence to its nearest "
+            "training one) or none"
+        ),
+    ),
+    (
+        "--part-weight",
+        "part_weights",
+        {"action": "append", "metavar": "PART=W"},
+        (
+            "weight of a standardised part, repeatable: own (MADCluster's score), kmeans, ar, "
+            "discord (default: own=0.5 kmeans=1.5 ar=1 discord=0.5), e.g. own=1"
+        ),
+    ),
+    (
+        "--part-rule",
+        "part_rule",
+        {"choices": ("positive-zscore-sum", "zscore-sum", "zscore-max")},
+        (
+            "how the standardised, weighted parts add up (default positive-zscore-sum: a part "
+            "below its training mean adds nothing; zscore-sum: the plain sum, the rule before "
+            "issue 34)"
+        ),
+    ),
+    (
+        "--part-smoothing",
+        "part_smoothing",
+        {"action": "append", "metavar": "PART=STEPS"},
+        (
+            "steps of the centred mean own or ar is read through, repeatable; 1: none (default: "
+            "own = window // 2, ar = window // 10), e.g. own=1"
+        ),
+    ),
 )
 # what every command that trains uses where the estimator has no default of its own to offer
 CLI_SETTINGS = {"random_state": 0}
@@ -101,7 +214,8 @@ class SettingsHelpFormatter(argparse.HelpFormatter):
 
 def help_default(param: str) -> Any:
     """:func:`signature_default` for help text: an embedder's or the image detector's default is
-    read from its source (:mod:`madcluster.cli.help_defaults`), so ``fit --help`` imports no torch."""
+    read from its source (:mod:`madcluster.cli.help_defaults`), so ``fit --help`` imports no
+    torch."""
     if "." in param:
         from madcluster.cli.help_defaults import NOT_FOUND, source_default
 
@@ -201,7 +315,9 @@ def _part_values(items: list[str], option: str, kind: type) -> dict[str, Any]:
         except ValueError:
             sep = ""
         if not sep:
-            raise SystemExit(f"{option} {item!r}: give PART={'WEIGHT' if kind is float else 'STEPS'}, e.g. own=1")
+            raise SystemExit(
+                f"{option} {item!r}: give PART={'WEIGHT' if kind is float else 'STEPS'}, e.g. own=1"
+            )
     return out
 
 
@@ -211,148 +327,3 @@ def detector_from_args(args: argparse.Namespace) -> Any:
 
     apply_runtime(args)
     return make_detector(detector_params_from_args(args))
-
-
-def add_runtime_options(group, *, device: str | None = None) -> None:
-    """``--device`` (default ``device``, else the estimator's) and ``--threads`` (the estimator's
-    ``n_jobs``; every command shares its default, :mod:`madcluster.threads`)."""
-    shown = device or "the estimator's: auto, CUDA if available"
-    group.add_argument("--device", default=device, help=f"cpu, cuda, cuda:N or auto (default: {shown})")
-    group.add_argument("--threads", type=threads_option, default=None,
-                       help="CPU threads for torch: 1 or more, or -1 for every core (default: 1, right when other "
-                       "jobs share the cores; more threads help only on a machine of your own)")
-
-
-def apply_runtime(args: argparse.Namespace) -> None:
-    """Check ``--device`` and set ``--threads`` before any data is read or model trained."""
-    import torch
-
-    from madcluster.data.validation import check_device
-    from madcluster.threads import resolve_threads
-
-    if args.device is not None:
-        check_device(args.device)
-    threads = resolve_threads(args.threads)
-    torch.set_num_threads(threads)
-    if threads > 1 and not getattr(args, "_threads_checked", False):
-        args._threads_checked = True
-        slowdown = thread_slowdown(threads)
-        if slowdown > SLOW_THREADS:
-            print(f"warning: --threads {threads}: a test product ran {slowdown:.1f}x slower on {threads} threads than on "
-                  "one; the cores are busy with other work, where threads wait for each other; --threads 1 may be "
-                  "much faster", file=sys.stderr)
-
-
-#: ``--threads N`` is warned about when a test product runs this many times slower on N threads
-#: than on one (on a busy 2-core machine, 2 threads ran a batch 50x slower than one: issue 37).
-SLOW_THREADS = 2.0
-
-
-def thread_slowdown(threads: int, seconds: float = 0.02) -> float:
-    """How many times longer a small matrix product takes on ``threads`` threads than on one
-    (below 1: faster), each timed for about ``seconds`` (the best of a few runs). Leaves torch on
-    ``threads`` threads."""
-    import time
-
-    import torch
-
-    a = torch.randn(160, 160)
-
-    def best(n: int) -> float:
-        torch.set_num_threads(n)
-        times, deadline = [], time.perf_counter() + seconds
-        while time.perf_counter() < deadline or len(times) < 3:
-            start = time.perf_counter()
-            for _ in range(4):
-                torch.mm(a, a)
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    try:
-        one = best(1)
-        return best(threads) / max(one, 1e-9)
-    finally:
-        torch.set_num_threads(threads)
-
-
-def show_progress(args: argparse.Namespace) -> bool:
-    """Progress unless ``--quiet``: bars on a terminal, plain epoch lines with elapsed time and
-    time left when stderr is a file (:mod:`madcluster.training.progress`)."""
-    return not args.quiet
-
-
-def add_input_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--label-column",
-        default=None,
-        help="name (or index for .npy / headerless CSV) of a 0/1 label column; "
-        "it is never used as a feature",
-    )
-    parser.add_argument(
-        "--columns",
-        nargs="+",
-        default=None,
-        help="use exactly these feature columns "
-        "(default: all numeric columns; timestamp columns are dropped)",
-    )
-    parser.add_argument("--drop-columns", nargs="+", default=None, help="columns to ignore")
-    header = parser.add_mutually_exclusive_group()
-    header.add_argument(
-        "--no-header",
-        dest="header",
-        action="store_const",
-        const=False,
-        default=None,
-        help="the CSV has no header row: every row is data, columns are named 0, 1, ... "
-        "(default: detected; a first row of only numbers is read as data, with a warning)",
-    )
-    header.add_argument(
-        "--header",
-        dest="header",
-        action="store_const",
-        const=True,
-        help="the CSV's first row is column names, even if they look like numbers",
-    )
-    parser.add_argument(
-        "--sep",
-        default=None,
-        help="CSV field separator, e.g. ';' or tab (default: detected among , ; tab |)",
-    )
-    parser.add_argument(
-        "--decimal",
-        default=None,
-        choices=(".", ","),
-        help="CSV decimal mark (default: ',' when fields are not comma-separated and cells "
-        "such as 3,14 occur, else '.')",
-    )
-    parser.add_argument(
-        "--encoding",
-        default=None,
-        help="CSV text encoding, e.g. latin-1 or cp1252 (default: UTF-8; a file that is not "
-        "UTF-8 is read as cp1252 with a warning)",
-    )
-    parser.add_argument(
-        "--sort-by-time",
-        action="store_true",
-        help="sort the rows by the timestamp column (default: rows out of time order are an "
-        "error; the scores CSV then follows the sorted order)",
-    )
-
-
-#: ``madcluster fit`` / ``score`` options passed on to :func:`madcluster.data.io.read_table`.
-READ_OPTION_NAMES = (
-    "label_column", "columns", "drop_columns", "header", "sep", "decimal", "encoding",
-    "sort_by_time",
-)
-
-
-def read_options(args: argparse.Namespace) -> dict:
-    """The input options given on the command line, as ``read_table`` keyword arguments."""
-    return {k: getattr(args, k) for k in READ_OPTION_NAMES if getattr(args, k, None) is not None}
-
-
-def read_input(path: str, args: argparse.Namespace):
-    """The data file ``path``, read with the input options given on the command line."""
-    from madcluster.data.io import read_table
-
-    return read_table(path, **read_options(args))

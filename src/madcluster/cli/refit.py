@@ -10,12 +10,8 @@ import time
 from madcluster.atomic import check_output_path
 from madcluster.cli.arg_types import positive_int
 from madcluster.cli.console import say
-from madcluster.cli.options import (
-    add_input_options,
-    add_runtime_options,
-    apply_runtime,
-    read_input,
-)
+from madcluster.cli.input_options import add_input_options, read_input
+from madcluster.cli.runtime_options import add_runtime_options, apply_runtime
 from madcluster.defaults import REFIT_EPOCHS
 from madcluster.exceptions import DataError
 
