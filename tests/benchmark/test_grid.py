@@ -12,7 +12,8 @@ from madcluster.benchmark import fit_score
 from madcluster.benchmark.config import BenchmarkConfig, parse_key_value
 from madcluster.benchmark.grid import expand_grid, load_grid_file
 from madcluster.benchmark.runner import run_grid
-from madcluster.cli.benchmark import add_benchmark_arguments, configs_from_args
+from madcluster.cli.benchmark import configs_from_args
+from madcluster.cli.benchmark_options import add_benchmark_arguments
 from madcluster.parallel.executors import SequentialExecutor, guarded_call
 
 

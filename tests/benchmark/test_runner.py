@@ -13,7 +13,8 @@ from madcluster.benchmark.config import BenchmarkConfig
 from madcluster.benchmark.fit_score import detector_params
 from madcluster.benchmark.report import markdown_from_folder
 from madcluster.benchmark.runner import run_benchmark
-from madcluster.cli.benchmark import add_benchmark_arguments, run_benchmark_command
+from madcluster.cli.benchmark import run_benchmark_command
+from madcluster.cli.benchmark_options import add_benchmark_arguments
 from madcluster.evaluation import PROTOCOLS
 from madcluster.evaluation.protocols import CONTINUOUS_METRICS, METRICS
 from madcluster.factory import make_detector

@@ -15,7 +15,8 @@ from madcluster.benchmark.config import BenchmarkConfig
 from madcluster.benchmark.fit_score import detector_params, run_task
 from madcluster.benchmark.grid import plan_rows
 from madcluster.benchmark.runner import run_grid
-from madcluster.cli.benchmark import add_benchmark_arguments, configs_from_args
+from madcluster.cli.benchmark import configs_from_args
+from madcluster.cli.benchmark_options import add_benchmark_arguments
 from madcluster.data.datasets import load_dataset
 from madcluster.estimator.detector import MADCluster
 from madcluster.evaluation.protocols import evaluate_protocols

@@ -26,7 +26,7 @@ from collections.abc import Collection, Sequence
 
 from madcluster import __version__
 from madcluster.cli.arg_types import finite_float
-from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_report, cmd_score
+from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_score
 from madcluster.cli.console import OneLineErrorParser, stdout_gone
 from madcluster.cli.deploy import add_deploy_parsers
 from madcluster.cli.fleet import add_fleet_arguments
@@ -38,6 +38,7 @@ from madcluster.cli.options import (
     SettingsHelpFormatter,
     add_training_options,
 )
+from madcluster.cli.report import cmd_report
 from madcluster.cli.runtime_options import add_runtime_options
 from madcluster.exceptions import MADClusterError
 
@@ -242,7 +243,7 @@ def _add_benchmark_parser(sub) -> None:
     )
     # imported here, not at the top: the benchmark machinery costs seconds that `madcluster --help`
     # and every other command must not pay (tests/cli/test_startup.py)
-    from madcluster.cli.benchmark import add_benchmark_arguments
+    from madcluster.cli.benchmark_options import add_benchmark_arguments
 
     add_benchmark_arguments(bench)
     bench.set_defaults(func=cmd_benchmark)
