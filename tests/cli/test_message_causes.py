@@ -55,7 +55,7 @@ def test_report_of_an_empty_folder_fails_and_writes_nothing(tmp_path, capsys):
 def test_report_notes_name_no_issue_and_no_wrong_place(tmp_path, capsys):
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "other.json").write_text("{}")
-    from madcluster.reporting.tables import build_content
+    from madcluster.reporting.content import build_content
 
     notes = " ".join(build_content(tmp_path / "r").notes)
     assert "issue" not in notes and "above" not in notes

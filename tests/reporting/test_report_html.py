@@ -17,8 +17,8 @@ import pytest
 from PIL import Image
 
 from madcluster.cli import main
+from madcluster.reporting.content import build_content
 from madcluster.reporting.render import write_report
-from madcluster.reporting.tables import build_content
 
 PROTOCOLS = {
     "test-ratio": {"oracle": False, "label": "test-ratio", "description": "the test anomaly ratio"},

@@ -14,9 +14,10 @@ from matplotlib.figure import Figure
 
 from madcluster import __version__
 from madcluster.atomic import atomic_path, atomic_write_text
+from madcluster.reporting.content import build_content
 from madcluster.reporting.figures import dataset_figure, decomposition_figure, paper_ticks_drawn
 from madcluster.reporting.image_results import add_image_results
-from madcluster.reporting.tables import Cell, ReportContent, Table, build_content, slug
+from madcluster.reporting.tables import Cell, ReportContent, Table, slug
 
 FORMATS = ("html", "md")
 # figures that go with a table rather than a dataset, keyed apart from dataset names

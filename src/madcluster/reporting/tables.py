@@ -7,22 +7,17 @@ flagged, so both renderers can mark it the same way.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from madcluster.benchmark.format import TABLE1_METRICS, mean_std, metric_columns, si
+from madcluster.benchmark.format import TABLE1_METRICS, mean_std, metric_columns
 from madcluster.benchmark.schema import MODE_ROW_NAMES
-from madcluster.reporting.decomposition import DECOMPOSITION_STEPS, read_decomposition
-from madcluster.reporting.loading import load_folder_results, results_below
+from madcluster.reporting.decomposition import DECOMPOSITION_STEPS
 from madcluster.reporting.paper import PAPER_TABLE1, paper_value
 
 TABLE1_COLUMNS = metric_columns(TABLE1_METRICS)
 THRESHOLD_FREE = {"range_auc_roc", "range_auc_pr", "vus_roc", "vus_pr"}
-PROTOCOL_ORDER = ("test-ratio", "train-quantile", "train-pot", "combined", "best-f1")
 _MODE_ROW = MODE_ROW_NAMES
 _MODE_ORDER = ("base-only", "full", "distance-only", "cluster-only", "baseline")
 
@@ -75,7 +70,8 @@ class ReportContent:
     notes: list[str] = field(default_factory=list)
     read_note: str = ""  # how many result files were read, and how many more --recursive reads
     decomposition_records: list[dict[str, Any]] = field(default_factory=list)  # for its figure
-    table_figures: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # anchor -> [(figure key, caption)]
+    # anchor -> [(figure key, caption)]
+    table_figures: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------- loading
@@ -85,8 +81,13 @@ def source_of(result: dict[str, Any]) -> Source:
     commit = (git.get("commit") or "unknown")[:10] + ("+dirty" if git.get("dirty") else "")
     name = result.get("name", "?")
     key = (result.get("_folder", "") + "/" + name).strip("/")
-    return Source(key=key, name=key, command=result.get("command") or prov.get("command") or "?",
-                  commit=commit, started=str(prov.get("started", "")))
+    return Source(
+        key=key,
+        name=key,
+        command=result.get("command") or prov.get("command") or "?",
+        commit=commit,
+        started=str(prov.get("started", "")),
+    )
 
 
 def result_flags(result: dict[str, Any]) -> set[str]:
@@ -120,12 +121,21 @@ def result_flags(result: dict[str, Any]) -> set[str]:
 
 # -------------------------------------------------------------------------------------- Table 1
 def model_key(r: dict[str, Any]) -> tuple[str, bool, str]:
-    return (r["embedder"], bool(r.get("per_entity")), str((r.get("settings") or {}).get("tag") or ""))
+    return (
+        r["embedder"],
+        bool(r.get("per_entity")),
+        str((r.get("settings") or {}).get("tag") or ""),
+    )
 
 
 def model_label(key: tuple[str, bool, str], folder: str) -> str:
     model, per_entity, tag = key
-    parts = [model] + (["per entity"] if per_entity else []) + ([tag] if tag else []) + ([folder] if folder else [])
+    parts = (
+        [model]
+        + (["per entity"] if per_entity else [])
+        + ([tag] if tag else [])
+        + ([folder] if folder else [])
+    )
     return parts[0] + (f" ({', '.join(parts[1:])})" if len(parts) > 1 else "")
 
 
@@ -140,35 +150,65 @@ def table1(content: ReportContent, dataset: str, protocol: str) -> Table | None:
     groups: dict[tuple[tuple[str, bool, str], str], list[dict[str, Any]]] = {}
     for r in results:
         groups.setdefault((model_key(r), r.get("_folder", "")), []).append(r)
-    for (key, folder), members in sorted(groups.items(), key=lambda item: paper_order(item[0][0][0])):
+    for (key, folder), members in sorted(
+        groups.items(), key=lambda item: paper_order(item[0][0][0])
+    ):
         members.sort(key=lambda r: _MODE_ORDER.index(r["mode"]) if r["mode"] in _MODE_ORDER else 99)
         for r in members:
             src = content.sources[source_of(r).key]
             flags = result_flags(r)
-            flag = "leak" if "leak" in flags else ("oracle" if oracle or "oracle" in flags else ("partial" if "partial" in flags else None))
+            flag = (
+                "leak"
+                if "leak" in flags
+                else (
+                    "oracle"
+                    if oracle or "oracle" in flags
+                    else ("partial" if "partial" in flags else None)
+                )
+            )
             metrics = r["protocols"][protocol]["metrics"]
             seeds = len(r.get("seeds") or [])
             cells = [Cell(model_label(key, folder)), Cell(_MODE_ROW.get(r["mode"], r["mode"]))]
             for metric, _ in TABLE1_COLUMNS:
                 metric_flag = None if metric in THRESHOLD_FREE and flag == "oracle" else flag
-                cells.append(Cell(mean_std(metrics.get(metric), n=seeds), tooltip=src.tooltip, flag=metric_flag))
-            cells += [Cell(str(seeds)), Cell(f"[{src.key}]", tooltip=src.tooltip, link=slug(src.key))]
+                cells.append(
+                    Cell(
+                        mean_std(metrics.get(metric), n=seeds),
+                        tooltip=src.tooltip,
+                        flag=metric_flag,
+                    )
+                )
+            cells += [
+                Cell(str(seeds)),
+                Cell(f"[{src.key}]", tooltip=src.tooltip, link=slug(src.key)),
+            ]
             rows.append(cells)
             if r["mode"] in ("base-only", "full") and not key[1]:
-                paper = [paper_value(dataset, key[0], r["mode"] == "full", m) for m, _ in TABLE1_COLUMNS]
+                paper = [
+                    paper_value(dataset, key[0], r["mode"] == "full", m) for m, _ in TABLE1_COLUMNS
+                ]
                 if any(v is not None for v in paper):
-                    rows.append([Cell(""), Cell(f"{_MODE_ROW[r['mode']]} (paper)", flag="paper")]
-                                + [Cell("-" if v is None else f"{v:.2f}", flag="paper") for v in paper]
-                                + [Cell(""), Cell("paper, Table 1", flag="paper")])
+                    rows.append(
+                        [Cell(""), Cell(f"{_MODE_ROW[r['mode']]} (paper)", flag="paper")]
+                        + [Cell("-" if v is None else f"{v:.2f}", flag="paper") for v in paper]
+                        + [Cell(""), Cell("paper, Table 1", flag="paper")]
+                    )
     label = results[0]["protocols"][protocol].get("label", protocol)
     description = results[0]["protocols"][protocol].get("description", "")
-    note = (f"Threshold protocol `{label}`: {description}. F1 / Aff-P / Aff-R depend on it; R_A_R, R_A_P, "
-            "V_ROC, V_PR use the continuous scores (the same under every protocol). Mean ± std over seeds. "
-            "Hover a number (or follow its source) for the command and commit that produced it.")
-    return Table(title=f"{dataset}: Table 1 — protocol {label}",
-                 columns=["model", "row", *(name for _, name in TABLE1_COLUMNS), "seeds", "source"],
-                 rows=rows, note=note, flag="oracle" if oracle else None,
-                 anchor=f"table1-{dataset}-{protocol}")
+    note = (
+        f"Threshold protocol `{label}`: {description}. F1 / Aff-P / Aff-R depend on it; R_A_R, "
+        "R_A_P, V_ROC, V_PR use the continuous scores (the same under every protocol). Mean ± std "
+        "over seeds. Hover a number (or follow its source) for the command and commit that "
+        "produced it."
+    )
+    return Table(
+        title=f"{dataset}: Table 1 — protocol {label}",
+        columns=["model", "row", *(name for _, name in TABLE1_COLUMNS), "seeds", "source"],
+        rows=rows,
+        note=note,
+        flag="oracle" if oracle else None,
+        anchor=f"table1-{dataset}-{protocol}",
+    )
 
 
 def paper_order(model: str) -> int:
@@ -181,82 +221,6 @@ def slug(key: str) -> str:
     return "src-" + re.sub(r"[^A-Za-z0-9_-]+", "-", key)
 
 
-# --------------------------------------------------------------------------------- compute table
-def results_cost_table(content: ReportContent) -> Table | None:
-    """Parameters, MACs and time per result, read from the result files themselves."""
-    rows = []
-    for r in content.results:
-        c = r.get("cost") or {}
-        if not c:
-            continue
-        src = content.sources[source_of(r).key]
-        seconds = c.get("train_seconds") or {}
-        score = c.get("score_seconds") or {}
-        rows.append([
-            Cell(r["dataset"]), Cell(model_label(model_key(r), r.get("_folder", ""))),
-            Cell(_MODE_ROW.get(r["mode"], r["mode"])),
-            Cell(f"{c.get('n_params', 0):,}", tooltip=src.tooltip),
-            Cell(si(c.get("macs_per_window")), tooltip=c.get("macs_method") or src.tooltip),
-            Cell("-" if seconds.get("mean") is None else f"{seconds['mean']:.1f}", tooltip=src.tooltip),
-            Cell("-" if score.get("mean") is None else f"{score['mean']:.2f}", tooltip=src.tooltip),
-            Cell(f"[{src.key}]", tooltip=src.tooltip, link=slug(src.key)),
-        ])
-    if not rows:
-        return None
-    return Table(title="Compute, from the result files", anchor="compute-results",
-                 columns=["dataset", "model", "row", "params", "MACs / window", "train s / seed", "score s / seed", "source"],
-                 rows=rows, note="Params and MACs of one window of L steps; seconds per seed on the machine that ran it.")
-
-
-def compute_table_file(path: Path) -> Table | None:
-    """A compute table from ``compute_table.md`` (its first Markdown table and its ``Command:``
-    line) or ``compute_table.json`` (``{"rows": [{column: value}], "command": ...}`` or a list)."""
-    if not path.exists():
-        return None
-    if path.suffix == ".json":
-        data = json.loads(path.read_text())
-        records = data.get("rows", []) if isinstance(data, dict) else data
-        command = data.get("command", "") if isinstance(data, dict) else ""
-        if not records:
-            return None
-        columns = list(dict.fromkeys(k for rec in records for k in rec))
-        rows = [[Cell(_plain(rec.get(c, ""))) for c in columns] for rec in records]
-    else:
-        lines = path.read_text().splitlines()
-        block = _first_markdown_table(lines)
-        if not block:
-            return None
-        columns, rows = block[0], [[Cell(_strip_md(v)) for v in row] for row in block[1:]]
-        command = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("Command:")), "")
-    note = f"From `{path.name}`." + (f" Command: {command}" if command else "")
-    return Table(title=f"Compute table ({path.name})", columns=columns, rows=rows, note=note, anchor="compute-file")
-
-
-def _plain(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def _strip_md(text: str) -> str:
-    return text.strip().replace("`", "").replace("**", "")
-
-
-def _first_markdown_table(lines: list[str]) -> list[list[str]]:
-    """Header and body rows of the first pipe table in ``lines`` (the separator row dropped)."""
-    block: list[list[str]] = []
-    for line in lines:
-        if line.strip().startswith("|"):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
-                continue
-            block.append(cells)
-        elif block:
-            break
-    width = len(block[0]) if block else 0
-    return [row + [""] * (width - len(row)) for row in block]
-
-
 # ---------------------------------------------------------------------------- decomposition table
 def decomposition_table(records: list[dict[str, Any]]) -> tuple[Table | None, list[Source]]:
     """The evaluation decomposition: honest, then the released protocol's steps
@@ -265,86 +229,44 @@ def decomposition_table(records: list[dict[str, Any]]) -> tuple[Table | None, li
     for i, rec in enumerate(records):
         values = rec.get("values") or {}
         commit = str(rec.get("commit") or "unknown")[:10]
-        key = f"decomposition/{rec.get('dataset', '?')}/{rec.get('model', '?')}/{rec.get('config', '')}/{rec.get('metric', '')}/{i}"
+        key = (
+            f"decomposition/{rec.get('dataset', '?')}/{rec.get('model', '?')}/"
+            f"{rec.get('config', '')}/{rec.get('metric', '')}/{i}"
+        )
         src = Source(key=key, name=key, command=str(rec.get("command") or "?"), commit=commit)
         sources.append(src)
         cells = [Cell(str(rec.get(k, ""))) for k in ("dataset", "model", "config", "metric")]
         for step, _, flag in DECOMPOSITION_STEPS:
             value = values.get(step)
-            cells.append(Cell("-" if value is None else f"{float(value):.3f}", tooltip=src.tooltip, flag=flag))
+            cells.append(
+                Cell(
+                    "-" if value is None else f"{float(value):.3f}", tooltip=src.tooltip, flag=flag
+                )
+            )
         paper = rec.get("paper")
         cells.append(Cell("-" if paper is None else f"{float(paper):.2f}", flag="paper"))
         cells.append(Cell(f"[{key}]", tooltip=src.tooltip, link=slug(key)))
         rows.append(cells)
     if not rows:
         return None, []
-    note = ("Each column adds one step of the released code's evaluation to the previous one, so the "
-            "difference between neighbouring columns is what that step adds. (c) picks the threshold on "
-            "the test labels (ORACLE); (e) uses the test set as the validation set (test data LEAKS into "
-            "training): both are run only to measure the inflation.")
-    return Table(title="Evaluation decomposition: honest -> the released protocol -> the paper",
-                 columns=["dataset", "model", "config", "metric", *(label for _, label, _ in DECOMPOSITION_STEPS), "paper", "source"],
-                 rows=rows, note=note, anchor="decomposition"), sources
-
-
-# ---------------------------------------------------------------------------------------- build
-def build_content(
-    folder: str | os.PathLike,
-    *,
-    protocol: str = "test-ratio",
-    decomposition: str | os.PathLike | None = None,
-    compute_table: str | os.PathLike | None = None,
-    recursive: bool = False,
-    title: str | None = None,
-) -> ReportContent:
-    """Everything the report shows, from a folder of ``madcluster benchmark`` result JSONs.
-
-    ``decomposition`` / ``compute_table`` default to ``decomposition.json`` and
-    ``compute_table.{json,md}`` in the folder; each section is left out (with a note) when absent.
-    """
-    root = Path(folder)
-    results = load_folder_results(root, recursive=recursive)
-    content = ReportContent(title=title or f"MADCluster benchmark report: {root.resolve().name}",
-                            folder=os.fspath(folder), protocol=protocol, results=results)
-    more = 0 if recursive else results_below(root)
-    content.read_note = f"{len(results)} result files read from {os.fspath(folder)!r}" + (
-        f"; {more} more in the folders below it are not included (pass --recursive to read them)" if more else "")
-    if more:
-        content.notes.append(content.read_note + ".")
-    if not results:
-        content.notes.append(f"No benchmark result JSON (schema madcluster-benchmark/*) in {os.fspath(folder)!r}.")
-    for r in results:
-        src = source_of(r)
-        content.sources[src.key] = src
-    content.datasets = list(dict.fromkeys(r["dataset"] for r in results))
-    protocols_present = {p for r in results for p in r["protocols"]}
-    if results and protocol not in protocols_present:
-        raise ValueError(f"protocol {protocol!r} is in none of the results; present: {', '.join(sorted(protocols_present))}")
-    for dataset in content.datasets:
-        for p in [protocol, *(q for q in PROTOCOL_ORDER if q != protocol)]:
-            table = table1(content, dataset, p)
-            if table is not None:
-                content.tables.append(table)
-
-    dec_path = Path(decomposition) if decomposition else root / "decomposition.json"
-    content.decomposition_records = read_decomposition(dec_path)
-    dec_table, dec_sources = decomposition_table(content.decomposition_records)
-    if dec_table is not None:
-        content.tables.append(dec_table)
-        for s in dec_sources:
-            content.sources[s.key] = s
-    else:
-        content.notes.append(f"No evaluation decomposition: {dec_path} not found "
-                             "(written by benchmarks/decomposition.py).")
-
-    cost = results_cost_table(content)
-    if cost is not None:
-        content.tables.append(cost)
-    candidates = [Path(compute_table)] if compute_table else [root / "compute_table.json", root / "compute_table.md"]
-    file_table = next((t for t in (compute_table_file(p) for p in candidates) if t is not None), None)
-    if file_table is not None:
-        content.tables.append(file_table)
-    else:
-        content.notes.append("No compute table file (compute_table.md / .json) in the folder; "
-                             "the compute table of this report comes from the result files alone.")
-    return content
+    note = (
+        "Each column adds one step of the released code's evaluation to the previous one, so the "
+        "difference between neighbouring columns is what that step adds. (c) picks the threshold "
+        "on the test labels (ORACLE); (e) uses the test set as the validation set (test data LEAKS "
+        "into training): both are run only to measure the inflation."
+    )
+    return Table(
+        title="Evaluation decomposition: honest -> the released protocol -> the paper",
+        columns=[
+            "dataset",
+            "model",
+            "config",
+            "metric",
+            *(label for _, label, _ in DECOMPOSITION_STEPS),
+            "paper",
+            "source",
+        ],
+        rows=rows,
+        note=note,
+        anchor="decomposition",
+    ), sources
