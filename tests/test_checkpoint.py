@@ -14,7 +14,8 @@ from madcluster.training.checkpoint import (
     TrainingInterrupted,
     partial_path,
 )
-from madcluster.training.loop import MADClusterNet, TrainSettings, train_network
+from madcluster.training.loop import TrainSettings, train_network
+from madcluster.training.network import MADClusterNet
 
 SETTINGS = TrainSettings(window_size=20, stride=1, epochs=4, batch_size=32, patience=100, epoch_windows=96)
 SERIES = torch.from_numpy(make_series(700, 3))

@@ -49,7 +49,7 @@ def test_benchmark_config_defaults_are_the_detectors():
 
 
 def test_precision_names_match_the_training_loop():
-    from madcluster.training.loop import PRECISIONS
+    from madcluster.training.network import PRECISIONS
 
     assert tuple(PRECISIONS) == PRECISION_NAMES
 

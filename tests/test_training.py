@@ -11,7 +11,8 @@ from series_helpers import make_series
 from madcluster.data.windows import gather_windows, window_starts
 from madcluster.embedders import DilatedRNN
 from madcluster.method import MADClusterHead, MethodConfig
-from madcluster.training.loop import MADClusterNet, TrainSettings, feature_source, train_network
+from madcluster.training.loop import TrainSettings, feature_source, train_network
+from madcluster.training.network import MADClusterNet
 
 
 def _spread(net: MADClusterNet, series: torch.Tensor, window: int) -> float:

@@ -23,7 +23,7 @@ from torch import nn
 from madcluster.embedders import build_embedder
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head
-from madcluster.training.loop import MADClusterNet
+from madcluster.training.network import MADClusterNet
 
 # The paper's appendix table "Computational Efficiency" (MSL): (params, MACs), alone / + MADCluster.
 PAPER = {

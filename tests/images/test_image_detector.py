@@ -8,7 +8,8 @@ import pytest
 
 from madcluster import MADCluster
 from madcluster.exceptions import DataError, ModelFileError, NotFittedError
-from madcluster.images.detector import ImageMADCluster, training_batch_size
+from madcluster.images.detector import ImageMADCluster
+from madcluster.images.inputs import training_batch_size
 from madcluster.images.io import read_mvtec_class
 from madcluster.images.table import CONFIGS, DEFAULT_CONFIG
 

@@ -99,7 +99,7 @@ def image_detector_from_args(args: argparse.Namespace):
 def fit_images_command(args: argparse.Namespace) -> int:
     from madcluster.atomic import check_output_path
     from madcluster.cli.runtime_options import apply_runtime
-    from madcluster.images.detector import check_images
+    from madcluster.images.inputs import check_images
 
     check_output_path(args.output, what="model file", not_same_as=[args.data])
     apply_runtime(args)
@@ -122,7 +122,8 @@ def score_images_command(args: argparse.Namespace) -> int:
 
     from madcluster.atomic import atomic_path, check_output_path
     from madcluster.cli.runtime_options import apply_runtime
-    from madcluster.images.detector import ImageMADCluster, check_images
+    from madcluster.images.detector import ImageMADCluster
+    from madcluster.images.inputs import check_images
     from madcluster.images.io import list_images
 
     apply_runtime(args)

@@ -43,7 +43,7 @@ from madcluster.score.scoring import (
     default_score_stride,
     point_outputs,
 )
-from madcluster.training.loop import MADClusterNet
+from madcluster.training.network import MADClusterNet
 
 
 @dataclass(frozen=True)

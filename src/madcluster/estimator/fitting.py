@@ -32,7 +32,7 @@ from madcluster.score.input_terms import check_input_terms, check_part_rule, che
 from madcluster.score.parts import FitContext
 from madcluster.score.scoring import score_statistics
 from madcluster.score.smoothing import resolve_part_smoothing
-from madcluster.training.loop import MADClusterNet
+from madcluster.training.network import MADClusterNet
 
 
 def fit_model(

@@ -22,13 +22,8 @@ from madcluster.embedders import EMBEDDERS, make_embedder
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head, head_centers
 from madcluster.training.checkpoint import Checkpointing, data_digest
-from madcluster.training.loop import (
-    PRECISIONS,
-    MADClusterNet,
-    TrainSettings,
-    train_network,
-    validation_rows,
-)
+from madcluster.training.loop import TrainSettings, train_network, validation_rows
+from madcluster.training.network import PRECISIONS, MADClusterNet
 
 
 @dataclass(frozen=True)

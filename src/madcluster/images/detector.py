@@ -3,7 +3,8 @@
 Same estimator API and the same machinery as the time-series :class:`~madcluster.MADCluster`: an
 image Base Embedder (``madcluster.embedders.IMAGE_EMBEDDERS``) under the same head
 (``build_head``), trained by the same loop (``train_network``, which draws whole images instead of
-windows through :class:`ImageBatches`), saved in the same model-file format.
+windows through :class:`~madcluster.images.inputs.ImageBatches`), saved in the same model-file
+format.
 
 Scores. Per image, the base model's map gives its image score (the map's maximum) and its pixel
 map; each MADCluster term (Eq. 7: cluster term, d - R^2) gives an image score (its mean over the
@@ -31,15 +32,26 @@ from madcluster.embedders.image_base import LAYOUTS
 from madcluster.estimator.params import MADCLUSTER_PARAMS
 from madcluster.estimator.persistence import read_model_file, write_model_file
 from madcluster.exceptions import DataError, ModelFileError
-from madcluster.images.io import read_images_or_folder
+from madcluster.images.inputs import ImageBatches, check_images, training_batch_size
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head
 from madcluster.score.scoring import combine_scores, score_statistics
-from madcluster.training.loop import MADClusterNet, TrainSettings, train_network
+from madcluster.training.loop import TrainSettings, train_network
+from madcluster.training.network import MADClusterNet
 
 KIND = "image"
-METHOD_OPTIONS = ("mode", "rho", "tau", "center_init", "nu_param", "distance_loss", "cluster_target",
-                  "score_scaling", "center_warmup", "n_clusters")
+METHOD_OPTIONS = (
+    "mode",
+    "rho",
+    "tau",
+    "center_init",
+    "nu_param",
+    "distance_loss",
+    "cluster_target",
+    "score_scaling",
+    "center_warmup",
+    "n_clusters",
+)
 _SERIES = MADCLUSTER_PARAMS
 #: ImageMADCluster's parameters: its own defaults where images need others (a teacher-student
 #: base model, 256 px, 10 epochs), the series detector's table for the rest.
@@ -67,72 +79,18 @@ IMAGE_PARAMS: dict[str, Param] = {
 _D = defaults(IMAGE_PARAMS)
 
 
-class ImageBatches:
-    """How the training loop draws samples from images ``[N, C, H, W]``: one image per sample."""
-
-    def starts(self, n_samples: int, *, tiles: bool = False) -> np.ndarray:
-        if n_samples < 1:
-            raise ValueError("no images to draw from")
-        return np.arange(n_samples, dtype=np.int64)
-
-    def gather(self, data: torch.Tensor, index: torch.Tensor | np.ndarray) -> torch.Tensor:
-        return data[torch.as_tensor(index, dtype=torch.long, device=data.device)]
-
-
-def training_batch_size(n_images: int, batch_size: int) -> int:
-    """``batch_size``, unless it leaves a last batch of one image (MVTec's bottle: 209 = 13 x 16 + 1),
-    which batch norm cannot train on: then the same number of batches, evened out (209 -> 15s, last 14)."""
-    if n_images <= batch_size or n_images % batch_size != 1:
-        return batch_size
-    n_batches = -(-n_images // batch_size)
-    return -(-n_images // n_batches)
-
-
-def check_images(X: Any, *, image_size: int, n_channels: int | None = None, name: str = "X") -> np.ndarray:
-    """Images as float32 ``[N, C, image_size, image_size]`` in [0, 1], or ``DataError``.
-
-    Accepts a folder (or an MVTec class folder: its ``train/good``), one image file, or an array
-    ``[N, C, H, W]`` / ``[N, H, W]`` (floats in [0, 1] or uint8), resized (bilinear) when its side
-    differs from ``image_size``.
-    """
-    if isinstance(X, (str, os.PathLike)):
-        arr = read_images_or_folder(X, image_size)
-    else:
-        arr = np.asarray(X)
-        if arr.dtype == np.uint8:
-            arr = arr.astype(np.float32) / 255.0
-        if not np.issubdtype(arr.dtype, np.number) or arr.dtype == object:
-            raise DataError(f"{name} must be numeric images, got dtype {arr.dtype}")
-        if arr.ndim == 3:
-            arr = arr[:, None]
-        if arr.ndim != 4:
-            raise DataError(f"{name} must be images [N, C, H, W] (or a folder path), got shape {arr.shape}")
-        if len(arr) == 0:
-            raise DataError(f"{name} holds no images")
-        if not np.isfinite(arr).all():
-            raise DataError(f"{name} contains NaN or inf")
-        arr = arr.astype(np.float32)
-        if arr.shape[-2:] != (image_size, image_size):
-            arr = F.interpolate(torch.from_numpy(arr), size=(image_size, image_size), mode="bilinear",
-                                align_corners=False, antialias=True).numpy()
-    if arr.shape[1] not in (1, 3):
-        raise DataError(f"{name} must have 1 (grayscale) or 3 (RGB) channels, got {arr.shape[1]}")
-    if n_channels is not None and arr.shape[1] != n_channels:
-        kinds = {1: "grayscale", 3: "RGB"}
-        raise DataError(f"{name} is {kinds[arr.shape[1]]} but the model was trained on {kinds[n_channels]} images")
-    return np.ascontiguousarray(arr, dtype=np.float32)
-
-
 class ImageMADCluster(BaseDetector):
     """MADCluster on an image anomaly detector (paper appendix "Extension to Image Data Domains").
 
     Parameters
     ----------
     embedder : registered image embedder, ``"rd4ad"`` or ``"pyramidflow"``.
-    embedder_params : its keyword arguments (e.g. ``{"backbone": "resnet18", "weights": "wrn.pth"}``).
+    embedder_params : its keyword arguments (e.g. ``{"backbone": "resnet18", "weights":
+        "wrn.pth"}``).
     image_size : images are resized to ``image_size x image_size``.
     layout : ``pixels`` (default: [B, H W, C], one h per position; MADCluster then also adds a pixel
-        map) or ``channels`` (the paper's literal [B, C, H W], one h per channel). See ``docs/images.md``.
+        map) or ``channels`` (the paper's literal [B, C, H W], one h per channel). See
+        ``docs/images.md``.
     detach_h : False (the paper): MADCluster's loss trains the base model too; True: its gradient
         stops at h, so the base model trains exactly as alone and the head learns on its features.
     epochs : training epochs (the paper: 10), no early stopping unless ``validation_size`` > 0.
@@ -142,7 +100,8 @@ class ImageMADCluster(BaseDetector):
         (``mode="base-only"``: the base model alone).
     base_score_combination, contamination, random_state, device, verbose : as MADCluster.
     head_weight : weight of MADCluster's standardised score (and map) in the sum with the base
-        model's standardised score (and map); 1 is the time-series rule (and the ``paper`` configuration).
+        model's standardised score (and map); 1 is the time-series rule (and the ``paper``
+        configuration).
 
     The defaults (``pixels``, joint training, ``head_weight=0.5``) are the + MADCluster option that
     scored best on CutPaste defects pasted into held-out training images
@@ -219,7 +178,11 @@ class ImageMADCluster(BaseDetector):
         super()._validate_params()
 
     def _build_net(self, n_channels: int) -> MADClusterNet:
-        params = {**(self.embedder_params or {}), "layout": self.layout, "detach_h": bool(self.detach_h)}
+        params = {
+            **(self.embedder_params or {}),
+            "layout": self.layout,
+            "detach_h": bool(self.detach_h),
+        }
         embedder = build_image_embedder(self.embedder, n_channels, self.image_size, **params)
         return MADClusterNet(embedder, build_head(embedder.out_features, self.method_config()))
 
@@ -241,12 +204,20 @@ class ImageMADCluster(BaseDetector):
             self.net_ = self._build_net(self.n_channels_).to(device)
             data = torch.from_numpy(images).to(device)
             settings = TrainSettings(
-                window_size=1, epochs=self.epochs, batch_size=training_batch_size(len(data) - n_val, self.batch_size), lr=self.lr,
-                weight_decay=self.weight_decay, patience=self.patience, progress=bool(self.verbose),
-                description=f"{self.embedder} ({self.mode})", sampler=ImageBatches(),
+                window_size=1,
+                epochs=self.epochs,
+                batch_size=training_batch_size(len(data) - n_val, self.batch_size),
+                lr=self.lr,
+                weight_decay=self.weight_decay,
+                patience=self.patience,
+                progress=bool(self.verbose),
+                description=f"{self.embedder} ({self.mode})",
+                sampler=ImageBatches(),
             )
             train = data[: len(data) - n_val]
-            self.history_ = train_network(self.net_, train, data[len(data) - n_val :] if n_val else None, settings, generator)
+            self.history_ = train_network(
+                self.net_, train, data[len(data) - n_val :] if n_val else None, settings, generator
+            )
         scores, maps = self.score_terms(images)
         self.score_stats_ = score_statistics(scores, self.score_scaling)
         self.map_stats_ = score_statistics(maps, self.score_scaling)
@@ -269,8 +240,11 @@ class ImageMADCluster(BaseDetector):
         return self._combine(scores, self.score_stats_), self._combine(maps, self.map_stats_)
 
     @torch.no_grad()
-    def score_terms(self, images: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """Named per-image scores ``(N,)`` and named maps ``(N, H, W)``: ``base`` and the head's terms."""
+    def score_terms(
+        self, images: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Named per-image scores ``(N,)`` and named maps ``(N, H, W)``: ``base`` and the head's
+        terms."""
         net = self.net_.eval()
         embedder = net.embedder
         device = next(net.parameters()).device
@@ -289,24 +263,35 @@ class ImageMADCluster(BaseDetector):
                     scores.setdefault(name, []).append(terms.mean(1).cpu().numpy())
                     continue
                 scores.setdefault(name, []).append(terms.amax(1).cpu().numpy())
-                up = F.interpolate(spatial[:, None], size=size, mode="bilinear", align_corners=False)[:, 0]
+                up = F.interpolate(
+                    spatial[:, None], size=size, mode="bilinear", align_corners=False
+                )[:, 0]
                 maps.setdefault(name, []).append(up.cpu().numpy())
         return _concatenated(scores), _concatenated(maps)
 
-    def _combine(self, terms: dict[str, np.ndarray], stats: dict[str, tuple[float, float]]) -> np.ndarray:
-        """Scores or maps from their named terms, exactly as the time-series detector combines them."""
-        return combine_scores(terms, stats, self.score_scaling, self.base_score_combination, self.head_weight)
+    def _combine(
+        self, terms: dict[str, np.ndarray], stats: dict[str, tuple[float, float]]
+    ) -> np.ndarray:
+        """Scores or maps from their named terms, exactly as the time-series detector combines
+        them."""
+        return combine_scores(
+            terms, stats, self.score_scaling, self.base_score_combination, self.head_weight
+        )
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> None:
-        """Write the fitted detector to ``path`` (the model-file format of MADCluster), atomically."""
+        """Write the fitted detector to ``path`` (the model-file format of MADCluster),
+        atomically."""
         self._check_fitted()
         config = {
             "kind": KIND,
             "params": self.get_params(),
             "fitted": {
-                "n_channels_": self.n_channels_, "threshold_": self.threshold_, "history_": self.history_,
-                "score_stats_": self.score_stats_, "map_stats_": self.map_stats_,
+                "n_channels_": self.n_channels_,
+                "threshold_": self.threshold_,
+                "history_": self.history_,
+                "score_stats_": self.score_stats_,
+                "map_stats_": self.map_stats_,
             },
         }
         arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in self.net_.state_dict().items()}
@@ -318,13 +303,19 @@ class ImageMADCluster(BaseDetector):
         """Load a detector written by :meth:`save`."""
         config, arrays = read_model_file(path)
         if config.get("kind") != KIND:
-            raise ModelFileError(f"{os.fspath(path)!r} is not an image model: load it with MADCluster.load")
+            raise ModelFileError(
+                f"{os.fspath(path)!r} is not an image model: load it with MADCluster.load"
+            )
         try:
             fitted = config["fitted"]
             model = cls(**{**config["params"], "device": device})
             model.n_channels_ = int(fitted["n_channels_"])
             net = model._build_net(model.n_channels_)
-            state = {k[len("state/"):]: torch.from_numpy(v) for k, v in arrays.items() if k.startswith("state/")}
+            state = {
+                k[len("state/") :]: torch.from_numpy(v)
+                for k, v in arrays.items()
+                if k.startswith("state/")
+            }
             net.load_state_dict(state, strict=True)
             model.net_ = net.to(check_device(device)).eval()
             model.device_ = device
@@ -335,7 +326,9 @@ class ImageMADCluster(BaseDetector):
             model.threshold_ = float(fitted["threshold_"])
             model.labels_ = (model.decision_scores_ > model.threshold_).astype(np.int64)
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-            raise ModelFileError(f"{os.fspath(path)!r} does not match this madcluster version: {exc}") from None
+            raise ModelFileError(
+                f"{os.fspath(path)!r} does not match this madcluster version: {exc}"
+            ) from None
         return model
 
 

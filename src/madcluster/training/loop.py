@@ -1,7 +1,8 @@
 """The training loop: initial pass, epochs over shuffled windows, head updates, early stopping.
 
-Kept apart from the modules (anomalib style): ``MADClusterNet`` is the plain torch module,
-``train_network`` is the procedure. The loop talks only to the embedder contract
+Kept apart from the modules (anomalib style): ``MADClusterNet`` is the plain torch module
+(:mod:`madcluster.training.network`), ``train_network`` is the procedure, and its samples come
+from a :class:`~madcluster.training.samples.Sampler`. The loop talks only to the embedder contract
 (``init_from_data``, ``configure_optimizers``, ``training_step``, ``on_epoch_end``) and the head
 contract (``start``, ``begin_epoch``, ``loss``, ``end_epoch``), so a new base model or head never
 edits it. Per-epoch values go to a history dict: the losses, the seconds, and whatever the head
@@ -10,23 +11,20 @@ reports (for the single-cluster head: nu, R and the collapse diagnostics).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 import numpy as np
 import torch
-from torch import nn
 
-from madcluster.data.windows import gather_windows, window_starts
 from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
-from madcluster.embedders.base import BaseEmbedder, EmbedderOutput
+from madcluster.embedders.base import EmbedderOutput
 from madcluster.exceptions import ParameterError
-from madcluster.method.head import Head, LossParts
+from madcluster.method.head import LossParts
 from madcluster.training.checkpoint import (
     Checkpointing,
     TrainingInterrupted,
@@ -35,74 +33,13 @@ from madcluster.training.checkpoint import (
     restore,
     save_checkpoint,
 )
+from madcluster.training.network import MADClusterNet, precision_context
 from madcluster.training.progress import TrainingProgress
+from madcluster.training.samples import Sampler, SeriesWindows
 
 logger = logging.getLogger(__name__)
 LOSS_KEYS = ("train_loss", "distance_loss", "cluster_loss", "base_loss")
 EARLY_STOPPING = ("loss", "base-loss", "relative-distance")
-PRECISIONS: dict[str, torch.dtype | None] = {"float32": None, "bfloat16": torch.bfloat16}
-
-
-def precision_context(device: torch.device, dtype: torch.dtype | None) -> contextlib.AbstractContextManager:
-    """Mixed precision (autocast) for the embedder's matrix products when ``dtype`` is set;
-    ``dtype=None`` inside an autocast region switches it off (the head runs in float32)."""
-    if dtype is None and not torch.is_autocast_enabled(device.type):
-        return contextlib.nullcontext()
-    return torch.autocast(device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None)
-
-
-class MADClusterNet(nn.Module):
-    """A Base Embedder with a head on top; ``precision`` (a dtype or None) runs the embedder under
-    mixed precision, and everything it returns comes back in float32."""
-
-    def __init__(self, embedder: BaseEmbedder, head: Head, precision: torch.dtype | None = None) -> None:
-        super().__init__()
-        self.embedder = embedder
-        self.head = head
-        self.precision = precision
-
-    def forward(self, x: torch.Tensor) -> EmbedderOutput:
-        if self.precision is None:
-            return self.embedder(x)
-        with precision_context(x.device, self.precision):
-            out = self.embedder(x)
-        return out.float()
-
-    def loss(self, out: EmbedderOutput) -> LossParts:
-        return self.head.loss(out.h, out.loss)
-
-    @torch.no_grad()
-    def score(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Named per-step score terms ``[B, L]``: the head's, plus ``base`` when the embedder has one."""
-        out = self(x)
-        terms = dict(self.head.score_terms(out.h))
-        if out.score is not None:
-            terms["base"] = out.score
-        return terms
-
-
-class Sampler(Protocol):
-    """How the loop cuts its training tensor into samples (windows of a series, whole images...)."""
-
-    def starts(self, n_samples: int, *, tiles: bool = False) -> np.ndarray:
-        """Sample indices: every training sample, or (``tiles``) a non-overlapping cover for eval passes."""
-
-    def gather(self, data: torch.Tensor, index: torch.Tensor | np.ndarray) -> torch.Tensor:
-        """The batch of samples at ``index``."""
-
-
-@dataclass(frozen=True)
-class SeriesWindows:
-    """Windows ``[B, L, D]`` of a series ``[T, D]``: every ``stride`` steps, or tiled."""
-
-    window_size: int
-    stride: int = 1
-
-    def starts(self, n_samples: int, *, tiles: bool = False) -> np.ndarray:
-        return window_starts(n_samples, self.window_size, self.window_size if tiles else self.stride)
-
-    def gather(self, data: torch.Tensor, index: torch.Tensor | np.ndarray) -> torch.Tensor:
-        return gather_windows(data, index, self.window_size)
 
 
 @dataclass
@@ -110,7 +47,15 @@ class TrainSettings:
     """What the loop needs; the estimator's parameters of the same names fill the fields."""
 
     from_estimator: ClassVar[tuple[str, ...]] = (
-        "window_size", "stride", "epochs", "batch_size", "lr", "weight_decay", "patience", "early_stopping", "pretrain_epochs",
+        "window_size",
+        "stride",
+        "epochs",
+        "batch_size",
+        "lr",
+        "weight_decay",
+        "patience",
+        "early_stopping",
+        "pretrain_epochs",
         "epoch_windows",
     )
     window_size: int = DEFAULT_WINDOW_SIZE
@@ -128,7 +73,11 @@ class TrainSettings:
     sampler: Sampler | None = None  # None: windows of window_size every stride steps
 
     def samples(self) -> Sampler:
-        return self.sampler if self.sampler is not None else SeriesWindows(self.window_size, self.stride)
+        return (
+            self.sampler
+            if self.sampler is not None
+            else SeriesWindows(self.window_size, self.stride)
+        )
 
 
 @dataclass
@@ -150,14 +99,17 @@ class _EpochMeter:
 
 
 def _tiles(series: torch.Tensor, settings: TrainSettings) -> Iterator[torch.Tensor]:
-    """Batches of non-overlapping samples covering ``series`` (windows: the last one end-aligned)."""
+    """Batches of non-overlapping samples covering ``series`` (windows: the last one
+    end-aligned)."""
     sampler = settings.samples()
     starts = sampler.starts(len(series), tiles=True)
     for i in range(0, len(starts), settings.batch_size):
         yield sampler.gather(series, starts[i : i + settings.batch_size])
 
 
-def feature_source(net: MADClusterNet, series: torch.Tensor, settings: TrainSettings, *more: torch.Tensor):
+def feature_source(
+    net: MADClusterNet, series: torch.Tensor, settings: TrainSettings, *more: torch.Tensor
+):
     """A callable yielding eval-mode features h over ``series`` (then each of ``more``, tiled
     apart so that no window spans two series): what heads initialise from."""
 
@@ -176,7 +128,11 @@ def validation_rows(length: int, validation_size: float, window_size: int) -> in
     either part would be shorter than one window (with a warning)."""
     n_val = int(length * validation_size)
     if n_val and (n_val < window_size or length - n_val < window_size):
-        logger.warning("series too short for a %s validation split of windows of %d; early stopping disabled", validation_size, window_size)
+        logger.warning(
+            "series too short for a %s validation split of windows of %d; early stopping disabled",
+            validation_size,
+            window_size,
+        )
         return 0
     return n_val
 
@@ -218,8 +174,9 @@ def train_network(
 
     The embedder first sees the training windows (``init_from_data``) and, for ``pretrain_epochs``,
     trains on its own loss alone (DeepSVDD's pretraining: the center is then taken from informative
-    features); then the head initialises from an eval pass. After each epoch the head updates (R) from the training series and reports
-    its diagnostics. The best state by validation loss is restored at the end.
+    features); then the head initialises from an eval pass. After each epoch the head updates (R)
+    from the training series and reports its diagnostics. The best state by validation loss is
+    restored at the end.
 
     Each epoch trains on ``epoch_windows`` windows drawn without replacement from all of them
     (every window when None or when there are fewer): the cost of an epoch stops growing with the
@@ -232,23 +189,32 @@ def train_network(
     ``pretrain_epochs``) and after every later epoch: read-only observers such as the center's path.
 
     ``checkpointing``: on Ctrl-C the state after the last completed epoch is saved there and
-    :class:`~madcluster.training.checkpoint.TrainingInterrupted` raised; with ``resume`` the loop first
-    loads it and goes on after its epoch (:mod:`madcluster.training.checkpoint`).
+    :class:`~madcluster.training.checkpoint.TrainingInterrupted` raised; with ``resume`` the loop
+    first loads it and goes on after its epoch (:mod:`madcluster.training.checkpoint`).
     """
     if settings.early_stopping not in EARLY_STOPPING:
-        raise ParameterError(f"unknown early_stopping {settings.early_stopping!r}; choose one of {', '.join(EARLY_STOPPING)}")
+        raise ParameterError(
+            f"unknown early_stopping {settings.early_stopping!r}; choose one of "
+            f"{', '.join(EARLY_STOPPING)}"
+        )
     keys = ("epoch", *LOSS_KEYS, "val_loss", *net.head.history_keys, "seconds")
     history: dict[str, list[float]] = {k: [] for k in keys}
     net.embedder.init_from_data(lambda: _tiles(train, settings))
     features = feature_source(net, train, settings)
-    epoch_features = features if radius_extra is None else feature_source(net, train, settings, radius_extra)
+    epoch_features = (
+        features if radius_extra is None else feature_source(net, train, settings, radius_extra)
+    )
     if settings.pretrain_epochs == 0:
         net.head.start(features)
         if observe_epoch is not None:
             observe_epoch(0, net)
-    optimizers = net.embedder.configure_optimizers(net.head.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
+    optimizers = net.embedder.configure_optimizers(
+        net.head.parameters(), lr=settings.lr, weight_decay=settings.weight_decay
+    )
     starts = torch.as_tensor(settings.samples().starts(len(train)))
-    per_epoch = len(starts) if settings.epoch_windows is None else min(len(starts), settings.epoch_windows)
+    per_epoch = (
+        len(starts) if settings.epoch_windows is None else min(len(starts), settings.epoch_windows)
+    )
     n_batches = (per_epoch + settings.batch_size - 1) // settings.batch_size
 
     best_loss, best_state, best_epoch, bad_epochs, first_epoch = float("inf"), None, None, 0, 1
@@ -257,14 +223,22 @@ def train_network(
         saved = load_checkpoint(checkpointing.path, checkpointing.fingerprint)
         restore(saved, net, optimizers, generator, extra)
         history = {k: list(saved.history[k]) for k in keys}
-        best_loss, best_state, best_epoch, bad_epochs = saved.best_loss, saved.best_state, saved.best_epoch, saved.bad_epochs
+        best_loss, best_state, best_epoch, bad_epochs = (
+            saved.best_loss,
+            saved.best_state,
+            saved.best_epoch,
+            saved.bad_epochs,
+        )
         first_epoch = saved.epoch + 1
         if val is not None and bad_epochs >= settings.patience:
             first_epoch = settings.epochs + 1  # early stopping had already ended that fit
     snapshot: TrainingSnapshot | None = None
     progress = TrainingProgress(
-        enabled=settings.progress, epochs=settings.epochs, batches_per_epoch=n_batches,
-        first_epoch=first_epoch, description=settings.description,
+        enabled=settings.progress,
+        epochs=settings.epochs,
+        batches_per_epoch=n_batches,
+        first_epoch=first_epoch,
+        description=settings.description,
     )
     try:
         for epoch in range(first_epoch, settings.epochs + 1):
@@ -280,23 +254,45 @@ def train_network(
             head_record = {k: head_record.get(k, float("nan")) for k in net.head.history_keys}
             if observe_epoch is not None and not pretraining:
                 observe_epoch(epoch, net)
-            val_loss = validation_loss(net, val, settings) if val is not None and not pretraining else float("nan")
-            record = {"epoch": epoch, **meter.means(), "val_loss": val_loss, **head_record,
-                      "seconds": time.perf_counter() - t0}
+            val_loss = (
+                validation_loss(net, val, settings)
+                if val is not None and not pretraining
+                else float("nan")
+            )
+            record = {
+                "epoch": epoch,
+                **meter.means(),
+                "val_loss": val_loss,
+                **head_record,
+                "seconds": time.perf_counter() - t0,
+            }
             for k in keys:
                 history[k].append(float(record[k]))
             progress.end_epoch(epoch, _shown(record))
             stop = False
             if val is not None and not pretraining:
                 if val_loss < best_loss - 1e-6:
-                    best_loss, best_state, best_epoch, bad_epochs = val_loss, copy.deepcopy(net.state_dict()), epoch, 0
+                    best_loss, best_state, best_epoch, bad_epochs = (
+                        val_loss,
+                        copy.deepcopy(net.state_dict()),
+                        epoch,
+                        0,
+                    )
                 else:
                     bad_epochs += 1
                     stop = bad_epochs >= settings.patience
             if checkpointing is not None:
                 snapshot = TrainingSnapshot.take(
-                    epoch=epoch, net=net, optimizers=optimizers, generator=generator, best_loss=best_loss,
-                    best_state=best_state, best_epoch=best_epoch, bad_epochs=bad_epochs, history=history, extra=extra,
+                    epoch=epoch,
+                    net=net,
+                    optimizers=optimizers,
+                    generator=generator,
+                    best_loss=best_loss,
+                    best_state=best_state,
+                    best_epoch=best_epoch,
+                    bad_epochs=bad_epochs,
+                    history=history,
+                    extra=extra,
                 )
             if stop:
                 break
@@ -306,12 +302,18 @@ def train_network(
             raise
         if snapshot is not None:
             save_checkpoint(checkpointing.path, snapshot, checkpointing.fingerprint)
-            raise TrainingInterrupted(checkpointing.path, snapshot.epoch, snapshot.best_epoch) from None
+            raise TrainingInterrupted(
+                checkpointing.path, snapshot.epoch, snapshot.best_epoch
+            ) from None
         # nothing new since the start: after a resume the file on disk is still the state
-        raise TrainingInterrupted(checkpointing.path if first_epoch > 1 else None, first_epoch - 1, best_epoch) from None
+        raise TrainingInterrupted(
+            checkpointing.path if first_epoch > 1 else None, first_epoch - 1, best_epoch
+        ) from None
     progress.close()
-    if checkpointing is not None and snapshot is not None:  # kept until the fitted model is written: a Ctrl-C
-        save_checkpoint(checkpointing.path, snapshot, checkpointing.fingerprint)  # while it is finished loses nothing
+    # kept until the fitted model is written: a Ctrl-C
+    if checkpointing is not None and snapshot is not None:
+        # while it is finished loses nothing
+        save_checkpoint(checkpointing.path, snapshot, checkpointing.fingerprint)
     if best_state is not None:
         net.load_state_dict(best_state)
     net.eval()
@@ -321,12 +323,21 @@ def train_network(
 def _shown(record: dict[str, float]) -> dict[str, float]:
     """The values an epoch line shows: losses and, where the head has them, nu and R."""
     names = {"train_loss": "loss", "val_loss": "val", "nu": "nu", "radius": "R"}
-    return {label: record[key] for key, label in names.items() if key in record and np.isfinite(record[key])}
+    return {
+        label: record[key]
+        for key, label in names.items()
+        if key in record and np.isfinite(record[key])
+    }
 
 
 def _train_epoch(
-    net: MADClusterNet, train: torch.Tensor, settings: TrainSettings, order: torch.Tensor, epoch: int,
-    optimizers: list[torch.optim.Optimizer], progress: TrainingProgress,
+    net: MADClusterNet,
+    train: torch.Tensor,
+    settings: TrainSettings,
+    order: torch.Tensor,
+    epoch: int,
+    optimizers: list[torch.optim.Optimizer],
+    progress: TrainingProgress,
 ) -> _EpochMeter:
     """One epoch of optimisation steps on the windows starting at ``order``; its loss parts."""
     pretraining = epoch <= settings.pretrain_epochs
