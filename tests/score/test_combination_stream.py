@@ -1,0 +1,176 @@
+"""The combination of the score's parts (:mod:`madcluster.score.combination`) without a network:
+the own score given, each part streamed row by row and in chunks against the whole series (when a
+step's score is final, its value, the provisional one, the state a stream keeps), and the rules and
+the description against their definitions. Found by the mutation run of ``docs/mutation.md``."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from madcluster.score.combination import RULES, Combination, CombinationStream
+from madcluster.score.parts import FitContext
+
+EXACT = 1e-9
+WINDOW = 16
+
+
+def _series(n: int, seed: int, period: float = 20.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)[:, None]
+    clean = np.sin(2 * np.pi * t / period) + 0.5 * np.sin(
+        4 * np.pi * t / period + np.array([0.0, 1.0])
+    )
+    return (clean + 0.02 * rng.normal(size=(n, 2))).astype(np.float32)
+
+
+def _close(got: np.ndarray, want: np.ndarray) -> None:
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape
+    assert np.max(np.abs(got - want), initial=0.0) <= EXACT * max(
+        1.0, np.abs(want).max(initial=0.0)
+    )
+
+
+@pytest.fixture(scope="module")
+def train() -> tuple[np.ndarray, np.ndarray]:
+    rows = _series(600, 0)
+    own = np.random.default_rng(5).normal(size=len(rows))
+    return rows, own
+
+
+@pytest.fixture(scope="module")
+def test_rows() -> tuple[np.ndarray, np.ndarray]:
+    rows = _series(140, 1)
+    rows[70:90, 0] = rows[70:90, 0][::-1].copy()  # a reversed stretch: a discord
+    own = np.random.default_rng(6).normal(size=len(rows))
+    own[100:104] += 4.0
+    return rows, own
+
+
+def _fit(train, names, smoothing=None, rule="positive-zscore-sum", weights=None) -> Combination:
+    rows, own = train
+    return Combination.fit(names, rows, own, FitContext(WINDOW, 0), weights, smoothing, rule=rule)
+
+
+def _stream_row_by_row_then_in_chunks(combination, rows, own):
+    """Every update's results, checked against the whole series as they come."""
+    whole = combination.score(rows, own)
+    at_once = combination.at_once_score(rows, own)
+    delay = combination.final_after()
+    stream = combination.stream()
+    bounds = [*range(3 * WINDOW), *range(3 * WINDOW, len(rows), 7), len(rows)]
+    finals = []
+    for lo, hi in itertools.pairwise(bounds):
+        update = stream.update(own[lo:hi], rows[lo:hi])
+        # a step's score is final final_after() rows after it (once the series is longer than
+        # the parts' blocks), never before
+        assert update.final_from == sum(len(f) for f in finals)
+        final_to = update.final_from + len(update.final_scores)
+        assert final_to <= max(0, hi - delay)
+        if hi >= 2 * WINDOW:
+            assert final_to == hi - delay
+        _close(update.final_scores, whole[update.final_from : final_to])
+        finals.append(update.final_scores)
+        # the provisional scores: every part read from steps <= t
+        _close(update.scores, at_once[lo:hi])
+        # the pending scores: the whole series' of the rows so far
+        if hi >= WINDOW and hi % 6 == 0:
+            so_far = combination.score(rows[:hi], own[:hi])
+            _close(stream.pending_scores(), so_far[stream.pending_from :])
+    return stream, np.concatenate(finals)
+
+
+@pytest.mark.parametrize(
+    ("names", "smoothing"),
+    [(("discord",), None), (("kmeans", "ar"), None), (("ar",), {"own": 4, "ar": 5})],
+)
+def test_a_stream_gives_the_whole_series_scores_when_final_and_not_before(
+    train, test_rows, names, smoothing
+):
+    combination = _fit(train, names, smoothing)
+    rows, own = test_rows
+    stream, finals = _stream_row_by_row_then_in_chunks(combination, rows, own)
+    whole = combination.score(rows, own)
+    _close(np.concatenate([finals, stream.pending_scores()]), whole)
+
+
+def test_a_discord_stream_keeps_only_what_a_pending_step_reads(train, test_rows):
+    """Its last m - 1 rows and the distances of the m - 1 subsequences that cover a pending step:
+    a stream's state does not grow with the series."""
+    combination = _fit(train, ("discord",))
+    (part,) = combination.terms
+    m = part.length
+    assert combination.final_after() == m - 1
+    rows, own = test_rows
+    stream = combination.stream()
+    for t in range(len(rows)):
+        stream.update(own[t : t + 1], rows[t : t + 1])
+        state = stream.state()
+        total = t + 1
+        assert len(state["terms/discord/rows"]) == min(total, m - 1)
+        assert len(state["terms/discord/distances"]) == max(0, min(total - m + 1, m - 1))
+        assert stream.pending_from == max(0, total - m + 1)
+
+
+def test_a_stream_goes_on_from_its_state(train, test_rows):
+    combination = _fit(train, ("kmeans", "ar", "discord"), {"own": 3, "ar": 4})
+    rows, own = test_rows
+    whole = combination.score(rows, own)
+    first = combination.stream()
+    first.update(own[:50], rows[:50])
+    finals = [first.update(own[50:51], rows[50:51]).final_scores]
+    again = CombinationStream(combination)
+    again.load({k: np.array(v, copy=True) for k, v in first.state().items()})
+    assert (again.steps_seen, again.pending_from) == (first.steps_seen, first.pending_from)
+    update = again.update(own[51:], rows[51:])
+    finals.append(update.final_scores)
+    _close(
+        np.concatenate([*finals, again.pending_scores()]), whole[50 - combination.final_after() :]
+    )
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_each_rule_against_its_definition(train, test_rows, rule):
+    weights = {"own": 0.5, "kmeans": 1.5, "ar": 2.0}
+    combination = _fit(train, ("kmeans", "ar"), None, rule, weights)
+    rows, own = test_rows
+    raw = {"own": own, **{p.name: p.values(rows) for p in combination.terms}}
+    z = {n: weights[n] * (raw[n] - combination.stats[n][0]) / combination.stats[n][1] for n in raw}
+    table = np.stack([z["own"], z["kmeans"], z["ar"]])
+    direct = {
+        "zscore-sum": table.sum(axis=0),
+        "positive-zscore-sum": np.maximum(table, 0.0).sum(axis=0),
+        "zscore-max": table.max(axis=0),
+    }[rule]
+    _close(combination.score(rows, own), direct)
+    # the training statistics: of each part's training reading
+    train_rows, train_own = train
+    for p in combination.parts:
+        values = train_own if p.given else p.reference_values(train_rows)
+        assert combination.stats[p.name] == pytest.approx((values.mean(), values.std()), rel=1e-12)
+
+
+def test_the_description_names_each_part_its_weight_smoothing_scale_and_the_rule(train):
+    combination = _fit(
+        train, ("kmeans", "ar", "discord"), {"own": 6, "ar": 4}, weights={"own": 0.5, "kmeans": 1.5}
+    )
+    discord = combination.terms[-1]
+    parts = (
+        "0.5 z(own, mean of 6) + 1.5 z(kmeans) + 1 z(ar, mean of 4)"
+        f" + 1 z(discord, subsequences of {discord.length})"
+    )
+    assert combination.describe() == f"{parts}, each part at least 0"
+    for rule, text in (("zscore-sum", parts), ("zscore-max", f"zscore-max of {parts}")):
+        other = Combination(
+            combination.parts,
+            combination.stats,
+            combination.at_once_stats,
+            combination.weights,
+            combination.smoothing,
+            rule,
+        )
+        assert other.describe() == text
+    assert Combination.own_alone().describe() == "MADCluster's own score alone (no input terms)"
