@@ -2,13 +2,13 @@
 
 Scikit-learn / PyOD style: ``__init__`` only stores parameters; everything learned ends in ``_``,
 read from the frozen fitted model ``model_`` (:mod:`madcluster.estimator.fitted`, built by
-:func:`~madcluster.estimator.fitting.fit_model`); training: :mod:`madcluster.training.loop`.
+:func:`~madcluster.estimator.fitting.fit_model`); a fit's steps:
+:mod:`madcluster.estimator.fit_procedure`; training: :mod:`madcluster.training.loop`.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,20 +19,15 @@ from madcluster.data.validation import check_series
 from madcluster.defaults import REFIT_EPOCHS, defaults
 from madcluster.embedders import EMBEDDERS
 from madcluster.estimator.attribution import explain
+from madcluster.estimator.fit_procedure import fit_estimator
 from madcluster.estimator.fitted import embed, score_terms
 from madcluster.estimator.fitting import fit_model
 from madcluster.estimator.inputs import InputSpec
-from madcluster.estimator.network_fit import (
-    build_network,
-    method_config,
-    resolve_roughness,
-    train_detector_network,
-)
+from madcluster.estimator.network_fit import method_config
 from madcluster.estimator.params import MADCLUSTER_PARAMS, check_madcluster_params
 from madcluster.estimator.persistence import load_model, save_model
 from madcluster.estimator.streaming import StreamScorer
 from madcluster.exceptions import ParameterError
-from madcluster.extreme_value import check_enough_scores
 from madcluster.method.config import MethodConfig
 from madcluster.presets import preset_params
 from madcluster.threads import torch_threads
@@ -53,7 +48,8 @@ class MADCluster(BaseDetector):
     stride : step between training windows (1 = every window; larger trains faster).
     score_stride : step between scoring windows. Default: ``window_size // 10`` for causal
         embedders (the D-RNN), where each point is scored from the window in which it has the most
-        history (at least L - score_stride steps), and ``window_size`` otherwise (overlaps averaged).
+        history (at least L - score_stride steps), and ``window_size`` otherwise (overlaps
+        averaged).
     epochs, batch_size, lr, weight_decay : optimisation (Adam; weight decay is lambda * Omega(W));
         ``epochs`` is the maximum (20; validation early stopping usually ends sooner).
     validation_size : fraction at the END of the training series used for early stopping (never
@@ -107,9 +103,11 @@ class MADCluster(BaseDetector):
     part_smoothing : steps of the centred mean each point-wise part is read through before it is
         standardised (``own``, ``ar``; 1: none; the rest default); None = ``own`` L // 2, ``ar``
         L // 10 (:mod:`madcluster.score.smoothing`). Only with input terms.
-    part_rule : None = ``"positive-zscore-sum"`` (parts below 0 add 0), ``"zscore-sum"``, ``"zscore-max"``.
+    part_rule : None = ``"positive-zscore-sum"`` (parts below 0 add 0), ``"zscore-sum"``,
+        ``"zscore-max"``.
 
-    Each parameter's default and allowed values: :data:`madcluster.estimator.params.MADCLUSTER_PARAMS`.
+    Each parameter's default and allowed values:
+    :data:`madcluster.estimator.params.MADCLUSTER_PARAMS`.
     """
 
     _parameters = MADCLUSTER_PARAMS
@@ -119,13 +117,15 @@ class MADCluster(BaseDetector):
     score_stats_ = property(lambda self: self.model_.head.stats)  # the head's terms
     input_terms_ = property(lambda self: self.model_.combination.terms)
     part_weights_ = property(lambda self: self.model_.combination.weights)  # {} without input terms
-    part_smoothing_ = property(lambda self: self.model_.combination.smoothing)  # {} without input terms
+    # {} without input terms
+    part_smoothing_ = property(lambda self: self.model_.combination.smoothing)
     scaler_mean_ = property(lambda self: self.model_.inputs.scaler_mean)
     scaler_scale_ = property(lambda self: self.model_.inputs.scaler_scale)
     roughness_window_ = property(lambda self: self.model_.inputs.roughness_window)
     constant_columns_ = property(lambda self: self.model_.inputs.constant_columns)
     warmup_quantiles_ = property(lambda self: self.model_.warmup.quantiles)
-    attribution_baseline_ = property(lambda self: self.model_.attribution.values(self.model_))  # measured on first use
+    # measured on first use
+    attribution_baseline_ = property(lambda self: self.model_.attribution.values(self.model_))
 
     def __init__(
         self,
@@ -231,8 +231,14 @@ class MADCluster(BaseDetector):
         return method_config(self.get_params(deep=False))
 
     def fit(
-        self, X: Any, y: Any = None, *, validation_data: Any = None, pool_radius: bool = False,
-        checkpoint: str | os.PathLike | None = None, resume: bool = False,
+        self,
+        X: Any,
+        y: Any = None,
+        *,
+        validation_data: Any = None,
+        pool_radius: bool = False,
+        checkpoint: str | os.PathLike | None = None,
+        resume: bool = False,
     ) -> MADCluster:
         """Train on ``X`` (T, D), mostly normal data; ``y`` is ignored (unsupervised).
 
@@ -247,18 +253,21 @@ class MADCluster(BaseDetector):
         settings (``epochs`` may change), exactly as the uninterrupted fit would have. A completed
         fit removes the file. :mod:`madcluster.training.checkpoint`.
 
-        What the fit produced is one value, ``model_`` (:class:`~madcluster.estimator.fitted.FittedModel`);
-        beside it the estimator keeps the scikit-learn / PyOD attributes (``threshold_``,
-        ``decision_scores_``, ``labels_``, ``n_features_in_``, ``feature_names_in_``) and the
-        training record (``history_``, ``center_path_``, ``device_``).
+        What the fit produced is one value, ``model_``
+        (:class:`~madcluster.estimator.fitted.FittedModel`); beside it the estimator keeps the
+        scikit-learn / PyOD attributes (``threshold_``, ``decision_scores_``, ``labels_``,
+        ``n_features_in_``, ``feature_names_in_``) and the training record (``history_``,
+        ``center_path_``, ``device_``).
         """
         self._validate_params()
         if resume and checkpoint is None:
             raise ParameterError("resume=True needs the checkpoint path to resume from")
         with torch_threads(self.n_jobs):
-            return self._fit(X, validation_data, pool_radius, checkpoint, resume)
+            return fit_estimator(self, X, validation_data, pool_radius, checkpoint, resume)
 
-    def refit(self, X: Any, *, epochs: int = REFIT_EPOCHS, from_scratch: bool = False) -> MADCluster:
+    def refit(
+        self, X: Any, *, epochs: int = REFIT_EPOCHS, from_scratch: bool = False
+    ) -> MADCluster:
         """Fit again on recent rows ``X`` (T, D), all normal, for a new normal after a deploy or a
         migration: the network starts from this model's weights and trains ``epochs`` epochs
         (early stopping as in :meth:`fit`), and everything after it is fitted anew from ``X``: the
@@ -267,69 +276,34 @@ class MADCluster(BaseDetector):
         ``from_scratch=True``: a fresh network and this detector's own ``epochs``. The parameters
         do not change; ``history_`` is the refit's."""
         self._check_fitted()
-        check_series(self._align_feature_names(X), min_length=self.window_size, n_features=self.n_features_in_, name="X")
+        check_series(
+            self._align_feature_names(X),
+            min_length=self.window_size,
+            n_features=self.n_features_in_,
+            name="X",
+        )
         if from_scratch:
             return self.fit(X)
         MADCLUSTER_PARAMS["epochs"].check("epochs", epochs)
         warm = self.model_.net
         with torch_threads(self.n_jobs):
-            return self._fit(X, None, False, None, False, warm=warm, epochs=epochs)
+            return fit_estimator(self, X, None, False, None, False, warm=warm, epochs=epochs)
 
-    def _fit(
-        self, X: Any, validation_data: Any, pool_radius: bool, checkpoint: str | os.PathLike | None, resume: bool,
-        warm: nn.Module | None = None, epochs: int | None = None,
-    ) -> MADCluster:
-        data = check_series(X, min_length=self.window_size, name="X")
-        if self.threshold == "pot":
-            check_enough_scores(len(data), self.contamination)
-        self.n_features_in_ = data.shape[1]
-        self._record_feature_names(X)
-        if pool_radius and validation_data is None:
-            raise ParameterError("pool_radius=True needs validation_data")
-        params = self.get_params(deep=False)
-        if warm is not None:  # a refit: this many epochs, no pretraining (the weights are trained)
-            params.update(epochs=epochs, pretrain_epochs=0)
-        names = getattr(self, "feature_names_in_", None)
-        inputs = InputSpec.fit(data, self.scaling, resolve_roughness(params), names, self.window_size)
-        scaled = inputs.model_input(data)
-        extra_val = None
-        if validation_data is not None:
-            extra_val = inputs.model_input(check_series(
-                self._align_feature_names(validation_data), min_length=self.window_size,
-                n_features=self.n_features_in_, name="validation_data"))
-
-        identity = self._training_identity() if checkpoint is not None else {}
-
-        def build() -> nn.Module:
-            net = build_network(params, len(inputs.scaler_mean))
-            if warm is not None:
-                net.load_state_dict(warm.state_dict())
-            return net
-
-        trained = train_detector_network(params, build, identity, scaled, extra_val, pool_radius, checkpoint, resume)
-        self.device_, self.history_, self.center_path_ = trained.device, trained.history, trained.center_path
-        self._fit_training_scores(trained.net, params, inputs, data, scaled)
-        if checkpoint is not None:
-            Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
-        return self
-
-    def _fit_training_scores(self, net: nn.Module, params: dict, inputs: InputSpec, data: Any, scaled: Any) -> None:
-        """After the last epoch (``madcluster fit`` defers Ctrl-C here): the model and training scores."""
+    def _fit_training_scores(
+        self, net: nn.Module, params: dict, inputs: InputSpec, data: Any, scaled: Any
+    ) -> None:
+        """After the last epoch (``madcluster fit`` defers Ctrl-C here): the model and training
+        scores."""
         self.model_, scores = fit_model(net, params, inputs, data, scaled)
         self.decision_scores_ = np.asarray(scores, dtype=np.float64)
         self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)
         if self.verbose:  # the fit's one line on how its score is made
             print(f"score = {self.model_.combination.describe()}", flush=True)
 
-    def _training_identity(self) -> dict[str, str]:
-        """The parameters a resumed fit must share with the interrupted one (not ``epochs``, nor
-        what only threads, progress or the threshold change)."""
-        free = ("epochs", "verbose", "n_jobs", "device", "threshold", "contamination")
-        return {k: repr(v) for k, v in self.get_params(deep=False).items() if k not in free}
-
-    # ------------------------------------------------------------------ scoring (the fitted model's)
+    # ------------------------------------------------------ scoring (the fitted model's)
     def decision_function(self, X: Any) -> np.ndarray:
-        """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time step."""
+        """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time
+        step."""
         self._check_fitted()
         with torch_threads(self.n_jobs):
             return self.model_.decision_function(X)
@@ -355,19 +329,20 @@ class MADCluster(BaseDetector):
         """Per-channel contributions to the score, ``(T, D)``: how much more than on normal data
         channel j is behind ``decision_function(X)[t]``, the z-score of the score drop when it is
         held at its training mean (occlusion) plus that of its input deviation (why and what it
-        costs: :mod:`madcluster.estimator.attribution`). Large positive values name the channels behind an
-        alert. ``rows`` (a boolean mask, e.g. ``scores > threshold_``) explains only those steps
-        (the others are 0), scoring only the spans around them."""
+        costs: :mod:`madcluster.estimator.attribution`). Large positive values name the channels
+        behind an alert. ``rows`` (a boolean mask, e.g. ``scores > threshold_``) explains only those
+        steps (the others are 0), scoring only the spans around them."""
         self._check_fitted()
         with torch_threads(self.n_jobs):
             return explain(self.model_, X, rows)
 
     def stream(self) -> StreamScorer:
-        """A :class:`~madcluster.estimator.streaming.StreamScorer` (rows in chunks of any size, each new row's
-        score and flag out; with the KMeans input term, provisional at once and final L rows later);
-        needs a causal embedder (D-RNN, DeepSVDD, OmniAnomaly, THOC)."""
+        """A :class:`~madcluster.estimator.streaming.StreamScorer` (rows in chunks of any size, each
+        new row's score and flag out; with the KMeans input term, provisional at once and final L
+        rows later); needs a causal embedder (D-RNN, DeepSVDD, OmniAnomaly, THOC)."""
         self._check_fitted()
-        return StreamScorer(self.model_, n_jobs=self.n_jobs)  # a StreamError for a model that does not stream
+        # a StreamError for a model that does not stream
+        return StreamScorer(self.model_, n_jobs=self.n_jobs)
 
     # ------------------------------------------------------------------ files and cost
     def cost(self, window_size: int | None = None) -> dict[str, Any]:
@@ -380,12 +355,21 @@ class MADCluster(BaseDetector):
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted detector to ``path`` (zip of JSON config + npz weights), atomically."""
         self._check_fitted()
-        with torch_threads(self.n_jobs):  # a deferred attribution baseline is measured as explain() would
-            save_model(path, self.get_params(), self.model_, decision_scores=self.decision_scores_,
-                       history=self.history_, center_path=self.center_path_)
+        # a deferred attribution baseline is measured as explain() would
+        with torch_threads(self.n_jobs):
+            save_model(
+                path,
+                self.get_params(),
+                self.model_,
+                decision_scores=self.decision_scores_,
+                history=self.history_,
+                center_path=self.center_path_,
+            )
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, embedder: nn.Module | None = None, device: str = "cpu") -> MADCluster:
+    def load(
+        cls, path: str | os.PathLike, *, embedder: nn.Module | None = None, device: str = "cpu"
+    ) -> MADCluster:
         """Load a detector written by :meth:`save`. Models with a custom embedder need that module
         (freshly constructed, same architecture) passed as ``embedder``."""
         file = load_model(path, embedder, device)
@@ -394,7 +378,11 @@ class MADCluster(BaseDetector):
         detector.n_features_in_ = file.fitted.inputs.n_features
         if file.fitted.inputs.feature_names is not None:
             detector.feature_names_in_ = file.fitted.inputs.feature_names
-        detector.history_, detector.center_path_, detector.device_ = file.history, file.center_path, file.device
+        detector.history_, detector.center_path_, detector.device_ = (
+            file.history,
+            file.center_path,
+            file.device,
+        )
         detector.decision_scores_ = file.decision_scores
         detector.labels_ = (detector.decision_scores_ > detector.threshold_).astype(np.int64)
         return detector
