@@ -1,6 +1,7 @@
-"""The layout goals, enforced: small modules, no import cycle (type-only imports included) and
-no cycle between rooms (subpackages), ``cli/`` imported only by itself and the entry point, a
-package root of at most 15 modules, a small ``evaluation/``, the default window size written once.
+"""The layout goals, enforced: small modules of lines a reader can read, no import cycle (type-only
+imports included) and no cycle between rooms (subpackages), ``cli/`` imported only by itself and the
+entry point, a package root of at most 15 modules, a small ``evaluation/``, the default window size
+written once.
 
 ``python tests/test_architecture.py [SRC]`` prints the measured numbers (largest modules, lines of
 ``evaluation/``, import cycles) for ``SRC`` (default: this checkout's ``src``).
@@ -15,6 +16,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_MODULE_LINES = 400
+MAX_LINE_LENGTH = 100  # pyproject's [tool.ruff] line-length
+MAX_LONG_LINES = 20
 MAX_EVALUATION_LINES = 1000
 MAX_ROOT_MODULES = 15
 ENTRY_POINT = "madcluster.__main__"
@@ -44,9 +47,11 @@ def imports(name: str, path: Path, known: set[str], *, type_only: bool = True) -
     under ``if TYPE_CHECKING`` count unless ``type_only`` is false: they never run, but a cycle
     through them still means two modules that cannot be read, or moved, one without the other."""
     tree = ast.parse(path.read_text())
-    skipped = set() if type_only else {
-        id(n) for node in ast.walk(tree) if _type_checking_only(node) for n in ast.walk(node)
-    }
+    skipped = (
+        set()
+        if type_only
+        else {id(n) for node in ast.walk(tree) if _type_checking_only(node) for n in ast.walk(node)}
+    )
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(tree):
@@ -66,7 +71,9 @@ def imports(name: str, path: Path, known: set[str], *, type_only: bool = True) -
 
 def import_graph(src: Path = SRC, *, type_only: bool = True) -> dict[str, set[str]]:
     mods = modules(src)
-    return {name: imports(name, path, set(mods), type_only=type_only) for name, path in mods.items()}
+    return {
+        name: imports(name, path, set(mods), type_only=type_only) for name, path in mods.items()
+    }
 
 
 def room(module: str) -> str:
@@ -86,8 +93,13 @@ def room_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 def cli_importers(graph: dict[str, set[str]]) -> list[str]:
     """Modules outside ``cli/`` and the entry point that import ``cli/``: the library must work
     without its command line."""
-    return sorted(m for m, deps in graph.items()
-                  if room(m) != "madcluster.cli" and m != ENTRY_POINT and any(room(d) == "madcluster.cli" for d in deps))
+    return sorted(
+        m
+        for m, deps in graph.items()
+        if room(m) != "madcluster.cli"
+        and m != ENTRY_POINT
+        and any(room(d) == "madcluster.cli" for d in deps)
+    )
 
 
 def root_modules(src: Path = SRC) -> list[str]:
@@ -139,16 +151,26 @@ def window_size_literals(src: Path = SRC) -> list[str]:
     """Lines of ``src`` that write the default window size as a number: the default's value on a
     line about windows (``window_size: int = 100``, "window length L (default: 100)", "L = 100"),
     leaving out the metrics' own sliding window."""
-    value = re.search(r"DEFAULT_WINDOW_SIZE = (\d+)", (src / "madcluster" / "defaults.py").read_text()
-                      if (src / "madcluster" / "defaults.py").is_file() else "DEFAULT_WINDOW_SIZE = 100")[1]
+    value = re.search(
+        r"DEFAULT_WINDOW_SIZE = (\d+)",
+        (src / "madcluster" / "defaults.py").read_text()
+        if (src / "madcluster" / "defaults.py").is_file()
+        else "DEFAULT_WINDOW_SIZE = 100",
+    )[1]
     number = re.compile(rf"(?<![\w.]){value}(?![\w.%])")
     hits = []
     for path in sorted((src / "madcluster").rglob("*.py")):
         if "metrics" in path.parts:  # the metrics' sliding window is a setting of its own
             continue
         for line_no, line in enumerate(path.read_text().splitlines(), 1):
-            about_windows = re.search(r"window|\bL\s*=", line, re.IGNORECASE) and "metric" not in line.lower()
-            if about_windows and number.search(line) and not re.search(r"range_|vus|\bwindow: int", line):
+            about_windows = (
+                re.search(r"window|\bL\s*=", line, re.IGNORECASE) and "metric" not in line.lower()
+            )
+            if (
+                about_windows
+                and number.search(line)
+                and not re.search(r"range_|vus|\bwindow: int", line)
+            ):
                 hits.append(f"{path.relative_to(src)}:{line_no}: {line.strip()}")
     return hits
 
@@ -156,6 +178,24 @@ def window_size_literals(src: Path = SRC) -> list[str]:
 def test_no_module_over_400_lines():
     big = {name: line_count(p) for name, p in modules().items() if line_count(p) > MAX_MODULE_LINES}
     assert not big, f"modules over {MAX_MODULE_LINES} lines: {big}"
+
+
+def long_lines(src: Path = SRC) -> dict[str, int]:
+    """Lines over :data:`MAX_LINE_LENGTH` characters per module of ``src`` that has any."""
+    counts = {
+        name: sum(len(line) > MAX_LINE_LENGTH for line in p.read_text().splitlines())
+        for name, p in modules(src).items()
+    }
+    return {name: n for name, n in counts.items() if n}
+
+
+def test_lines_a_reader_can_read():
+    counts = long_lines()
+    worst = sorted(counts.items(), key=lambda kv: -kv[1])[:10]
+    assert sum(counts.values()) <= MAX_LONG_LINES, (
+        f"{sum(counts.values())} lines over {MAX_LINE_LENGTH} characters in src/ (at most "
+        f"{MAX_LONG_LINES}); the most in: {worst}"
+    )
 
 
 def test_no_import_cycle():
@@ -180,12 +220,15 @@ MAX_ESTIMATOR_METHODS = 16
 
 def public_methods(src: Path = SRC) -> list[str]:
     """MADCluster's own public methods (its class and BaseDetector's, not scikit-learn's): what
-    streaming, export and model files need is the fitted model's (``model_``), not the estimator's."""
+    streaming, export and model files need is the fitted model's (``model_``), not the
+    estimator's."""
     found: set[str] = set()
     for file, cls in (("estimator/detector.py", "MADCluster"), ("base.py", "BaseDetector")):
         tree = ast.parse((src / "madcluster" / file).read_text())
         body = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls).body
-        found |= {n.name for n in body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+        found |= {
+            n.name for n in body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")
+        }
     return sorted(found)
 
 
@@ -198,7 +241,9 @@ def test_type_only_imports_count_towards_cycles(tmp_path):
     package = tmp_path / "madcluster"
     package.mkdir()
     (package / "a.py").write_text("from madcluster import b\n")
-    (package / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from madcluster import a\n")
+    (package / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from madcluster import a\n"
+    )
     assert import_cycles(import_graph(tmp_path)) == [["madcluster.a", "madcluster.b"]]
     assert import_cycles(import_graph(tmp_path, type_only=False)) == []
 
@@ -213,12 +258,17 @@ def test_default_window_size_is_written_once():
 
 
 def private_imports(src: Path = SRC) -> list[str]:
-    """``from madcluster... import _name`` anywhere in the package: private names stay in their module."""
+    """``from madcluster... import _name`` anywhere in the package: private names stay in their
+    module."""
     hits = []
     for name, path in modules(src).items():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("madcluster"):
-                hits += [f"{name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_") and not a.name.endswith("__")]
+                hits += [
+                    f"{name}: {node.module}.{a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.endswith("__")
+                ]
     return hits
 
 
@@ -234,8 +284,13 @@ if __name__ == "__main__":
     src = Path(sys.argv[1]) if len(sys.argv) > 1 else SRC
     sizes = sorted(((line_count(p), n) for n, p in modules(src).items()), reverse=True)
     total = sum(s for s, _ in sizes)
-    print(f"package: {len(sizes)} modules, {total} lines; largest: " + ", ".join(f"{n} {s}" for s, n in sizes[:5]))
+    print(
+        f"package: {len(sizes)} modules, {total} lines; largest: "
+        + ", ".join(f"{n} {s}" for s, n in sizes[:5])
+    )
     print(f"modules over {MAX_MODULE_LINES} lines: {sum(s > MAX_MODULE_LINES for s, _ in sizes)}")
+    long = long_lines(src)
+    print(f"lines over {MAX_LINE_LENGTH} characters: {sum(long.values())} in {len(long)} modules")
     print(f"evaluation/: {evaluation_lines(src)} lines")
     print(f"detector.py: {line_count(src / 'madcluster' / 'estimator' / 'detector.py')} lines")
     cycles = import_cycles(import_graph(src))
