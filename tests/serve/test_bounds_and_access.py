@@ -23,8 +23,9 @@ pytest.importorskip("httpx")
 from fastapi.testclient import TestClient
 
 from madcluster import MADCluster
-from madcluster.serve import app as app_module
-from madcluster.serve.app import BodyLimit, create_app
+from madcluster.serve import middleware as app_module
+from madcluster.serve.app import create_app
+from madcluster.serve.middleware import BodyLimit
 from madcluster.serve.registry import StreamStore
 
 COLUMNS = ["a", "b", "c"]
@@ -148,10 +149,10 @@ def test_idle_streams_expire_and_with_a_state_folder_come_back(model, tmp_path):
     kept = StreamStore({"m": model}, tmp_path, save_interval=0, idle_seconds=10)
     reference = model.stream()
     expected = reference.update(rows[:5]).scores.tolist() + reference.update(rows[5:]).scores.tolist()
-    first = kept.update("s", None, rows[:5].tolist(), None)[1].scores.tolist()
+    first = kept.update("s", None, rows[:5].tolist(), None).result.scores.tolist()
     assert kept.expire_idle(time.monotonic() + 11) == 1
     assert len(kept) == 0 and kept.parked == 1 and (tmp_path / "s.mcs").is_file()
-    second = kept.update("s", None, rows[5:].tolist(), None)[1].scores.tolist()
+    second = kept.update("s", None, rows[5:].tolist(), None).result.scores.tolist()
     assert len(kept) == 1 and kept.parked == 0
     np.testing.assert_allclose(first + second, expected, rtol=0, atol=1e-9)
     kept.stop()
@@ -192,7 +193,7 @@ def test_serving_beyond_localhost_without_a_token_warns(monkeypatch, capsys, mod
 
 def test_an_empty_folder_names_a_command_that_exists(tmp_path):
     from madcluster.exceptions import ModelFileError
-    from madcluster.serve.registry import load_models
+    from madcluster.serve.models import load_models
 
     with pytest.raises(ModelFileError) as refused:
         load_models(tmp_path)

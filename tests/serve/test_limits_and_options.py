@@ -19,7 +19,8 @@ from fastapi.testclient import TestClient
 from madcluster import MADCluster
 from madcluster.cli import main
 from madcluster.estimator.streaming import StreamScorer
-from madcluster.serve.app import BodyLimit, count_rows, create_app
+from madcluster.serve.app import create_app
+from madcluster.serve.middleware import BodyLimit, count_rows
 from madcluster.serve.registry import StreamStore
 from madcluster.serve.run import PortError, check_port_free
 
@@ -147,7 +148,7 @@ def test_state_dir_saves_changed_streams_once_an_interval_and_at_shutdown(model_
     store.stop()
     assert len(saves) == 1
     again = StreamStore({"model": model}, tmp_path, save_interval=3600)
-    rest = again.update("s", None, x[50:].tolist(), None)[1].scores
+    rest = again.update("s", None, x[50:].tolist(), None).result.scores
     again.stop()
     np.testing.assert_allclose(rest, model.decision_function(x)[50:], atol=1e-5, rtol=0)
 

@@ -7,7 +7,9 @@ import pytest
 
 from madcluster import MADCluster
 from madcluster.exceptions import DataError, ModelFileError
-from madcluster.serve.registry import Conflict, NotFound, StreamStore, load_models
+from madcluster.serve.models import load_models
+from madcluster.serve.registry import StreamStore
+from madcluster.serve.streams import Conflict, NotFound
 
 
 def _series(n: int, seed: int) -> np.ndarray:
@@ -27,9 +29,9 @@ def test_fleet_streams_pick_the_entity_model_and_refuse_ambiguity(fleet):
     store = StreamStore(load_models(fleet))
     assert sorted(store.models) == ["pump-a", "pump-b"]
     x = _series(40, 5)
-    model, result = store.update("pump-b", None, x.tolist(), None)
-    assert model == "pump-b"
-    np.testing.assert_allclose(result.scores, store.models["pump-b"].decision_function(x), atol=1e-5, rtol=0)
+    outcome = store.update("pump-b", None, x.tolist(), None)
+    assert (outcome.model, outcome.version) == ("pump-b", 1)
+    np.testing.assert_allclose(outcome.result.scores, store.models["pump-b"].decision_function(x), atol=1e-5, rtol=0)
     with pytest.raises(DataError, match="name the model"):
         store.update("line-9", None, x[:2].tolist(), None)
     with pytest.raises(Conflict, match="scores with model 'pump-b'"):
@@ -43,10 +45,10 @@ def test_state_folder_restores_streams_and_refuses_strangers(fleet, tmp_path):
     models = load_models(fleet)
     store = StreamStore(models, tmp_path)
     x = _series(60, 6)
-    first = store.update("s", "pump-a", x[:25].tolist(), None)[1].scores
+    first = store.update("s", "pump-a", x[:25].tolist(), None).result.scores
     store.stop()  # a clean shutdown saves what changed since the last interval
     again = StreamStore(models, tmp_path)
-    rest = again.update("s", None, x[25:].tolist(), None)[1].scores
+    rest = again.update("s", None, x[25:].tolist(), None).result.scores
     np.testing.assert_allclose(np.concatenate([first, rest]), models["pump-a"].decision_function(x), atol=1e-5, rtol=0)
     with pytest.raises(ModelFileError, match="belongs to none of the loaded models"):
         StreamStore({"pump-b": models["pump-b"]}, tmp_path)

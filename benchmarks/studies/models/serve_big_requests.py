@@ -28,7 +28,7 @@ import torch
 
 from madcluster import MADCluster
 from madcluster.data.synthetic import make_demo_data
-from madcluster.serve.app import DEFAULT_MAX_ROWS
+from madcluster.serve.limits import DEFAULT_MAX_ROWS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
 from benchlib import free_port, peak_memory_mb, start_server, write_record

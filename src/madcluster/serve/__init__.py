@@ -11,6 +11,9 @@ only by the ``serve`` command, so ``import madcluster`` never pulls the server s
   ``final_flags``: with the default's KMeans term, the rows ``final_after_rows`` back, while a
   row's first score reads rows <= t only; see
   :mod:`madcluster.score.combination`); ``GET`` / ``DELETE /streams/{stream}``
+- ``POST /models/{model}/refit``: ``{"rows": [...], "epochs"?, "from_scratch"?, "save"?, "wait"?}``
+  refits the model on recent normal rows in a child process and swaps it in; its open streams go
+  on with it (:mod:`madcluster.serve.swap`); ``GET`` the same path for the refit's state
 - ``GET /metrics``: Prometheus text format (requests, latency, rows and flags per model)
 
 Bad requests get a 4xx JSON ``{"error": "..."}`` naming the problem, never a traceback.

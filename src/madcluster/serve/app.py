@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import hmac
 import json
-import logging
-import time
-import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Request
@@ -18,8 +14,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field, Strict
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from madcluster.exceptions import MADClusterError
 from madcluster.serve.fast_updates import FastStreamUpdates, update_answer
@@ -30,32 +24,60 @@ from madcluster.serve.limits import (
     DEFAULT_MAX_ROWS,
 )
 from madcluster.serve.metrics import ServerMetrics
-from madcluster.serve.registry import Conflict, NotFound, StreamStore, TooManyStreams, rows_array
+from madcluster.serve.middleware import BearerToken, BodyLimit, Measure
+from madcluster.serve.registry import StreamStore
+from madcluster.serve.rows import rows_array
+from madcluster.serve.streams import Conflict, NotFound, TooManyStreams
+from madcluster.serve.swap import Refits
 
-logger = logging.getLogger("madcluster.serve")
-JSON_TYPES = (b"application/json",)
 INLINE_ROWS = 16  # stream updates of at most this many rows run on the event loop
-TRIM_BYTES = 1 << 20  # after a body this large, once no request is in flight, free memory back to the system
-OPEN_PATHS = ("/health",)  # answered without the bearer token (load balancers' probes)
-#: A number in ``rows``: JSON numbers only; "1.5" and true are refused (422 naming them), not coerced.
+#: A number in ``rows``: JSON numbers only; "1.5" and true are refused (422 naming them), not
+#: coerced.
 Number = Annotated[float, Strict()]
 
 
 class RowsRequest(BaseModel):
-    rows: list[list[Number]] = Field(description="rows of the series, oldest first, one number per column")
-    columns: list[str] | None = Field(default=None, description="column names of the rows (any order)")
+    rows: list[list[Number]] = Field(
+        description="rows of the series, oldest first, one number per column"
+    )
+    columns: list[str] | None = Field(
+        default=None, description="column names of the rows (any order)"
+    )
 
 
 class StreamRequest(RowsRequest):
-    model: str | None = Field(default=None, description="model of a new stream (default: the stream's name, or the only model)")
+    model: str | None = Field(
+        default=None,
+        description="model of a new stream (default: the stream's name, or the only model)",
+    )
+
+
+class RefitRequest(RowsRequest):
+    epochs: int | None = Field(
+        default=None, ge=1, description="epochs of the warm-started refit (default 1)"
+    )
+    from_scratch: bool = Field(default=False, description="a fresh network, the model's epochs")
+    save: bool = Field(
+        default=False, description="write the refitted model over its file (a restart serves it)"
+    )
+    wait: bool = Field(
+        default=False, description="answer once the refit is done (else 202 at once)"
+    )
 
 
 def create_app(
-    store: StreamStore, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, max_rows: int = DEFAULT_MAX_ROWS,
-    max_concurrent: int = DEFAULT_MAX_CONCURRENT, body_seconds: float = DEFAULT_BODY_SECONDS, token: str | None = None,
+    store: StreamStore,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    body_seconds: float = DEFAULT_BODY_SECONDS,
+    token: str | None = None,
+    model_files: dict[str, Path] | None = None,
 ) -> FastAPI:
     """The app for the models and streams in ``store``, behind :class:`BodyLimit`'s limits and,
-    with ``token``, :class:`BearerToken`."""
+    with ``token``, :class:`BearerToken`; ``model_files``: where each model was read from (a
+    refit with ``"save": true`` writes over it)."""
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
@@ -64,16 +86,30 @@ def create_app(
     app = FastAPI(title="madcluster", docs_url="/docs", redoc_url=None, lifespan=lifespan)
     metrics = ServerMetrics()
     metrics.streams.set_function(lambda: len(store))
+    refits = Refits(store, model_files)
     _add_error_handlers(app)
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"status": "ok", "models": sorted(store.models), "streams": len(store), "expired_streams": store.parked,
-                "max_streams": store.max_streams}
+        return {
+            "status": "ok",
+            "models": sorted(store.models),
+            "streams": len(store),
+            "expired_streams": store.parked,
+            "max_streams": store.max_streams,
+        }
 
     @app.get("/models")
     def models() -> dict[str, Any]:
-        return {"models": {name: _describe(model) for name, model in store.models.items()}}
+        described = {}
+        for name, model in store.models.items():
+            job = refits.status(name)
+            described[name] = {
+                **_describe(model),
+                "version": store.versions[name],
+                "refit": None if job is None else job.state,
+            }
+        return {"models": described}
 
     @app.post("/models/{model}/score")
     def score(model: str, body: RowsRequest) -> dict[str, Any]:
@@ -81,50 +117,97 @@ def create_app(
         scores = detector.decision_function(rows_array(detector, body.rows, body.columns))
         flags = scores > detector.threshold_
         metrics.observe_scores(model, len(scores), int(flags.sum()))
-        return {"model": model, "threshold": detector.threshold_, "scores": scores.tolist(), "flags": flags.tolist()}
+        return {
+            "model": model,
+            "threshold": detector.threshold_,
+            "scores": scores.tolist(),
+            "flags": flags.tolist(),
+        }
 
     @app.post("/streams/{stream_id}")
     async def stream_update(stream_id: str, body: StreamRequest) -> JSONResponse:
         # a few rows cost ~1 ms: scored on the event loop, which saves the thread pool's hand-offs
         # (most of a one-row update's time under load); larger chunks go to the pool
         update = store.try_update if len(body.rows) <= INLINE_ROWS else None
-        outcome = update(stream_id, body.model, body.rows, body.columns) if update is not None else None
+        outcome = (
+            update(stream_id, body.model, body.rows, body.columns) if update is not None else None
+        )
         if outcome is None:
-            outcome = await run_in_threadpool(store.update, stream_id, body.model, body.rows, body.columns)
-        model, result = outcome
-        metrics.observe_scores(model, len(result.scores), int(result.flags.sum()))
+            outcome = await run_in_threadpool(
+                store.update, stream_id, body.model, body.rows, body.columns
+            )
+        result = outcome.result
+        metrics.observe_scores(outcome.model, len(result.scores), int(result.flags.sum()))
         # built directly: FastAPI's generic encoder costs more than the scoring
-        return JSONResponse(update_answer(stream_id, model, result))
+        return JSONResponse(update_answer(stream_id, outcome))
 
     @app.get("/streams/{stream_id}")
     def stream_info(stream_id: str) -> dict[str, Any]:
         stream = store.get(stream_id)
         with stream.lock:
-            pending = stream.scorer.pending()
-            steps_seen = stream.scorer.steps_seen
+            pending = stream.shifted(stream.scorer.pending())
+            steps_seen, version, offset = stream.steps_seen, stream.version, stream.offset
         # the steps not final yet, scored on the rows so far: with the final scores given, the
-        # scores decision_function gives the whole stream
-        return {"stream": stream_id, "model": stream.model, "steps_seen": steps_seen,
-                "pending_steps": pending.steps.tolist(), "pending_scores": pending.scores.tolist()}
+        # scores decision_function gives the whole stream (since a handover: from the replayed
+        # rows on, ``scored_from``)
+        return {
+            "stream": stream_id,
+            "model": stream.model,
+            "model_version": version,
+            "steps_seen": steps_seen,
+            "scored_from": offset,
+            "pending_steps": pending.steps.tolist(),
+            "pending_scores": pending.scores.tolist(),
+        }
 
     @app.delete("/streams/{stream_id}")
     def stream_close(stream_id: str) -> dict[str, Any]:
         store.close(stream_id)
         return {"stream": stream_id, "closed": True}
 
+    @app.post("/models/{model}/refit")
+    async def refit(model: str, body: RefitRequest) -> JSONResponse:
+        detector = store.model(model)
+        rows = await run_in_threadpool(rows_array, detector, body.rows, body.columns)
+        job = refits.start(model, rows, body.epochs, body.from_scratch, body.save)
+        if not body.wait:
+            return JSONResponse({"refit": job.describe()}, status_code=202)
+        await run_in_threadpool(job.done.wait)
+        if job.state == "failed":
+            return JSONResponse(
+                {"error": f"refit failed: {job.error}", "refit": job.describe()}, 400
+            )
+        return JSONResponse({"refit": job.describe()})
+
+    @app.get("/models/{model}/refit")
+    def refit_status(model: str) -> dict[str, Any]:
+        job = refits.status(model)
+        return {"model": model, "version": store.versions[model],
+                "refit": None if job is None else job.describe()}  # fmt: skip
+
     @app.get("/metrics")
     def prometheus() -> Response:
         return Response(metrics.exposition(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
-    route = next(r for r in app.routes if getattr(r, "path", None) == "/streams/{stream_id}" and "POST" in getattr(r, "methods", ()))
-    fast = FastStreamUpdates(app, store, metrics, route, INLINE_ROWS)  # the one-row update without FastAPI's layers
-    limited = BodyLimit(Measure(fast, metrics), max_body_bytes, max_rows, max_concurrent, body_seconds)
+    route = next(
+        r
+        for r in app.routes
+        if getattr(r, "path", None) == "/streams/{stream_id}"
+        and "POST" in getattr(r, "methods", ())
+    )
+    fast = FastStreamUpdates(
+        app, store, metrics, route, INLINE_ROWS
+    )  # the one-row update without FastAPI's layers
+    measured = Measure(fast, metrics)
+    limited = BodyLimit(measured, max_body_bytes, max_rows, max_concurrent, body_seconds)
     return limited if not token else BearerToken(limited, token)  # type: ignore[return-value]
 
 
 def _describe(model: Any) -> dict[str, Any]:
     names = getattr(model, "feature_names_in_", None)
-    streams = model.model_.grid.causal  # a causal own score (the input terms' scores are final L rows later)
+    streams = (
+        model.model_.grid.causal
+    )  # a causal own score (the input terms' scores are final L rows later)
     return {
         "n_features": int(model.n_features_in_),
         "columns": None if names is None else [str(n) for n in names],
@@ -150,14 +233,25 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         content_type = request.headers.get("content-type", "")
         if request.method == "POST" and not content_type.startswith("application/json"):
-            return _error(415, f"the request body must be JSON (Content-Type: application/json), got Content-Type "
-                               f"{content_type or 'none'!r} and a body that is not JSON")
+            return _error(
+                415,
+                f"the request body must be JSON (Content-Type: application/json), got Content-Type "
+                f"{content_type or 'none'!r} and a body that is not JSON",
+            )
         problems = []
         for err in exc.errors():
             if err.get("type") == "json_invalid":
-                return _error(400, f"the request body is not valid JSON: {err.get('ctx', {}).get('error', err.get('msg'))}")
+                return _error(
+                    400,
+                    "the request body is not valid JSON: "
+                    f"{err.get('ctx', {}).get('error', err.get('msg'))}",
+                )
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-            got = f", got {json.dumps(err['input'])}" if "input" in err and _short(err["input"]) else ""
+            got = (
+                f", got {json.dumps(err['input'])}"
+                if "input" in err and _short(err["input"])
+                else ""
+            )
             problems.append(f"{where}: {err.get('msg')}{got}")
         return _error(422, "invalid request: " + "; ".join(problems[:5]))
 
@@ -179,7 +273,10 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        message = {404: f"no endpoint {request.url.path}", 405: f"{request.method} not allowed on {request.url.path}"}
+        message = {
+            404: f"no endpoint {request.url.path}",
+            405: f"{request.method} not allowed on {request.url.path}",
+        }
         return _error(exc.status_code, message.get(exc.status_code, str(exc.detail)))
 
     @app.exception_handler(Exception)
@@ -187,211 +284,4 @@ def _add_error_handlers(app: FastAPI) -> None:
         return _error(500, f"internal error ({type(exc).__name__}); the server log has the details")
 
 
-class Measure:
-    """ASGI middleware: each request's count and latency by route template (pure ASGI: the
-    ``@app.middleware`` form costs a task and a queue per request)."""
-
-    def __init__(self, app: ASGIApp, metrics: ServerMetrics) -> None:
-        self.app, self.metrics = app, metrics
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.app, name)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        start, status = time.perf_counter(), 500
-
-        async def sending(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sending)
-        finally:
-            endpoint = getattr(scope.get("route"), "path", None) or self._plain_route(scope)
-            self.metrics.observe_request(endpoint, scope.get("method", ""), status, time.perf_counter() - start)
-
-    def _plain_route(self, scope: Scope) -> str:
-        """The path of the plain Starlette route a request matched (``/docs``, ``/openapi.json``:
-        FastAPI sets ``scope["route"]`` for its API routes only), else ``unmatched`` (a 404)."""
-        for route in getattr(self.app, "routes", ()):
-            try:
-                match, _ = route.matches(scope)
-            except (KeyError, TypeError):
-                continue
-            if match == Match.FULL:
-                return getattr(route, "path", "unmatched")
-        return "unmatched"
-
-
-class BodyLimit:
-    """ASGI middleware, before the app reads a request: a body over ``max_bytes`` or of more than
-    ``max_rows`` rows gets 413; over ``max_concurrent`` requests in flight, or rows in flight over
-    twice ``max_rows``, get 503 (so a few large requests cannot take the server's memory); a JSON
-    body sent with another content type (``curl -d`` sends a form type) is read as JSON."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int, max_rows: int = DEFAULT_MAX_ROWS,
-                 max_concurrent: int = DEFAULT_MAX_CONCURRENT, body_seconds: float = DEFAULT_BODY_SECONDS) -> None:
-        self.app, self.max_bytes, self.max_rows, self.max_concurrent = app, max_bytes, max_rows, max_concurrent
-        self.body_seconds = body_seconds
-        self.in_flight = self.rows_in_flight = 0  # the event loop runs one coroutine step at a time: no lock
-
-    def __getattr__(self, name: str) -> Any:  # routes, state... of the wrapped FastAPI app
-        return getattr(self.app, name)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await _reply(send, 413, f"request body over the limit of {self.max_bytes} bytes (--max-body-bytes); send fewer rows per request")
-            return
-        chunks, size, more = [], 0, True
-        deadline = asyncio.get_running_loop().time() + self.body_seconds
-        while more:
-            try:  # a client that declares more than it sends must not hold a worker
-                message = await asyncio.wait_for(receive(), max(deadline - asyncio.get_running_loop().time(), 0.001))
-            except asyncio.TimeoutError:
-                expected = f" of the {declared.decode()} declared" if declared is not None else ""
-                logger.warning("408 for %s %s: %d bytes%s after %g s", scope.get("method"), scope.get("path"), size,
-                               expected, self.body_seconds)
-                await _reply(send, 408, f"request body not complete after {self.body_seconds:g} s (--body-timeout): "
-                                        f"{size} bytes received{expected}")
-                return
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_bytes:
-                await _reply(send, 413, f"request body over the limit of {self.max_bytes} bytes (--max-body-bytes); send fewer rows per request")
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
-        if headers.get(b"content-encoding", b"").lower() == b"gzip" or body[:2] == b"\x1f\x8b":
-            body, problem = gunzip(body, self.max_bytes)
-            if problem is not None:
-                await _reply(send, problem[0], problem[1])
-                return
-            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"content-encoding"]}
-            headers = dict(scope["headers"])
-        rows = count_rows(body) if scope.get("method") == "POST" else 0
-        if rows > self.max_rows:
-            await _reply(send, 413, f"{rows} rows in one request, over the limit of {self.max_rows} (--max-rows); send fewer rows per request")
-            return
-        if self.in_flight >= self.max_concurrent or (rows and self.rows_in_flight + rows > 2 * self.max_rows):
-            await _reply(send, 503, f"server busy: {self.in_flight} requests ({self.rows_in_flight} rows) in flight, the limit is "
-                                    f"{self.max_concurrent} requests (--max-concurrent) and {2 * self.max_rows} rows (2 x --max-rows); retry shortly",
-                         retry_after=1)
-            return
-        content_type = headers.get(b"content-type", b"")
-        if scope.get("method") == "POST" and not content_type.startswith(JSON_TYPES) and body.lstrip()[:1] in (b"{", b"["):
-            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"content-type"] + [(b"content-type", b"application/json")]}
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        self.in_flight += 1
-        self.rows_in_flight += rows
-        try:
-            await self.app(scope, replay, send)
-        finally:
-            self.in_flight -= 1
-            self.rows_in_flight -= rows
-            if len(body) >= TRIM_BYTES and self.in_flight == 0:
-                trim_memory()  # a burst of large requests left freed arrays in the allocator's arenas
-
-
-def gunzip(body: bytes, max_bytes: int) -> tuple[bytes, tuple[int, str] | None]:
-    """A gzip body decompressed, refused past ``max_bytes`` decompressed (413) or when it is not
-    valid gzip (400): ``(body, None)`` or ``(b"", (status, message))``."""
-    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        out = inflate.decompress(body, max_bytes + 1)
-    except zlib.error as exc:
-        why = f"the request body is gzip-compressed (Content-Encoding: gzip or its magic bytes) but does not decompress: {exc}"
-        return b"", (400, why)
-    if len(out) > max_bytes or inflate.unconsumed_tail:
-        return b"", (413, f"the gzip body decompresses to over the limit of {max_bytes} bytes (--max-body-bytes)")
-    if not inflate.eof:
-        return b"", (400, "the request body is gzip-compressed but ends early (a truncated gzip stream)")
-    return out, None
-
-
-_TRIM: list[Any] = []  # libc's malloc_trim, looked up once (None where there is no glibc)
-
-
-def trim_memory() -> bool:
-    """Give freed heap memory back to the system (glibc's ``malloc_trim``): after bursts of large
-    requests the server's RSS stayed at 1.1 GB with 0.4 GB in use (issue 37). False where unavailable."""
-    if not _TRIM:
-        import ctypes
-        import ctypes.util
-
-        try:
-            _TRIM.append(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim)
-        except (OSError, AttributeError):
-            _TRIM.append(None)
-    if _TRIM[0] is None:
-        return False
-    _TRIM[0](0)
-    return True
-
-
-class BearerToken:
-    """ASGI middleware, outermost: every request but ``GET /health`` needs ``Authorization:
-    Bearer TOKEN`` (``--token`` or ``$MADCLUSTER_TOKEN``); others get 401 and a log line naming the
-    client. Checked before the body is read, so a client without the token holds nothing."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app, self.expected = app, f"Bearer {token}".encode()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.app, name)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
-            await self.app(scope, receive, send)
-            return
-        given = dict(scope.get("headers") or []).get(b"authorization")
-        if given is not None and hmac.compare_digest(given, self.expected):
-            await self.app(scope, receive, send)
-            return
-        client = scope.get("client") or ("?", 0)
-        why = "no bearer token" if given is None else "a wrong bearer token"
-        logger.warning("401 for %s %s from %s:%s: %s", scope.get("method"), scope.get("path"), client[0], client[1], why)
-        await _reply(send, 401, f"{why}: send Authorization: Bearer <token> (the server's --token or $MADCLUSTER_TOKEN)",
-                     extra=[(b"www-authenticate", b"Bearer")])
-
-
-def count_rows(body: bytes) -> int:
-    """Rows in a ``{"rows": [[...], ...], "columns": [...]}`` body without parsing it: its ``[``
-    less the outer list's and the columns' (column names holding ``[`` count too: an upper bound)."""
-    brackets = body.count(b"[")
-    return max(0, brackets - 1 - (b'"columns"' in body))
-
-
-async def _reply(send: Send, status: int, message: str, retry_after: int | None = None,
-                 extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    payload = json.dumps({"error": message}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    if retry_after is not None:
-        headers.append((b"retry-after", str(retry_after).encode()))
-    headers += extra or []
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
-
-
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_CONCURRENT", "DEFAULT_MAX_ROWS", "BearerToken", "BodyLimit", "count_rows",
-           "create_app", "gunzip", "trim_memory"]
+__all__ = ["INLINE_ROWS", "create_app"]

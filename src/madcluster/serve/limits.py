@@ -15,5 +15,13 @@ DEFAULT_IDLE_SECONDS = 3600.0  # a stream not updated for an hour is expired (0:
 DEFAULT_BODY_SECONDS = 10.0  # a request body not complete after this long gets 408
 TOKEN_ENV = "MADCLUSTER_TOKEN"  # the bearer token, when --token is not given
 
-__all__ = ["DEFAULT_BODY_SECONDS", "DEFAULT_IDLE_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_CONCURRENT",
-           "DEFAULT_MAX_ROWS", "DEFAULT_MAX_STREAMS", "DEFAULT_SAVE_INTERVAL", "TOKEN_ENV"]
+__all__ = [
+    "DEFAULT_BODY_SECONDS",
+    "DEFAULT_IDLE_SECONDS",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_CONCURRENT",
+    "DEFAULT_MAX_ROWS",
+    "DEFAULT_MAX_STREAMS",
+    "DEFAULT_SAVE_INTERVAL",
+    "TOKEN_ENV",
+]

@@ -16,15 +16,27 @@ class ServerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "madcluster_requests", "HTTP requests by route, method and status code",
-            ["endpoint", "method", "status"], registry=self.registry,
+            "madcluster_requests",
+            "HTTP requests by route, method and status code",
+            ["endpoint", "method", "status"],
+            registry=self.registry,
         )
         self.latency = Histogram(
-            "madcluster_request_seconds", "Request latency in seconds by route",
-            ["endpoint"], buckets=LATENCY_BUCKETS, registry=self.registry,
+            "madcluster_request_seconds",
+            "Request latency in seconds by route",
+            ["endpoint"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
-        self.rows = Counter("madcluster_rows_scored", "Rows scored per model", ["model"], registry=self.registry)
-        self.flags = Counter("madcluster_flags", "Rows flagged (score > threshold) per model", ["model"], registry=self.registry)
+        self.rows = Counter(
+            "madcluster_rows_scored", "Rows scored per model", ["model"], registry=self.registry
+        )
+        self.flags = Counter(
+            "madcluster_flags",
+            "Rows flagged (score > threshold) per model",
+            ["model"],
+            registry=self.registry,
+        )
         self.streams = Gauge("madcluster_streams_open", "Open streams", registry=self.registry)
 
     def observe_request(self, endpoint: str, method: str, status: int, seconds: float) -> None:

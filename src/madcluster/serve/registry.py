@@ -1,123 +1,49 @@
 """What the server holds: the models it loaded and the streams it keeps (no HTTP here).
 
 A model path is one ``.mcz`` file (its name: the file stem) or a fleet folder of them (one model
-per entity, named after the entity). Streams are :class:`~madcluster.estimator.streaming.StreamScorer`
-objects by id; with a state folder each changed stream's state is saved atomically every
-``save_interval`` seconds by a background thread (0: after every update), at shutdown, and read
-back at start-up, so streams survive a restart; a crash loses at most the last interval's rows.
-Saving once an interval, not once an update, keeps ``--state-dir`` near the in-memory cost: a save
-(a zip of the stream's state, ~ms) per update was most of an update's time. The saver copies a
-stream's state under its lock and writes the file (~8 ms with the fsync) after releasing it, so an
-update never waits for a file.
+per entity, named after the entity). Streams are
+:class:`~madcluster.estimator.streaming.StreamScorer` objects by id; with a state folder each
+changed stream's state is saved atomically every ``save_interval`` seconds by a background thread
+(0: after every update), at shutdown, and read back at start-up, so streams survive a restart; a
+crash loses at most the last interval's rows. Saving once an interval, not once an update, keeps
+``--state-dir`` near the in-memory cost: a save (a zip of the stream's state, ~ms) per update was
+most of an update's time. The saver copies a stream's state under its lock and writes the file (~8
+ms with the fsync) after releasing it, so an update never waits for a file.
+
+A model can be replaced while streams run (:meth:`StreamStore.swap_model`, the refits of
+:mod:`madcluster.serve.swap`): each model has a version, each stream keeps its last rows and hands
+itself over to the new model, its step numbers going on.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-
-from madcluster.data.validation import MAX_ABS_VALUE
 from madcluster.estimator.detector import MADCluster
-from madcluster.estimator.streaming import StreamScorer, model_fingerprint, state_model_fingerprint
-from madcluster.exceptions import DataError, MADClusterError, ModelFileError
-from madcluster.serve.limits import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_SAVE_INTERVAL
+from madcluster.exceptions import DataError
+from madcluster.serve.limits import (
+    DEFAULT_IDLE_SECONDS,
+    DEFAULT_MAX_STREAMS,
+    DEFAULT_SAVE_INTERVAL,
+)
+from madcluster.serve.rows import check_stream_id, rows_array
+from madcluster.serve.streams import (
+    Conflict,
+    NotFound,
+    RowTail,
+    StateFolder,
+    Stream,
+    TooManyStreams,
+    Update,
+    handover,
+    handover_rows,
+    stream_state,
+)
 
 logger = logging.getLogger(__name__)
-MODEL_SUFFIX = ".mcz"
-STATE_SUFFIX = ".mcs"
-STREAM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-
-
-class NotFound(MADClusterError):
-    """An unknown model or stream (HTTP 404)."""
-
-
-class Conflict(MADClusterError):
-    """A request that contradicts the server's state, e.g. another model for an open stream (409)."""
-
-
-class TooManyStreams(MADClusterError):
-    """A new stream past ``--max-streams`` (HTTP 429)."""
-
-
-def load_models(path: str | Path) -> dict[str, MADCluster]:
-    """``{name: detector}`` from one model file or a fleet folder of ``.mcz`` files."""
-    path = Path(path)
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.name.endswith(MODEL_SUFFIX))
-        if not files:
-            raise ModelFileError(f"{str(path)!r} holds no {MODEL_SUFFIX} model files: serve one model file, or a folder "
-                                 f"of them (`madcluster fit FOLDER -o MODELS/` writes one per entity file)")
-    else:
-        files = [path]
-    return {p.name[: -len(MODEL_SUFFIX)] if p.name.endswith(MODEL_SUFFIX) else p.stem: MADCluster.load(p) for p in files}
-
-
-def rows_array(model: MADCluster, rows: list[list[float]], columns: list[str] | None) -> np.ndarray:
-    """The request's rows as a ``(T, D)`` array in the model's column order, or a ``DataError``."""
-    names = getattr(model, "feature_names_in_", None)
-    names = None if names is None else [str(n) for n in names]
-    expected = int(model.n_features_in_)
-    lengths = {len(row) for row in rows} if isinstance(rows, list) and all(isinstance(r, list) for r in rows) else set()
-    if len(lengths) > 1:
-        first = len(rows[0])
-        odd = next(i for i, row in enumerate(rows) if len(row) != first)
-        raise DataError(f"rows must all have the same length: row 0 has {first} values, row {odd} has {len(rows[odd])}")
-    try:
-        data = np.asarray(rows, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"rows must be a list of equally long lists of numbers: {exc}") from None
-    if data.ndim != 2 or data.shape[0] == 0:
-        raise DataError(f"rows must be a non-empty list of rows (lists of {expected} numbers), got shape {data.shape}")
-    if columns is None:
-        if data.shape[1] != expected:
-            hint = f" ({', '.join(names)})" if names is not None else ""
-            raise DataError(f"each row needs {expected} values{hint}, got {data.shape[1]}")
-        return _finite(data, names)
-    if len(columns) != data.shape[1]:
-        raise DataError(f"{len(columns)} columns named but rows have {data.shape[1]} values")
-    repeated = sorted({c for c in columns if columns.count(c) > 1})
-    if repeated:
-        raise DataError(f"columns name {', '.join(map(repr, repeated))} more than once: each column once, please")
-    if names is None:
-        if len(columns) != expected:
-            raise DataError(f"the model takes {expected} columns, got {len(columns)}")
-        return _finite(data, list(columns))
-    missing = [n for n in names if n not in columns]
-    unexpected = [c for c in columns if c not in set(names)]
-    if missing or unexpected:
-        raise DataError(f"columns do not match the model's: missing {missing}, unexpected {unexpected}")
-    order = [columns.index(n) for n in names]
-    return _finite(data[:, order], names)
-
-
-def _finite(data: np.ndarray, names: list[str] | None = None) -> np.ndarray:
-    """``data``, or a ``DataError`` naming the first NaN / infinite / too large value by row and
-    column (by name when the model has names, both for NaN and for 1e300)."""
-    for bad, what in ((~np.isfinite(data), "NaN or infinite"), (np.abs(data) > MAX_ABS_VALUE, "too large")):
-        where = np.argwhere(bad)
-        if len(where):
-            row, col = where[0]
-            column = repr(names[col]) if names is not None else f"{col}"
-            limit = f" (beyond {MAX_ABS_VALUE:.3g}, the float32 range the model computes in)" if what == "too large" else ""
-            raise DataError(f"rows hold {len(where)} {what} value(s){limit}, the first at row {row}, column {column}: "
-                            f"{float(data[row, col])!r}")
-    return data
-
-
-@dataclass
-class Stream:
-    model: str
-    scorer: StreamScorer
-    lock: threading.Lock
-    last_used: float = field(default_factory=time.monotonic)
 
 
 class StreamStore:
@@ -130,11 +56,18 @@ class StreamStore:
     state is saved and it leaves memory, to be read back when its id is used again.
     """
 
-    def __init__(self, models: dict[str, MADCluster], state_dir: str | Path | None = None,
-                 save_interval: float = DEFAULT_SAVE_INTERVAL, max_streams: int = DEFAULT_MAX_STREAMS,
-                 idle_seconds: float = DEFAULT_IDLE_SECONDS) -> None:
+    def __init__(
+        self,
+        models: dict[str, MADCluster],
+        state_dir: str | Path | None = None,
+        save_interval: float = DEFAULT_SAVE_INTERVAL,
+        max_streams: int = DEFAULT_MAX_STREAMS,
+        idle_seconds: float = DEFAULT_IDLE_SECONDS,
+    ) -> None:
         self.models = models
-        self.state_dir = Path(state_dir) if state_dir is not None else None
+        self.versions = {name: 1 for name in models}  # + 1 at each swap_model
+        self.folder = StateFolder(state_dir) if state_dir is not None else None
+        self.state_dir = None if self.folder is None else self.folder.path
         self.save_interval = save_interval
         self.max_streams, self.idle_seconds = max_streams, idle_seconds
         self._parked: set[str] = set()  # expired streams whose state is in state_dir
@@ -145,14 +78,18 @@ class StreamStore:
         self._dirty: set[str] = set()
         self._stop = threading.Event()
         self._saver: threading.Thread | None = None
-        if self.state_dir is not None:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            self._restore_all()
+        if self.folder is not None:
+            for stream_id in self.folder.stream_ids():
+                self._streams[stream_id] = self.folder.read(stream_id, self.models, self.versions)
             if save_interval > 0:
-                self._saver = threading.Thread(target=self._save_loop, name="stream-saver", daemon=True)
+                self._saver = threading.Thread(
+                    target=self._save_loop, name="stream-saver", daemon=True
+                )
                 self._saver.start()
         if idle_seconds > 0:
-            self._janitor = threading.Thread(target=self._expire_loop, name="stream-expiry", daemon=True)
+            self._janitor = threading.Thread(
+                target=self._expire_loop, name="stream-expiry", daemon=True
+            )
             self._janitor.start()
 
     def __len__(self) -> int:
@@ -165,7 +102,9 @@ class StreamStore:
 
     def model(self, name: str) -> MADCluster:
         if name not in self.models:
-            raise NotFound(f"unknown model {name!r}; this server has {', '.join(sorted(self.models))}")
+            raise NotFound(
+                f"unknown model {name!r}; this server has {', '.join(sorted(self.models))}"
+            )
         return self.models[name]
 
     def get(self, stream_id: str) -> Stream:
@@ -174,7 +113,9 @@ class StreamStore:
             with self._lock:
                 self._unpark(stream_id)
         if stream_id not in self._streams:
-            raise NotFound(f"unknown stream {stream_id!r}: POST rows to /streams/{stream_id} to open it")
+            raise NotFound(
+                f"unknown stream {stream_id!r}: POST rows to /streams/{stream_id} to open it"
+            )
         return self._streams[stream_id]
 
     def model_of(self, stream_id: str, model_name: str | None) -> str:
@@ -188,48 +129,78 @@ class StreamStore:
             stream = self._streams.get(stream_id)
         if stream is not None:
             if model_name is not None and model_name != stream.model:
-                raise Conflict(f"stream {stream_id!r} scores with model {stream.model!r}, not {model_name!r}")
+                raise Conflict(
+                    f"stream {stream_id!r} scores with model {stream.model!r}, not {model_name!r}"
+                )
             return stream.model
         name = model_name or self._default_model(stream_id)
         self.model(name)  # unknown: NotFound
         return name
 
-    def update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None) -> tuple[str, Any]:
+    def update(
+        self,
+        stream_id: str,
+        model_name: str | None,
+        rows: list[list[float]],
+        columns: list[str] | None,
+    ) -> Update:
         """Score ``rows`` as the next rows of the stream, opened on first use; a refused request
         (bad rows, unknown model) opens nothing."""
         result = self._update(stream_id, model_name, rows, columns, wait=True)
         assert result is not None
         return result
 
-    def try_update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None) -> tuple[str, Any] | None:
+    def try_update(
+        self,
+        stream_id: str,
+        model_name: str | None,
+        rows: list[list[float]],
+        columns: list[str] | None,
+    ) -> Update | None:
         """:meth:`update`, or None at once when the stream is busy (another update or a save holds
         it): the server's event loop must never wait on a lock."""
         return self._update(stream_id, model_name, rows, columns, wait=False)
 
-    def _update(self, stream_id: str, model_name: str | None, rows: list[list[float]], columns: list[str] | None,
-                wait: bool) -> tuple[str, Any] | None:
-        if not wait and self.state_dir is not None and (self.save_interval <= 0 or stream_id in self._parked):
-            return None  # a save per update, or reading an expired stream back, is file I/O: never on the event loop
+    def _update(
+        self,
+        stream_id: str,
+        model_name: str | None,
+        rows: list[list[float]],
+        columns: list[str] | None,
+        wait: bool,
+    ) -> Update | None:
+        if (
+            not wait
+            and self.state_dir is not None
+            and (self.save_interval <= 0 or stream_id in self._parked)
+        ):
+            # a save per update, or reading an expired stream back, is file I/O: never on the
+            # event loop
+            return None
         name = self.model_of(stream_id, model_name)
         data = rows_array(self.models[name], rows, columns)
         with self._lock:
             stream = self._streams.get(stream_id)
             if stream is None:
                 self._make_room(stream_id)
-                stream = self._streams[stream_id] = Stream(name, self.models[name].stream(), threading.Lock())
+                model = self.models[name]
+                tail = RowTail(handover_rows(model), int(model.n_features_in_))
+                stream = Stream(name, model.stream(), threading.Lock(), tail, self.versions[name])
+                self._streams[stream_id] = stream
             stream.last_used = time.monotonic()
         if not stream.lock.acquire(blocking=wait):
             return None
         try:  # one update at a time per stream: rows keep their order
             result = stream.scorer.update(data)
+            stream.tail.append(data)
             if self.state_dir is not None and self.save_interval <= 0:
-                stream.scorer.save(self._state_path(stream_id))
+                stream.scorer.save(self.folder.file(stream_id), stream_state(stream))
             elif self.state_dir is not None:
                 with self._lock:
                     self._dirty.add(stream_id)
         finally:
             stream.lock.release()
-        return stream.model, result
+        return Update(stream.model, stream.version, stream.shifted(result))
 
     def flush(self) -> int:
         """Save every stream changed since its last save (the saver thread's step; also at
@@ -246,12 +217,12 @@ class StreamStore:
             with stream.lock:  # the state is copied under the lock; the file is written after it
                 if self._streams.get(stream_id) is not stream:
                     continue
-                state = stream.scorer.state()
+                state = stream_state(stream)
             with self._files:
                 if self._streams.get(stream_id) is not stream:  # closed meanwhile: no file
                     continue
                 try:
-                    stream.scorer.save(self._state_path(stream_id), state)
+                    stream.scorer.save(self.folder.file(stream_id), state)
                 except OSError:
                     with self._lock:  # saved on the next round
                         self._dirty.add(stream_id)
@@ -279,11 +250,20 @@ class StreamStore:
             finally:
                 self._lock.acquire()
         if len(self._streams) + len(self._parked) >= self.max_streams:
-            kept = f", {len(self._parked)} of them expired to the state folder" if self._parked else ""
+            kept = (
+                f", {len(self._parked)} of them expired to the state folder" if self._parked else ""
+            )
             raise TooManyStreams(
-                f"cannot open stream {stream_id!r}: {len(self._streams) + len(self._parked)} streams are open{kept}, the "
-                f"limit is {self.max_streams} (--max-streams); close streams with DELETE /streams/ID"
-                + (f" or wait for idle ones to expire (--stream-idle-seconds {self.idle_seconds:g})" if self.idle_seconds > 0 else "")
+                f"cannot open stream {stream_id!r}: {len(self._streams) + len(self._parked)} "
+                f"streams are open{kept}, the "
+                f"limit is {self.max_streams} (--max-streams); close streams with DELETE "
+                "/streams/ID"
+                + (
+                    " or wait for idle ones to expire (--stream-idle-seconds "
+                    f"{self.idle_seconds:g})"
+                    if self.idle_seconds > 0
+                    else ""
+                )
             )
 
     def expire_idle(self, now: float | None = None) -> int:
@@ -293,17 +273,24 @@ class StreamStore:
             return 0
         now = time.monotonic() if now is None else now
         with self._lock:
-            idle = [(sid, s) for sid, s in self._streams.items() if now - s.last_used >= self.idle_seconds]
+            idle = [
+                (sid, s)
+                for sid, s in self._streams.items()
+                if now - s.last_used >= self.idle_seconds
+            ]
         expired = 0
         for stream_id, stream in idle:
             if not stream.lock.acquire(blocking=False):  # busy: not idle after all
                 continue
             try:
-                if self._streams.get(stream_id) is not stream or now - stream.last_used < self.idle_seconds:
+                if (
+                    self._streams.get(stream_id) is not stream
+                    or now - stream.last_used < self.idle_seconds
+                ):
                     continue
                 if self.state_dir is not None:
                     with self._files:
-                        stream.scorer.save(self._state_path(stream_id))
+                        stream.scorer.save(self.folder.file(stream_id), stream_state(stream))
                 with self._lock:
                     self._streams.pop(stream_id, None)
                     self._dirty.discard(stream_id)
@@ -313,8 +300,14 @@ class StreamStore:
             finally:
                 stream.lock.release()
         if expired:
-            kept = f"; saved to {self.state_dir}, read back on their next use" if self.state_dir is not None else ""
-            logger.info("expired %d stream(s) idle for %g s or more%s", expired, self.idle_seconds, kept)
+            kept = (
+                f"; saved to {self.state_dir}, read back on their next use"
+                if self.state_dir is not None
+                else ""
+            )
+            logger.info(
+                "expired %d stream(s) idle for %g s or more%s", expired, self.idle_seconds, kept
+            )
         return expired
 
     def _expire_loop(self) -> None:
@@ -328,13 +321,43 @@ class StreamStore:
         """Under ``self._lock``: read an expired stream back from its state file."""
         if stream_id not in self._parked or stream_id in self._streams:
             return
-        path = self._state_path(stream_id)
-        by_fingerprint = {model_fingerprint(m.model_): name for name, m in self.models.items()}
-        name = by_fingerprint.get(state_model_fingerprint(path))
-        if name is None:
-            raise ModelFileError(f"stream state {str(path)!r} belongs to none of the loaded models")
-        self._streams[stream_id] = Stream(name, StreamScorer.restore(self.models[name].model_, path, self.models[name].n_jobs), threading.Lock())
+        assert self.folder is not None
+        self._streams[stream_id] = self.folder.read(stream_id, self.models, self.versions)
         self._parked.discard(stream_id)
+
+    def swap_model(self, name: str, detector: MADCluster) -> tuple[int, int]:
+        """Serve ``detector`` as model ``name`` from now on (a refit of it: the same columns) and
+        hand each of its streams over (:func:`~madcluster.serve.swap.handover`); returns the
+        new version and how many streams moved. A stream answers with the old version until its
+        turn comes (one stream locked at a time: the others keep answering)."""
+        old = self.model(name)
+        if int(detector.n_features_in_) != int(old.n_features_in_):
+            raise DataError(
+                f"model {name!r} takes {old.n_features_in_} columns; its replacement takes "
+                f"{detector.n_features_in_}: serve a model of other columns under another name"
+            )
+        with self._lock:
+            for stream_id in sorted(self._parked):  # read back while the old model is served
+                if self.folder.model_of(stream_id, self.models) == name:
+                    self._unpark(stream_id)
+            self.models[name] = detector
+            self.versions[name] += 1
+            version = self.versions[name]
+            streams = [(sid, s) for sid, s in self._streams.items() if s.model == name]
+        moved = 0
+        for stream_id, stream in streams:
+            with stream.lock:
+                if self._streams.get(stream_id) is not stream:  # closed meanwhile
+                    continue
+                rows = stream.tail.rows()
+                stream.scorer, stream.offset = handover(detector, rows, stream.steps_seen)
+                stream.tail = RowTail.of(rows, handover_rows(detector))
+                stream.version = version
+            if self.state_dir is not None:
+                with self._lock:
+                    self._dirty.add(stream_id)
+            moved += 1
+        return version, moved
 
     def _save_loop(self) -> None:
         while not self._stop.wait(self.save_interval):
@@ -342,9 +365,6 @@ class StreamStore:
                 self.flush()
             except Exception:
                 logger.exception("saving stream states to %s failed", self.state_dir)
-
-    def _state_path(self, stream_id: str) -> Path:
-        return self.state_dir / f"{stream_id}{STATE_SUFFIX}"
 
     def close(self, stream_id: str) -> None:
         check_stream_id(stream_id)
@@ -355,29 +375,17 @@ class StreamStore:
             self._parked.discard(stream_id)
             self._dirty.discard(stream_id)
             if self.state_dir is not None:
-                (self.state_dir / f"{stream_id}{STATE_SUFFIX}").unlink(missing_ok=True)
+                self.folder.file(stream_id).unlink(missing_ok=True)
 
     def _default_model(self, stream_id: str) -> str:
         if stream_id in self.models:
             return stream_id
         if len(self.models) == 1:
             return next(iter(self.models))
-        raise DataError(f"name the model of new stream {stream_id!r} (\"model\": one of {', '.join(sorted(self.models))})")
-
-    def _restore_all(self) -> None:
-        by_fingerprint = {model_fingerprint(m.model_): name for name, m in self.models.items()}
-        for path in sorted(self.state_dir.glob(f"*{STATE_SUFFIX}")):
-            stream_id = path.name[: -len(STATE_SUFFIX)]
-            name = by_fingerprint.get(state_model_fingerprint(path))
-            if name is None or not STREAM_ID.match(stream_id):
-                raise ModelFileError(f"stream state {str(path)!r} belongs to none of the loaded models; move it away or serve its model")
-            scorer = StreamScorer.restore(self.models[name].model_, path, self.models[name].n_jobs)
-            self._streams[stream_id] = Stream(name, scorer, threading.Lock())
+        raise DataError(
+            f'name the model of new stream {stream_id!r} ("model": one of '
+            f"{', '.join(sorted(self.models))})"
+        )
 
 
-def check_stream_id(stream_id: str) -> None:
-    if not STREAM_ID.match(stream_id):
-        raise DataError(f"stream id {stream_id!r} must be 1-128 letters, digits, '.', '_' or '-' (starting with a letter or digit)")
-
-
-__all__ = ["Conflict", "NotFound", "StreamStore", "TooManyStreams", "load_models", "rows_array"]
+__all__ = ["StreamStore"]

@@ -45,26 +45,59 @@ def run_server(
     body_seconds: float = DEFAULT_BODY_SECONDS,
     token: str | None = None,
 ) -> None:
-    check_port_free(host, port)  # before torch, FastAPI and the models load: a busy port says so at once
+    check_port_free(
+        host, port
+    )  # before torch, FastAPI and the models load: a busy port says so at once
     token = token or os.environ.get(TOKEN_ENV) or None
     if token is None and not is_loopback(host):
-        print(f"warning: serving on {host} without a token: anyone who reaches port {port} can score and open streams; "
-              f"pass --token (or set {TOKEN_ENV}) so requests need Authorization: Bearer <token>", file=sys.stderr, flush=True)
+        print(
+            f"warning: serving on {host} without a token: anyone who reaches port {port} can "
+            "score and open streams; "
+            f"pass --token (or set {TOKEN_ENV}) so requests need Authorization: Bearer <token>",
+            file=sys.stderr,
+            flush=True,
+        )
     import torch
     import uvicorn
 
     from madcluster.serve.app import create_app
-    from madcluster.serve.registry import StreamStore, load_models
+    from madcluster.serve.models import load_models, model_files
+    from madcluster.serve.registry import StreamStore
 
     torch.set_num_threads(resolve_threads(threads))
-    store = StreamStore(load_models(model_path), state_dir, save_interval=state_interval, max_streams=max_streams,
-                        idle_seconds=idle_seconds)
+    files = model_files(model_path)
+    store = StreamStore(
+        load_models(model_path),
+        state_dir,
+        save_interval=state_interval,
+        max_streams=max_streams,
+        idle_seconds=idle_seconds,
+    )
     guarded = ", bearer token required" if token else ""
-    print(f"serving {len(store.models)} model(s) from {model_path} on http://{host}:{port}, {len(store)} stream(s) restored"
-          f"{guarded}", file=sys.stderr, flush=True)
-    app = create_app(store, max_body_bytes, max_rows=max_rows, max_concurrent=max_concurrent, body_seconds=body_seconds,
-                     token=token)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=graceful_seconds, access_log=False)
+    print(
+        f"serving {len(store.models)} model(s) from {model_path} on http://{host}:{port}, "
+        f"{len(store)} stream(s) restored"
+        f"{guarded}",
+        file=sys.stderr,
+        flush=True,
+    )
+    app = create_app(
+        store,
+        max_body_bytes,
+        max_rows=max_rows,
+        max_concurrent=max_concurrent,
+        body_seconds=body_seconds,
+        token=token,
+        model_files=files,
+    )
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        timeout_graceful_shutdown=graceful_seconds,
+        access_log=False,
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -86,7 +119,9 @@ def check_port_free(host: str, port: int) -> None:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise PortError(f"--host {host!r} is not an address of this machine: {exc.strerror}") from None
+        raise PortError(
+            f"--host {host!r} is not an address of this machine: {exc.strerror}"
+        ) from None
     family, kind, proto, _, address = infos[0]
     with socket.socket(family, kind, proto) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -94,7 +129,13 @@ def check_port_free(host: str, port: int) -> None:
             sock.bind(address)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                raise PortError(f"port {port} on {host} is in use by another program: stop it or pass another --port") from None
+                raise PortError(
+                    f"port {port} on {host} is in use by another program: stop it or pass another "
+                    "--port"
+                ) from None
             if exc.errno == errno.EACCES:
-                raise PortError(f"no permission to listen on port {port} (ports below 1024 need privileges): pass --port 1024 or more") from None
+                raise PortError(
+                    f"no permission to listen on port {port} (ports below 1024 need privileges): "
+                    "pass --port 1024 or more"
+                ) from None
             raise PortError(f"cannot listen on {host}:{port}: {exc.strerror}") from None

@@ -1,0 +1,205 @@
+"""One served stream: its record (model, version, scorer, step offset), the rows it keeps for a
+handover to another version of its model, its state file's contents, and the errors the store
+answers with."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from madcluster.estimator.archive import read_archive
+from madcluster.estimator.detector import MADCluster
+from madcluster.estimator.streaming import (
+    STATE_FILE,
+    StreamResult,
+    StreamScorer,
+    model_fingerprint,
+    state_model_fingerprint,
+)
+from madcluster.exceptions import MADClusterError, ModelFileError
+from madcluster.serve.rows import STREAM_ID
+
+
+class NotFound(MADClusterError):
+    """An unknown model or stream (HTTP 404)."""
+
+
+class Conflict(MADClusterError):
+    """A request that contradicts the server's state, e.g. another model for an open stream
+    (409)."""
+
+
+class TooManyStreams(MADClusterError):
+    """A new stream past ``--max-streams`` (HTTP 429)."""
+
+
+@dataclass
+class Stream:
+    """An open stream: its model (name and version), scorer, lock and the rows a handover to
+    another version of its model replays. The scorer's step i is the stream's step i + offset."""
+
+    model: str
+    scorer: StreamScorer
+    lock: threading.Lock
+    tail: RowTail
+    version: int = 1
+    offset: int = 0
+    last_used: float = field(default_factory=time.monotonic)
+
+    @property
+    def steps_seen(self) -> int:
+        return self.scorer.steps_seen + self.offset
+
+    def shifted(self, result: StreamResult) -> StreamResult:
+        """``result`` with the stream's step numbers."""
+        if not self.offset:
+            return result
+        return dataclasses.replace(
+            result, steps=result.steps + self.offset, final_steps=result.final_steps + self.offset
+        )
+
+
+@dataclass(frozen=True)
+class Update:
+    """A stream update's outcome: the stream's model and version, and the scores."""
+
+    model: str
+    version: int
+    result: StreamResult
+
+
+class RowTail:
+    """The last ``capacity`` rows of a stream, as they were sent (a ring: one copy per update)."""
+
+    def __init__(self, capacity: int, n_features: int) -> None:
+        self._rows = np.empty((capacity, n_features), dtype=np.float64)
+        self._end = 0  # rows ever appended; the ring holds the last min(_end, capacity)
+
+    @property
+    def capacity(self) -> int:
+        return len(self._rows)
+
+    def __len__(self) -> int:
+        return min(self._end, self.capacity)
+
+    def append(self, rows: np.ndarray) -> None:
+        rows = rows[-self.capacity :]
+        start = self._end % self.capacity
+        first = min(len(rows), self.capacity - start)
+        self._rows[start : start + first] = rows[:first]
+        self._rows[: len(rows) - first] = rows[first:]
+        self._end += len(rows)
+
+    def rows(self) -> np.ndarray:
+        """The kept rows, oldest first (a copy)."""
+        if self._end <= self.capacity:
+            return self._rows[: self._end].copy()
+        start = self._end % self.capacity
+        return np.concatenate([self._rows[start:], self._rows[:start]])
+
+    @classmethod
+    def of(cls, rows: np.ndarray, capacity: int) -> RowTail:
+        """A tail holding the last ``capacity`` of ``rows`` (a state file's, or a handover's)."""
+        tail = cls(capacity, rows.shape[1])
+        tail.append(np.asarray(rows, dtype=np.float64))
+        return tail
+
+
+def stream_state(stream: Stream) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """What a stream's state file holds: the scorer's state, its step offset and its tail."""
+    meta, arrays = stream.scorer.state()
+    meta["served"] = {"offset": stream.offset, "model_version": stream.version}
+    arrays["served/tail"] = stream.tail.rows()
+    return meta, arrays
+
+
+def restore_stream(path: Path, name: str, model: MADCluster, version: int) -> Stream:
+    """A stream of model ``name`` read back from its state file (one written before model
+    versions: offset 0 and no tail, so a handover replays only the rows sent after the
+    restart)."""
+    scorer = StreamScorer.restore(model.model_, path, model.n_jobs)
+    header, arrays = read_archive(path, STATE_FILE)
+    offset = int(header.get("served", {}).get("offset", 0))
+    n_features = int(model.n_features_in_)
+    rows = arrays.get("served/tail", np.empty((0, n_features)))
+    tail = RowTail.of(rows.reshape(-1, n_features), handover_rows(model))
+    return Stream(name, scorer, threading.Lock(), tail, version, offset)
+
+
+#: rows a handover replays at least: several windows, so every part's trailing reach is covered
+MIN_HANDOVER_ROWS = 1024
+
+
+def handover_rows(detector: MADCluster) -> int:
+    """Rows a stream keeps for a handover to ``detector``: enough for the parts' reach (the
+    longest final-after and two windows), at least :data:`MIN_HANDOVER_ROWS`."""
+    model = detector.model_
+    final_after = model.combination.final_after() if model.grid.causal else 0
+    return max(MIN_HANDOVER_ROWS, 2 * int(final_after) + 2 * int(detector.window_size))
+
+
+class StateFolder:
+    """A server's ``--state-dir``: one ``<stream id>.mcs`` state file per stream, naming (by its
+    fingerprint) the model it belongs to."""
+
+    SUFFIX = ".mcs"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    def file(self, stream_id: str) -> Path:
+        return self.path / f"{stream_id}{self.SUFFIX}"
+
+    def stream_ids(self) -> list[str]:
+        return [p.name[: -len(self.SUFFIX)] for p in sorted(self.path.glob(f"*{self.SUFFIX}"))]
+
+    def model_of(self, stream_id: str, models: dict[str, MADCluster]) -> str | None:
+        """The name of the model among ``models`` that the stream's file belongs to, or None."""
+        by_fingerprint = {model_fingerprint(m.model_): name for name, m in models.items()}
+        return by_fingerprint.get(state_model_fingerprint(self.file(stream_id)))
+
+    def read(
+        self, stream_id: str, models: dict[str, MADCluster], versions: dict[str, int]
+    ) -> Stream:
+        """The stream saved in the folder, for the model it belongs to; a ``ModelFileError`` for
+        a file of no loaded model (or a name that is no stream id)."""
+        name = self.model_of(stream_id, models)
+        if name is None or not STREAM_ID.match(stream_id):
+            raise ModelFileError(
+                f"stream state {str(self.file(stream_id))!r} belongs to none of the loaded "
+                "models; move it away or serve its model"
+            )
+        return restore_stream(self.file(stream_id), name, models[name], versions[name])
+
+
+def handover(detector: MADCluster, tail: np.ndarray, steps: int) -> tuple[StreamScorer, int]:
+    """A stream of ``detector`` that goes on at step ``steps`` after replaying ``tail`` (the rows
+    just before it): ``(scorer, offset)``, the scorer's step i being the stream's step i +
+    offset."""
+    scorer = detector.stream()
+    if len(tail):
+        scorer.update(tail)  # the answers are the replayed rows': dropped
+    return scorer, steps - len(tail)
+
+
+__all__ = [
+    "MIN_HANDOVER_ROWS",
+    "Conflict",
+    "NotFound",
+    "RowTail",
+    "StateFolder",
+    "Stream",
+    "TooManyStreams",
+    "Update",
+    "handover",
+    "handover_rows",
+    "restore_stream",
+    "stream_state",
+]

@@ -1,0 +1,193 @@
+"""A served model replaced while the server runs: refits off the request path, streams handed over.
+
+Why: after a deploy or a migration a metric's normal level changes for good, and a model trained
+before it alarms until it is refitted. ``POST /models/{name}/refit`` refits the served model on
+recent rows in a child process (its own interpreter, one torch thread: the server's threads keep
+answering, and a refit that fails cannot take the server down), loads the result off the request
+path and swaps it in under the store's lock (:meth:`StreamStore.swap_model
+<madcluster.serve.registry.StreamStore.swap_model>`).
+
+Each open stream of that model is then handed over (:func:`~madcluster.serve.streams.handover`): a
+new stream of the new model replays the stream's last rows
+(:func:`~madcluster.serve.streams.handover_rows`, kept by its
+:class:`~madcluster.serve.streams.RowTail`), so its parts' trailing windows are full and the steps
+not final yet get their final scores from the new model. Step numbers go on where they were (the
+stream's ``offset``). From then on a stream's scores are the new model's ``decision_function`` on
+the series from its first replayed row on; answers carry ``model_version`` so a client can tell
+which model gave a score.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from madcluster.estimator.detector import MADCluster
+from madcluster.exceptions import DataError, MADClusterError
+from madcluster.serve.registry import StreamStore
+from madcluster.serve.streams import Conflict
+
+logger = logging.getLogger(__name__)
+REFIT_THREADS = 1  # torch threads of the refit's child process (the server keeps the others)
+
+
+@dataclass
+class RefitJob:
+    """One refit of a served model, as ``GET /models/{name}/refit`` shows it."""
+
+    model: str
+    rows: int
+    epochs: int | None
+    from_scratch: bool
+    version_from: int
+    state: str = "running"  # running, done or failed
+    version: int | None = None  # the served version once done
+    started: float = field(default_factory=time.time)  # unix seconds
+    seconds: float | None = None
+    streams_moved: int = 0
+    saved_to: str | None = None
+    error: str | None = None
+    done: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def describe(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "done"}
+
+
+class Refits:
+    """The refits of the store's models: at most one at a time per model, each in a thread that
+    waits on a child process and then swaps the result in."""
+
+    def __init__(self, store: StreamStore, model_files: dict[str, Path] | None = None) -> None:
+        self.store = store
+        self.model_files = model_files or {}
+        self._jobs: dict[str, RefitJob] = {}
+        self._lock = threading.Lock()
+
+    def status(self, name: str) -> RefitJob | None:
+        self.store.model(name)  # unknown: NotFound
+        return self._jobs.get(name)
+
+    def start(
+        self,
+        name: str,
+        rows: np.ndarray,
+        epochs: int | None = None,
+        from_scratch: bool = False,
+        save: bool = False,
+    ) -> RefitJob:
+        """Start refitting model ``name`` on ``rows`` (checked, in its column order); a refit of
+        the same model already running is a ``Conflict``."""
+        detector = self.store.model(name)
+        if len(rows) < detector.window_size:
+            raise DataError(
+                f"a refit needs at least one window of rows ({detector.window_size}), "
+                f"got {len(rows)}; send the recent normal rows, oldest first"
+            )
+        if save and name not in self.model_files:
+            raise DataError(f"model {name!r} was not loaded from a file: nothing to save to")
+        with self._lock:
+            running = self._jobs.get(name)
+            if running is not None and running.state == "running":
+                raise Conflict(
+                    f"model {name!r} is being refitted (started "
+                    f"{time.time() - running.started:.0f} "
+                    f"s ago): GET /models/{name}/refit until it is done, then refit again"
+                )
+            job = RefitJob(name, len(rows), epochs, from_scratch, self.store.versions[name])
+            self._jobs[name] = job
+        thread = threading.Thread(
+            target=self._run, args=(job, detector, rows, save), name=f"refit-{name}", daemon=True
+        )
+        thread.start()
+        return job
+
+    def _run(self, job: RefitJob, detector: MADCluster, rows: np.ndarray, save: bool) -> None:
+        start = time.perf_counter()
+        try:
+            refitted = refit_in_child(detector, rows, job.epochs, job.from_scratch)
+            if save:
+                path = self.model_files[job.model]
+                refitted.save(path)  # atomic: a restart serves the new model
+                job.saved_to = str(path)
+            job.version, job.streams_moved = self.store.swap_model(job.model, refitted)
+            job.state = "done"
+            logger.info(
+                "model %r refitted on %d rows in %.1f s: version %d, %d stream(s) handed over",
+                job.model, job.rows, time.perf_counter() - start, job.version, job.streams_moved,
+            )  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 (the job says why; the served model stays)
+            job.state, job.error = "failed", str(exc) or type(exc).__name__
+            logger.warning("refit of model %r failed: %s", job.model, job.error)
+        finally:
+            job.seconds = time.perf_counter() - start
+            job.done.set()
+
+
+def refit_in_child(
+    detector: MADCluster, rows: np.ndarray, epochs: int | None, from_scratch: bool
+) -> MADCluster:
+    """``detector`` refitted on ``rows`` in a child Python process (``python -m
+    madcluster.serve.swap``), read back; a failed refit raises with the child's message."""
+    with tempfile.TemporaryDirectory(prefix="madcluster-refit-") as tmp:
+        source, data, out = Path(tmp, "model.mcz"), Path(tmp, "rows.npy"), Path(tmp, "new.mcz")
+        detector.save(source)
+        np.save(data, np.asarray(rows, dtype=np.float64), allow_pickle=False)
+        package_root = str(Path(__file__).resolve().parents[2])  # the madcluster being served
+        path = os.environ.get("PYTHONPATH")
+        env = {
+            **os.environ,
+            "PYTHONPATH": package_root + (os.pathsep + path if path else ""),
+            "OMP_NUM_THREADS": str(REFIT_THREADS),
+        }
+        command = [sys.executable, "-m", "madcluster.serve.swap", str(source), str(data), str(out)]
+        command += [
+            str(epochs) if epochs is not None else "-",
+            "scratch" if from_scratch else "warm",
+        ]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+            raise MADClusterError(lines[-1] if lines else f"exit status {done.returncode}")
+        return MADCluster.load(out)
+
+
+def _child(source: str, data: str, out: str, epochs: str, mode: str) -> None:
+    """The child's side of :func:`refit_in_child`."""
+    import torch
+
+    torch.set_num_threads(REFIT_THREADS)
+    detector = MADCluster.load(source)
+    rows: Any = np.load(data, allow_pickle=False)
+    names = getattr(detector, "feature_names_in_", None)
+    if names is not None:  # the served model keeps its column names
+        import pandas as pd
+
+        rows = pd.DataFrame(rows, columns=[str(n) for n in names])
+    if mode == "scratch":
+        detector.refit(rows, from_scratch=True)
+    elif epochs == "-":
+        detector.refit(rows)
+    else:
+        detector.refit(rows, epochs=int(epochs))
+    detector.save(out)
+
+
+if __name__ == "__main__":
+    try:
+        _child(*sys.argv[1:6])
+    except MADClusterError as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+__all__ = ["RefitJob", "Refits", "refit_in_child"]
