@@ -1,0 +1,28 @@
+"""The network's own score as a part (:mod:`madcluster.score.own`): its values are given, in
+float64, and a stream without them is refused. Found by the mutation run of ``docs/mutation.md``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from madcluster.score.own import OwnScore
+from madcluster.score.parts import FitContext
+
+
+def test_the_own_parts_values_are_given_in_float64():
+    part = OwnScore.fit(np.zeros((10, 2), dtype=np.float32), FitContext(4))
+    stream = part.stream()
+    given = np.linspace(0.0, 1.0, 10, dtype=np.float32)
+    got = stream.append(np.zeros((10, 2), dtype=np.float32), given)
+    assert got.dtype == np.float64 and np.array_equal(got, given.astype(np.float64))
+    assert part.to_arrays() == {} and stream.state() == {}
+    assert not part.reads_ahead and part.point_wise and part.given
+
+
+def test_the_own_parts_values_cannot_be_computed_from_rows():
+    part = OwnScore()
+    with pytest.raises(TypeError, match="the network's"):
+        part.values(np.zeros((5, 2)))
+    with pytest.raises(TypeError, match="needs the network's scores"):
+        part.stream().append(np.zeros((5, 2)))
