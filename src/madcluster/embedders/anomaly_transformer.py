@@ -48,7 +48,7 @@ from madcluster.embedders.attention import (
     discrepancy_score,
     step_discrepancy,
 )
-from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective
+from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective, Optimizers
 from madcluster.embedders.blocks import adam_groups, at_least_float32, zero_every_grad
 from madcluster.exceptions import ParameterError
 
@@ -189,7 +189,7 @@ class AnomalyTransformer(BaseEmbedder):
 
     def configure_optimizers(
         self, head_params: Iterable[nn.Parameter], *, lr: float, weight_decay: float
-    ) -> list[torch.optim.Optimizer]:
+    ) -> Optimizers:
         """One Adam: the model at its own rate (1e-4; ``lr=None``: the detector's), halved after
         each epoch by :meth:`on_epoch_end`, and the head at the detector's rate."""
         self._base_lr = self.lr if self.lr is not None else lr
@@ -206,11 +206,7 @@ class AnomalyTransformer(BaseEmbedder):
             group["lr"] = self._base_lr * 0.5**epoch
 
     def training_step(
-        self,
-        x: torch.Tensor,
-        objective: Objective,
-        optimizers: list[torch.optim.Optimizer],
-        epoch: int = 1,
+        self, x: torch.Tensor, objective: Objective, optimizers: Optimizers, epoch: int = 1
     ) -> torch.Tensor:
         """The minimax update; MADCluster's objective wraps phase 1 (``loss1``) only."""
         zero_every_grad(self, optimizers)

@@ -58,6 +58,8 @@ class EmbedderOutput:
 
 # The objective a training step minimises: MADCluster's loss of an EmbedderOutput.
 Objective = Callable[[EmbedderOutput], "torch.Tensor"]
+#: What ``configure_optimizers`` returns and ``training_step`` receives.
+Optimizers = list[torch.optim.Optimizer]
 
 
 class BaseEmbedder(nn.Module):
@@ -76,7 +78,7 @@ class BaseEmbedder(nn.Module):
 
     def configure_optimizers(
         self, head_params: Iterable[nn.Parameter], *, lr: float, weight_decay: float
-    ) -> list[torch.optim.Optimizer]:
+    ) -> Optimizers:
         """One Adam over embedder and head; weight decay (lambda * Omega(W)) on the embedder
         only."""
         groups = [
@@ -95,11 +97,7 @@ class BaseEmbedder(nn.Module):
         """Called after each epoch (1-based), before the head's update and validation."""
 
     def training_step(
-        self,
-        x: torch.Tensor,
-        objective: Objective,
-        optimizers: list[torch.optim.Optimizer],
-        epoch: int = 1,
+        self, x: torch.Tensor, objective: Objective, optimizers: Optimizers, epoch: int = 1
     ) -> torch.Tensor:
         """One optimisation step on windows ``x``; returns the loss that was minimised (detached).
 

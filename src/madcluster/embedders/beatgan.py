@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from madcluster.defaults import DEFAULT_WINDOW_SIZE
-from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective
+from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective, Optimizers
 from madcluster.embedders.blocks import (
     RangeScaler,
     adam_groups,
@@ -168,7 +168,7 @@ class BeatGAN(BaseEmbedder):
 
     def configure_optimizers(
         self, head_params: Iterable[nn.Parameter], *, lr: float, weight_decay: float
-    ) -> list[torch.optim.Optimizer]:
+    ) -> Optimizers:
         """Adam for G (and the head, at the detector's lr) and Adam for D, betas (.5, .999)."""
         own_lr = self.lr if self.lr is not None else lr
         g_params = [
@@ -185,11 +185,7 @@ class BeatGAN(BaseEmbedder):
         return [opt_g, opt_d]
 
     def training_step(
-        self,
-        x: torch.Tensor,
-        objective: Objective,
-        optimizers: list[torch.optim.Optimizer],
-        epoch: int = 1,
+        self, x: torch.Tensor, objective: Objective, optimizers: Optimizers, epoch: int = 1
     ) -> torch.Tensor:
         """D step, then G step (+ MADCluster's loss); D re-initialised when its loss < 5e-6."""
         opt_g, opt_d = optimizers

@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective
+from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective, Optimizers
 from madcluster.embedders.drnn import DilatedRNN
 from madcluster.exceptions import ParameterError
 from madcluster.method.head import CENTER_EPS
@@ -89,11 +89,7 @@ class DeepSVDD(BaseEmbedder):
         self.center.copy_(c)
 
     def training_step(
-        self,
-        x: torch.Tensor,
-        objective: Objective,
-        optimizers: list[torch.optim.Optimizer],
-        epoch: int = 1,
+        self, x: torch.Tensor, objective: Objective, optimizers: Optimizers, epoch: int = 1
     ) -> torch.Tensor:
         """One step; soft-boundary: after ``warmup`` epochs R comes from the batch (as Ruff)."""
         (optimizer,) = optimizers

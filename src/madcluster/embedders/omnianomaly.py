@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective
+from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective, Optimizers
 from madcluster.embedders.blocks import gaussian_log_prob, positive_std
 from madcluster.exceptions import ParameterError
 
@@ -163,11 +163,7 @@ class OmniAnomaly(BaseEmbedder):
         return EmbedderOutput(h=e, loss=loss, score=score)
 
     def training_step(
-        self,
-        x: torch.Tensor,
-        objective: Objective,
-        optimizers: list[torch.optim.Optimizer],
-        epoch: int = 1,
+        self, x: torch.Tensor, objective: Objective, optimizers: Optimizers, epoch: int = 1
     ) -> torch.Tensor:
         """One Adam step on the negative ELBO (+ MADCluster's loss), gradient norm clipped."""
         (optimizer,) = optimizers

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from madcluster.defaults import DEFAULT_WINDOW_SIZE
-from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective
+from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective, Optimizers
 from madcluster.embedders.blocks import (
     RangeScaler,
     adam_groups,
@@ -109,7 +109,7 @@ class USAD(BaseEmbedder):
 
     def configure_optimizers(
         self, head_params: Iterable[nn.Parameter], *, lr: float, weight_decay: float
-    ) -> list[torch.optim.Optimizer]:
+    ) -> Optimizers:
         """Adam 1: encoder + decoder 1 + the head; Adam 2: encoder + decoder 2 (as the official)."""
         ae1 = [*self.encoder.parameters(), *self.decoder1.parameters()]
         ae2 = [*self.encoder.parameters(), *self.decoder2.parameters()]
@@ -119,11 +119,7 @@ class USAD(BaseEmbedder):
         ]
 
     def training_step(
-        self,
-        x: torch.Tensor,
-        objective: Objective,
-        optimizers: list[torch.optim.Optimizer],
-        epoch: int = 1,
+        self, x: torch.Tensor, objective: Objective, optimizers: Optimizers, epoch: int = 1
     ) -> torch.Tensor:
         """Phase 1 (L1 + MADCluster's loss, Adam 1), then phase 2 (L2, Adam 2), fresh forward."""
         opt1, opt2 = optimizers
