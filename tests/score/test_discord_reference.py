@@ -1,0 +1,73 @@
+"""The discord part's training reading from a sample of the training subsequences
+(:meth:`~madcluster.score.discord.Discord.reference_values`): a step that no sampled subsequence
+covers takes the value of the nearest one, against a direct loop. The sample is all of them below
+``MAX_REFERENCE`` (4096) subsequences and covers every step below about 65,000 rows, so the cap is
+lowered here. Found by the mutation run of ``docs/mutation.md`` (no test reached that path)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from madcluster.score import discord
+from madcluster.score.discord import STD_FLOOR, Discord
+from madcluster.score.parts import FitContext
+
+
+def _series(n: int, seed: int, period: float = 20.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)[:, None]
+    clean = np.sin(2 * np.pi * t / period) + 0.5 * np.sin(
+        4 * np.pi * t / period + np.array([0.0, 1.0])
+    )
+    return (clean + 0.02 * rng.normal(size=(n, 2))).astype(np.float32)
+
+
+def _direct_distance(part: Discord, read: np.ndarray, start: int) -> float:
+    """One subsequence's distance to its nearest neighbour at least m steps away, by a loop."""
+    m, p = part.length, part.segment
+    sub = read[start : start + m].T
+    centred = sub - sub.mean(axis=1, keepdims=True)
+    z = centred / np.maximum(centred.std(axis=1, keepdims=True), STD_FLOOR)
+    q = z.reshape(z.shape[0], m // p, p).mean(axis=2).ravel()
+    best = min(
+        (
+            float(np.mean((q - nb) ** 2))
+            for nb, nb_start in zip(part.neighbours, part.neighbour_starts, strict=True)
+            if abs(int(nb_start) - start) >= m
+        ),
+        default=np.inf,
+    )
+    return float(np.sqrt(best)) if np.isfinite(best) else 0.0
+
+
+@pytest.mark.parametrize("cap", [2, 7, 12])
+def test_a_step_no_sampled_subsequence_covers_takes_the_nearest_ones_value(monkeypatch, cap):
+    rows = _series(500, 0)
+    part = Discord.fit(rows, FitContext(16))
+    monkeypatch.setattr(discord, "MAX_REFERENCE", cap)
+    n, m = len(rows), part.length
+    read = part.read(rows)
+    starts = np.unique(np.linspace(0, n - m, cap).round()).astype(int)
+    sampled = np.asarray([_direct_distance(part, read, int(s)) for s in starts])
+    got = part.reference_values(rows)
+    assert got.shape == (n,)
+    uncovered = 0
+    for t in range(n):
+        covering = (starts <= t) & (t < starts + m)
+        if covering.any():
+            assert got[t] == pytest.approx(sampled[covering].min(), abs=1e-9)
+            continue
+        uncovered += 1
+        wanted = min(max(t - m // 2, starts[0]), starts[-1])
+        gaps = np.abs(starts - wanted)
+        nearest = sampled[gaps == gaps.min()]  # either of two equally near ones
+        assert np.isclose(nearest, got[t], rtol=0, atol=1e-9).any(), t
+    assert uncovered > n // 2
+
+
+def test_a_series_shorter_than_a_subsequence_reads_zero():
+    part = Discord.fit(_series(300, 0), FitContext(16))
+    short = _series(part.length - 1, 1)
+    assert np.array_equal(part.reference_values(short), np.zeros(part.length - 1))
+    assert np.array_equal(part.values(short), np.zeros(part.length - 1))
