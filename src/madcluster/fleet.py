@@ -34,7 +34,7 @@ import numpy as np
 from madcluster.atomic import atomic_path, atomic_write_bytes
 from madcluster.data.columns import check_columns, feature_values
 from madcluster.data.io import read_table
-from madcluster.data.scores_table import scores_frame
+from madcluster.data.scores_table import input_columns, scores_frame
 from madcluster.data.table import SUPPORTED_SUFFIXES
 from madcluster.estimator.attribution import top_channels
 from madcluster.exceptions import ParameterError
@@ -329,15 +329,11 @@ def _score_one(payload: tuple[str, tuple[Path, Path], dict[str, Any]], _data: An
     predicted = (scores > threshold).astype(np.int64)
     with torch_threads(options["threads"]):
         contributions = detector.explain(X, rows=predicted == 1) if options.get("explain") else None
+    channels = None if contributions is None else top_channels(contributions, table.columns)
     return {
         "scores": scores,
         "predicted": predicted,
-        "labels": table.labels,
-        "timestamp_column": table.timestamp_column,
-        "timestamps": table.timestamps,
-        "top_channels": None
-        if contributions is None
-        else top_channels(contributions, table.columns),
+        **input_columns(table, channels),
         "png": _plot_png(entity, scores, threshold, table, X, contributions)
         if options.get("plot")
         else None,

@@ -11,7 +11,7 @@ import numpy as np
 
 from madcluster.atomic import atomic_path
 from madcluster.cli.console import print_metrics, print_note, say
-from madcluster.data.scores_table import scores_frame, write_scores_csv
+from madcluster.data.scores_table import input_columns, scores_frame, write_scores_csv
 from madcluster.data.table import has_pandas
 
 
@@ -37,14 +37,8 @@ def write_score_outputs(
     from madcluster.estimator.attribution import top_channels
 
     predicted = (scores > threshold).astype(np.int64)
-    columns = {
-        "labels": table.labels,
-        "timestamp_column": table.timestamp_column,
-        "timestamps": table.timestamps,
-        "top_channels": None
-        if contributions is None
-        else top_channels(contributions, table.columns),
-    }
+    channels = None if contributions is None else top_channels(contributions, table.columns)
+    columns = input_columns(table, channels)
     with atomic_path(output) as tmp:
         if has_pandas():
             scores_frame(scores, predicted, **columns).to_csv(tmp, index_label="row")

@@ -10,6 +10,18 @@ from typing import Any
 import numpy as np
 
 
+def input_columns(table: Any, top_channels: Sequence[str] | None = None) -> dict[str, Any]:
+    """The columns of the scores table that come from the input ``table`` (its labels, its
+    timestamp column) and the flagged rows' ``top_channels``: keyword arguments of
+    :func:`scores_frame` and :func:`write_scores_csv`."""
+    return {
+        "labels": table.labels,
+        "timestamp_column": table.timestamp_column,
+        "timestamps": table.timestamps,
+        "top_channels": top_channels,
+    }
+
+
 def scores_frame(
     scores: np.ndarray,
     predicted: np.ndarray,

@@ -8,15 +8,10 @@ are shown apart from the measured numbers and never mixed into them.
 
 from __future__ import annotations
 
-PAPER_METRICS = (
-    "f1",
-    "aff_precision",
-    "aff_recall",
-    "range_auc_roc",
-    "range_auc_pr",
-    "vus_roc",
-    "vus_pr",
-)
+from madcluster.benchmark.format import TABLE1_METRICS
+
+#: The order of each row's values: the paper's Table 1 columns.
+PAPER_METRICS = TABLE1_METRICS
 
 _Row = tuple[float, float, float, float, float, float, float]
 
