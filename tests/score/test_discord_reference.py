@@ -71,3 +71,12 @@ def test_a_series_shorter_than_a_subsequence_reads_zero():
     short = _series(part.length - 1, 1)
     assert np.array_equal(part.reference_values(short), np.zeros(part.length - 1))
     assert np.array_equal(part.values(short), np.zeros(part.length - 1))
+
+
+def test_a_series_of_one_subsequence_reads_its_distance_on_every_step():
+    part = Discord.fit(_series(300, 0), FitContext(16))
+    one = _series(part.length, 2)
+    want = _direct_distance(part, part.read(one), 0)
+    assert want > 0
+    got = part.reference_values(one)
+    assert got.shape == (part.length,) and np.allclose(got, want, rtol=0, atol=1e-9)
