@@ -1,9 +1,12 @@
-"""A fitted model's named score terms and features h (:func:`~madcluster.estimator.fitted.score_terms`,
-:func:`~madcluster.estimator.fitted.embed`): the terms are what the own score combines, and the
-features of step t are the h behind its terms. Found by the mutation run of ``docs/mutation.md``
-(no test of the score's selection called either)."""
+"""A fitted model's scoring paths (:class:`~madcluster.estimator.fitted.FittedModel`): the named
+score terms are what the own score combines, the features of step t are the h behind its terms, a
+stream's trailing buffer scores its steps as the whole series, a pickled model scores from a fresh
+float64 copy. Found by the mutation run of ``docs/mutation.md`` (no test of the score's selection
+called ``score_terms`` or ``embed``)."""
 
 from __future__ import annotations
+
+import pickle
 
 import numpy as np
 import pytest
@@ -45,3 +48,29 @@ def test_the_features_of_a_step_are_the_h_behind_its_terms(fitted):
     terms = score_terms(fitted, rows)
     for name, values in from_h.items():
         assert np.allclose(values[:, 0].numpy(), terms[name], rtol=0, atol=1e-9), name
+
+
+@pytest.mark.parametrize("score_from", [0, 3, 17, 40, 89])
+def test_a_trailing_buffer_scores_its_steps_as_the_whole_series(fitted, score_from):
+    """The stream's path: a buffer that starts at the window of the first step it scores gives
+    that step and the later ones the whole series' own scores."""
+    rows = _series(90, 3)
+    scaled = fitted.inputs.model_input(fitted.inputs.check_rows(rows))
+    whole = fitted.own_scores(scaled)
+    grid = fitted.grid
+    assert grid.causal
+    first = max(0, -(-(score_from - grid.window_size + 1) // grid.score_stride)) * grid.score_stride
+    got = fitted.own_scores(scaled[first:], first_step=first, score_from=score_from)
+    assert np.allclose(got, whole[score_from:], rtol=0, atol=1e-12)
+    if score_from == first:  # score_from defaults to the buffer's first step
+        assert np.array_equal(fitted.own_scores(scaled[first:], first_step=first), got)
+
+
+def test_a_pickled_model_scores_as_it_did_from_a_fresh_float64_copy(fitted):
+    rows = _series(60, 4)
+    again = pickle.loads(pickle.dumps(fitted))
+    assert again.scoring_dtype == torch.float64
+    assert next(again.scoring_net.parameters()).dtype == torch.float64
+    assert next(again.net.parameters()).dtype == torch.float32
+    assert again.scoring_net is not again.net
+    assert np.array_equal(again.decision_function(rows), fitted.decision_function(rows))
