@@ -1,0 +1,68 @@
+"""The discord part's fit (:meth:`~madcluster.score.discord.Discord.fit`): the columns it reads,
+its float64 arithmetic whatever the input's dtype, and a file's round trip of every fitted array.
+Found by the mutation run of ``docs/mutation.md``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from madcluster.score.discord import Discord
+from madcluster.score.parts import FitContext, part_class
+
+
+def _wave(n: int, seed: int, period: float = 20.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    return np.sin(2 * np.pi * t / period) + 0.02 * rng.normal(size=n)
+
+
+def _columns(n: int, seed: int) -> dict[str, np.ndarray]:
+    t = np.arange(n)
+    return {
+        "wave": _wave(n, seed),
+        "binary": (t % 40 < 20).astype(float),
+        "three": (t // 7 % 3).astype(float),
+        "four": (t // 5 % 4).astype(float),
+        "constant": np.full(n, 2.5),
+    }
+
+
+@pytest.mark.parametrize(
+    ("names", "read"),
+    [
+        # more than 3 distinct values: the columns with a shape
+        (("binary", "wave", "three", "constant", "four"), [1, 4]),
+        # none: those that move at all
+        (("constant", "binary", "three"), [1, 2]),
+        # none moves: every column
+        (("constant", "constant"), [0, 1]),
+    ],
+)
+def test_the_part_reads_the_columns_with_a_shape(names, read):
+    rows = np.stack([_columns(400, 0)[n] for n in names], axis=1).astype(np.float32)
+    part = Discord.fit(rows, FitContext(16))
+    assert part.columns.tolist() == read and part.columns.dtype == np.int64
+    assert np.array_equal(part.mean, rows[:, read].astype(np.float64).mean(axis=0))
+
+
+def test_float32_rows_fit_the_part_of_their_float64_values():
+    rows = np.stack([_wave(400, 0), _wave(400, 1, period=25.0)], axis=1).astype(np.float32)
+    part = Discord.fit(rows, FitContext(16))
+    wide = Discord.fit(rows.astype(np.float64), FitContext(16))
+    for name in ("mean", "scale", "neighbours"):
+        got = getattr(part, name)
+        assert got.dtype == np.float64 and np.array_equal(got, getattr(wide, name)), name
+    assert (part.length, part.segment) == (wide.length, wide.segment)
+
+
+def test_a_file_round_trip_keeps_every_fitted_array():
+    rows = np.stack([_wave(500, 0), _wave(500, 1, period=25.0)], axis=1).astype(np.float32)
+    part = Discord.fit(rows, FitContext(16))
+    again = part_class("discord").from_arrays(part.to_arrays())
+    for name in ("columns", "mean", "scale", "neighbours", "neighbour_starts"):
+        got, want = getattr(again, name), getattr(part, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+    assert (again.length, again.segment) == (part.length, part.segment)
+    # the training reading (neighbours at least m steps away) reads the neighbours' starts
+    assert np.array_equal(again.reference_values(rows), part.reference_values(rows))
