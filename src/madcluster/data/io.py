@@ -41,12 +41,13 @@ from madcluster.data.table import (
     ColumnKey,
     Table,
     as_labels,
+    check_features,
+    choose_columns,
     existing_file,
     file_format,
     has_pandas,
     label_like_columns,
     load_npy,
-    resolve_column,
 )
 from madcluster.data.time_order import time_order
 from madcluster.data.validation import check_series
@@ -135,33 +136,18 @@ def table_from_frame(
 
     if not has_header:
         source = f"{source} (no header row)"
-    label_name = None
-    if label_column is not None:
-        label_name = resolve_column(label_column, names, source, what="label column")
-
-    dropped = set()
-    if drop_columns is not None:
-        dropped = {resolve_column(c, names, source, what="column to drop") for c in drop_columns}
-
-    if columns is not None:
-        features = [resolve_column(c, names, source, what="column") for c in columns]
-        clash = [c for c in features if c == label_name or c in dropped]
-        if clash:
-            raise DataError(
-                f"{source}: column(s) {clash} are both selected as features and used as "
-                "label / dropped"
-            )
-    else:
-        features = [c for c in names if c != label_name and c not in dropped]
-        timestamps = [c for c in features if _is_timestamp(frame[c], c)]
-        if timestamps:
-            logger.info("%s: dropping timestamp column(s) %s", source, timestamps)
-            features = [c for c in features if c not in timestamps]
-    reasons = {c: "dropped as asked" for c in names if c in dropped}
-    for c in names:
-        if c not in features and c != label_name and c not in reasons:
-            reasons[c] = "timestamp" if _is_timestamp(frame[c], c) else "not selected"
-    stamp = next((c for c, why in reasons.items() if why == "timestamp"), None)
+    choice = choose_columns(
+        names,
+        source,
+        lambda c: _is_timestamp(frame[c], c),
+        label_column=label_column,
+        columns=columns,
+        drop_columns=drop_columns,
+    )
+    features, stamp = choice.features, choice.stamp
+    timestamps = [c for c, why in choice.dropped.items() if why == "timestamp"]
+    if columns is None and timestamps:
+        logger.info("%s: dropping timestamp column(s) %s", source, timestamps)
     if stamp is not None:
         order = time_order(frame[stamp].to_numpy(), column=stamp, source=source, sort=sort_by_time)
         if order is not None:
@@ -169,20 +155,13 @@ def table_from_frame(
     elif sort_by_time:
         raise DataError(f"{source} has no timestamp column to sort by (columns: {names[:10]})")
     labels = None
-    if label_name is not None:
+    if choice.label is not None:
         labels = as_labels(
-            frame[label_name].to_numpy(), name=f"label column {label_name!r} of {source}"
+            frame[choice.label].to_numpy(), name=f"label column {choice.label!r} of {source}"
         )
-
-    bad = [c for c in features if not _is_numeric(frame[c].dtype)]
-    if bad:
-        raise DataError(
-            f"{source} has non-numeric column(s) {bad[:10]}: convert them to numbers, or leave "
-            "them out (--drop-columns / drop_columns=..., or choose the features with "
-            "--columns / columns=...)"
-        )
-    if not features:
-        raise DataError(f"{source} has no feature columns left (columns: {names[:10]})")
+    check_features(
+        features, [c for c in features if not _is_numeric(frame[c].dtype)], names, source
+    )
 
     data = frame[features]
     if fill_missing:
@@ -192,7 +171,7 @@ def table_from_frame(
         values=values,
         labels=labels,
         columns=features,
-        dropped=reasons,
+        dropped=choice.dropped,
         timestamp_column=stamp,
         timestamps=None if stamp is None else frame[stamp].to_numpy(),
         has_header=has_header,

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from madcluster.data.csv_format import detect_csv_format, refuse_glued_header, resolve_header
-from madcluster.data.table import Table, as_labels, load_npy, resolve_column
+from madcluster.data.table import Table, as_labels, check_features, choose_columns, load_npy
 from madcluster.data.time_order import time_order
 from madcluster.data.validation import check_series
 from madcluster.exceptions import DataError
@@ -124,31 +124,15 @@ def table_from_columns(
         raise DataError(f"{source} has no data rows (columns: {names[:10]})")
     if not has_header:
         source = f"{source} (no header row)"
-    label_name = (
-        None
-        if label_column is None
-        else resolve_column(label_column, names, source, what="label column")
+    choice = choose_columns(
+        names,
+        source,
+        lambda c: _is_timestamp(by_name[c], c),
+        label_column=label_column,
+        columns=columns,
+        drop_columns=drop_columns,
     )
-    dropped = {resolve_column(c, names, source, what="column to drop") for c in drop_columns or ()}
-    if columns is not None:
-        features = [resolve_column(c, names, source, what="column") for c in columns]
-        clash = [c for c in features if c == label_name or c in dropped]
-        if clash:
-            raise DataError(
-                f"{source}: column(s) {clash} are both selected as features and used as label / "
-                "dropped"
-            )
-    else:
-        features = [
-            c
-            for c in names
-            if c != label_name and c not in dropped and not _is_timestamp(by_name[c], c)
-        ]
-    reasons = {c: "dropped as asked" for c in names if c in dropped}
-    for c in names:
-        if c not in features and c != label_name and c not in reasons:
-            reasons[c] = "timestamp" if _is_timestamp(by_name[c], c) else "not selected"
-    stamp = next((c for c, why in reasons.items() if why == "timestamp"), None)
+    features, stamp = choice.features, choice.stamp
     order = None
     if stamp is not None:
         order = time_order(by_name[stamp], column=stamp, source=source, sort=sort_by_time)
@@ -157,23 +141,15 @@ def table_from_columns(
     if order is not None:
         by_name = {c: v[order] for c, v in by_name.items()}
     labels = None
-    if label_name is not None:
-        labels = as_labels(by_name[label_name], name=f"label column {label_name!r} of {source}")
-    bad = [c for c in features if by_name[c].dtype == object]
-    if bad:
-        raise DataError(
-            f"{source} has non-numeric column(s) {bad[:10]}: convert them to numbers, or leave "
-            "them out (--drop-columns / drop_columns=..., or choose the features with --columns / "
-            "columns=...)"
-        )
-    if not features:
-        raise DataError(f"{source} has no feature columns left (columns: {names[:10]})")
+    if choice.label is not None:
+        labels = as_labels(by_name[choice.label], name=f"label column {choice.label!r} of {source}")
+    check_features(features, [c for c in features if by_name[c].dtype == object], names, source)
     values = check_series(np.stack([by_name[c] for c in features], axis=1), name=source)
     return Table(
         values=values,
         labels=labels,
         columns=features,
-        dropped=reasons,
+        dropped=choice.dropped,
         timestamp_column=stamp,
         timestamps=None if stamp is None else by_name[stamp],
         has_header=has_header,

@@ -3,13 +3,14 @@
 :func:`madcluster.data.io.read_table` (with pandas) and :mod:`madcluster.data.plain_table`
 (without) both use these: the file's kind from its name (:func:`file_format`), the check that it
 exists (:func:`existing_file`), ``.npy`` loading (:func:`load_npy`), a column from a name or a
-position (:func:`resolve_column`) and 0/1 labels (:func:`as_labels`). Nothing here imports pandas.
+position (:func:`resolve_column`), the column rules (:func:`choose_columns`,
+:func:`check_features`) and 0/1 labels (:func:`as_labels`). Nothing here imports pandas.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,66 @@ def resolve_column(key: ColumnKey, names: list[str], source: str, *, what: str) 
         f"{source} has no {what} {str(key)!r}{near}; its columns are "
         f"{names[:20]}{' ...' if len(names) > 20 else ''}"
     )
+
+
+@dataclass(frozen=True)
+class ColumnChoice:
+    """What each column of a file is: the ``label`` column (or None), the ``features`` in order,
+    why each other column is left out (``dropped``), and the first timestamp column (``stamp``)."""
+
+    label: str | None
+    features: list[str]
+    dropped: dict[str, str]
+    stamp: str | None
+
+
+def choose_columns(
+    names: list[str],
+    source: str,
+    is_timestamp: Callable[[str], bool],
+    *,
+    label_column: ColumnKey | None = None,
+    columns: Sequence[ColumnKey] | None = None,
+    drop_columns: Sequence[ColumnKey] | None = None,
+) -> ColumnChoice:
+    """The readers' column rules on the file's column ``names``: the label, the dropped columns,
+    then ``columns`` if given, else every other column that ``is_timestamp`` (by name) refuses."""
+    label = (
+        None
+        if label_column is None
+        else resolve_column(label_column, names, source, what="label column")
+    )
+    dropped = {resolve_column(c, names, source, what="column to drop") for c in drop_columns or ()}
+    if columns is not None:
+        features = [resolve_column(c, names, source, what="column") for c in columns]
+        clash = [c for c in features if c == label or c in dropped]
+        if clash:
+            raise DataError(
+                f"{source}: column(s) {clash} are both selected as features and used as label / "
+                "dropped"
+            )
+    else:
+        features = [c for c in names if c != label and c not in dropped and not is_timestamp(c)]
+    reasons = {c: "dropped as asked" for c in names if c in dropped}
+    for c in names:
+        if c not in features and c != label and c not in reasons:
+            reasons[c] = "timestamp" if is_timestamp(c) else "not selected"
+    stamp = next((c for c, why in reasons.items() if why == "timestamp"), None)
+    return ColumnChoice(label, features, reasons, stamp)
+
+
+def check_features(
+    features: list[str], non_numeric: list[str], names: list[str], source: str
+) -> None:
+    """Refuse ``non_numeric`` feature columns by name, and a file with no feature left."""
+    if non_numeric:
+        raise DataError(
+            f"{source} has non-numeric column(s) {non_numeric[:10]}: convert them to numbers, or "
+            "leave them out (--drop-columns / drop_columns=..., or choose the features with "
+            "--columns / columns=...)"
+        )
+    if not features:
+        raise DataError(f"{source} has no feature columns left (columns: {names[:10]})")
 
 
 def label_like_columns(columns: Sequence[str]) -> list[str]:
