@@ -137,19 +137,8 @@ def fit_fleet(
         atomic_write_bytes(target, lambda fh: fh.write(value.pop("model")))
         return target
 
-    return _run(
-        todo,
-        payload,
-        _fit_one,
-        write,
-        result,
-        executor,
-        ray_address,
-        threads,
-        progress,
-        executor_options,
-        on_entity,
-    )
+    execution = _Execution(executor, ray_address, threads, progress, executor_options, on_entity)
+    return execution.run(todo, payload, _fit_one, write, result)
 
 
 def score_fleet(
@@ -214,72 +203,74 @@ def score_fleet(
             atomic_write_bytes(out / f"{entity}{PLOT_SUFFIX}", lambda fh: fh.write(png))
         return target
 
-    return _run(
-        todo,
-        payload,
-        _score_one,
-        write,
-        result,
-        executor,
-        ray_address,
-        threads,
-        progress,
-        executor_options,
-        on_entity,
-    )
+    execution = _Execution(executor, ray_address, threads, progress, executor_options, on_entity)
+    return execution.run(todo, payload, _score_one, write, result)
 
 
-def _run(
-    todo: Mapping[str, Any],
-    payload: dict[str, Any],
-    fn: Callable[[Any, Any], dict[str, Any]],
-    write: Callable[[str, dict[str, Any]], Path],
-    result: FleetResult,
-    executor: str | Any,
-    ray_address: str | None,
-    threads: int | None,
-    progress: bool,
-    options: Mapping[str, Any] | None,
-    on_entity: Callable[[str, dict[str, Any]], None] | None = None,
-) -> FleetResult:
-    """Run one job per entity and write each output as it arrives."""
-    runner = (
-        make_executor(executor, ray_address=ray_address, n_jobs=len(todo), **(options or {}))
-        if isinstance(executor, str)
-        else executor
-    )
-    jobs = [
-        Job(entity, (entity, item, {**payload, "threads": threads}))
-        for entity, item in todo.items()
-    ]
-    total = len(todo) + len(result.skipped)
-    # tqdm redraws only on a terminal: in a redirected stderr they are kilobytes of escape codes
-    # (the caller's on_entity prints plain lines there instead)
-    shown = progress and total > 1 and sys.stderr.isatty()
-    bar = Progress(total, desc="entities", done=len(result.skipped), enabled=shown)
+@dataclass(frozen=True)
+class _Execution:
+    """How a fleet's jobs run: the executor (a name for :func:`make_executor` with
+    ``ray_address`` and ``options``, or an executor), torch ``threads`` per job, the ``progress``
+    bar, and ``on_entity`` called as each entity finishes."""
 
-    def on_done(job: Job, outcome: Outcome) -> None:
-        if not outcome.ok:
-            result.failures[job.key] = outcome.error
-            return
+    executor: str | Any
+    ray_address: str | None
+    threads: int | None
+    progress: bool
+    options: Mapping[str, Any] | None
+    on_entity: Callable[[str, dict[str, Any]], None] | None = None
+
+    def run(
+        self,
+        todo: Mapping[str, Any],
+        payload: dict[str, Any],
+        fn: Callable[[Any, Any], dict[str, Any]],
+        write: Callable[[str, dict[str, Any]], Path],
+        result: FleetResult,
+    ) -> FleetResult:
+        """Run one job per entity and write each output as it arrives."""
+        runner = (
+            make_executor(
+                self.executor,
+                ray_address=self.ray_address,
+                n_jobs=len(todo),
+                **(self.options or {}),
+            )
+            if isinstance(self.executor, str)
+            else self.executor
+        )
+        jobs = [
+            Job(entity, (entity, item, {**payload, "threads": self.threads}))
+            for entity, item in todo.items()
+        ]
+        total = len(todo) + len(result.skipped)
+        # tqdm redraws only on a terminal: in a redirected stderr they are kilobytes of escape codes
+        # (the caller's on_entity prints plain lines there instead)
+        shown = self.progress and total > 1 and sys.stderr.isatty()
+        bar = Progress(total, desc="entities", done=len(result.skipped), enabled=shown)
+
+        def on_done(job: Job, outcome: Outcome) -> None:
+            if not outcome.ok:
+                result.failures[job.key] = outcome.error
+                return
+            try:
+                result.outputs[job.key] = write(job.key, dict(outcome.value))
+                result.details[job.key] = {
+                    k: v
+                    for k, v in outcome.value.items()
+                    if np.isscalar(v) or k in ("metrics", "history")
+                }
+                if self.on_entity is not None:
+                    self.on_entity(job.key, result.details[job.key])
+            except Exception as exc:  # noqa: BLE001 - one unwritable output must not stop the rest
+                result.failures[job.key] = f"writing the output failed: {type(exc).__name__}: {exc}"
+
         try:
-            result.outputs[job.key] = write(job.key, dict(outcome.value))
-            result.details[job.key] = {
-                k: v
-                for k, v in outcome.value.items()
-                if np.isscalar(v) or k in ("metrics", "history")
-            }
-            if on_entity is not None:
-                on_entity(job.key, result.details[job.key])
-        except Exception as exc:  # noqa: BLE001 - one unwritable output must not stop the rest
-            result.failures[job.key] = f"writing the output failed: {type(exc).__name__}: {exc}"
-
-    try:
-        runner.run(fn, jobs, {}, on_done, bar)
-    finally:
-        bar.close()
-        result.executor = runner.describe()
-    return result
+            runner.run(fn, jobs, {}, on_done, bar)
+        finally:
+            bar.close()
+            result.executor = runner.describe()
+        return result
 
 
 def _fit_one(payload: tuple[str, Path, dict[str, Any]], _data: Any = None) -> dict[str, Any]:
