@@ -135,28 +135,26 @@ def best_f1_threshold(
 # the registry
 
 
-def _p_train_quantile(
-    train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float
-) -> float:
-    return train_quantile_threshold(train_scores, contamination)
+def _reading(func: Callable[..., float], *inputs: str) -> Callable[..., float]:
+    """``func`` as a protocol: called with the protocol arguments named in ``inputs``, in order."""
 
+    def protocol(
+        train_scores: Any,
+        test_scores: Any,
+        labels: Any,
+        *,
+        contamination: float,
+        anomaly_ratio: float,
+    ) -> float:
+        given = {
+            "train_scores": train_scores,
+            "test_scores": test_scores,
+            "contamination": contamination,
+            "anomaly_ratio": anomaly_ratio,
+        }
+        return func(*(given[name] for name in inputs))
 
-def _p_train_pot(
-    train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float
-) -> float:
-    return train_pot_threshold(train_scores, contamination)
-
-
-def _p_test_ratio(
-    train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float
-) -> float:
-    return test_ratio_threshold(test_scores, anomaly_ratio)
-
-
-def _p_combined(
-    train_scores: Any, test_scores: Any, labels: Any, *, contamination: float, anomaly_ratio: float
-) -> float:
-    return combined_threshold(train_scores, test_scores, anomaly_ratio)
+    return protocol
 
 
 def _p_best_f1(
@@ -174,27 +172,27 @@ PROTOCOLS: dict[str, ThresholdProtocol] = {
             "train-quantile",
             False,
             "the (1 - contamination) quantile of the training scores (detector API default)",
-            _p_train_quantile,
+            _reading(train_quantile_threshold, "train_scores", "contamination"),
         ),
         ThresholdProtocol(
             "train-pot",
             False,
             "peaks over threshold (POT, OmniAnomaly): a generalized Pareto tail fitted to the top "
             "2 % of training scores, threshold at risk level q = contamination",
-            _p_train_pot,
+            _reading(train_pot_threshold, "train_scores", "contamination"),
         ),
         ThresholdProtocol(
             "test-ratio",
             False,
             "the (100 - alpha) percentile of the test scores, alpha = anomaly ratio (paper text; "
             "uses test scores, not labels)",
-            _p_test_ratio,
+            _reading(test_ratio_threshold, "test_scores", "anomaly_ratio"),
         ),
         ThresholdProtocol(
             "combined",
             False,
             "the (100 - alpha) percentile of train and test scores pooled (Anomaly Transformer)",
-            _p_combined,
+            _reading(combined_threshold, "train_scores", "test_scores", "anomaly_ratio"),
         ),
         ThresholdProtocol(
             "best-f1",
