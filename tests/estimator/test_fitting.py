@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from series_helpers import two_sines
 
 from madcluster import MADCluster
 from madcluster.estimator.fitted import score_terms
@@ -19,15 +20,9 @@ from madcluster.score.scoring import head_score
 TINY = {"window_size": 16, "epochs": 1, "epoch_windows": 32, "batch_size": 32, "random_state": 0}
 
 
-def _series(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    t = np.arange(n)[:, None]
-    return (np.sin(t / np.array([3.0, 5.0])) + 0.05 * rng.normal(size=(n, 2))).astype(np.float32)
-
-
 @pytest.fixture(scope="module")
 def train() -> np.ndarray:
-    return _series(200, 0)
+    return two_sines(200, 0)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from series_helpers import two_sines
 
 from madcluster import MADCluster
 from madcluster.estimator.fitted import embed, score_terms
@@ -18,19 +19,13 @@ from madcluster.estimator.fitted import embed, score_terms
 TINY = {"window_size": 16, "epochs": 1, "epoch_windows": 32, "batch_size": 32, "random_state": 0}
 
 
-def _series(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    t = np.arange(n)[:, None]
-    return (np.sin(t / np.array([3.0, 5.0])) + 0.05 * rng.normal(size=(n, 2))).astype(np.float32)
-
-
 @pytest.fixture(scope="module")
 def fitted():
-    return MADCluster(input_terms=None, **TINY).fit(_series(200, 0)).model_
+    return MADCluster(input_terms=None, **TINY).fit(two_sines(200, 0)).model_
 
 
 def test_the_terms_are_what_the_own_score_combines(fitted):
-    rows = _series(90, 1)
+    rows = two_sines(90, 1)
     terms = score_terms(fitted, rows)
     assert set(terms) == set(fitted.head.stats) - {"own"}
     assert all(v.shape == (90,) and v.dtype == np.float64 for v in terms.values())
@@ -40,7 +35,7 @@ def test_the_terms_are_what_the_own_score_combines(fitted):
 
 
 def test_the_features_of_a_step_are_the_h_behind_its_terms(fitted):
-    rows = _series(90, 2)
+    rows = two_sines(90, 2)
     h = embed(fitted, rows)
     assert h.shape[0] == 90 and h.dtype == np.float64
     with torch.no_grad():
@@ -54,7 +49,7 @@ def test_the_features_of_a_step_are_the_h_behind_its_terms(fitted):
 def test_a_trailing_buffer_scores_its_steps_as_the_whole_series(fitted, score_from):
     """The stream's path: a buffer that starts at the window of the first step it scores gives
     that step and the later ones the whole series' own scores."""
-    rows = _series(90, 3)
+    rows = two_sines(90, 3)
     scaled = fitted.inputs.model_input(fitted.inputs.check_rows(rows))
     whole = fitted.own_scores(scaled)
     grid = fitted.grid
@@ -67,7 +62,7 @@ def test_a_trailing_buffer_scores_its_steps_as_the_whole_series(fitted, score_fr
 
 
 def test_a_pickled_model_scores_as_it_did_from_a_fresh_float64_copy(fitted):
-    rows = _series(60, 4)
+    rows = two_sines(60, 4)
     again = pickle.loads(pickle.dumps(fitted))
     assert again.scoring_dtype == torch.float64
     assert next(again.scoring_net.parameters()).dtype == torch.float64

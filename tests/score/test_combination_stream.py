@@ -9,21 +9,13 @@ import itertools
 
 import numpy as np
 import pytest
+from series_helpers import periodic_pair
 
 from madcluster.score.combination import RULES, Combination, CombinationStream
 from madcluster.score.parts import FitContext
 
 EXACT = 1e-9
 WINDOW = 16
-
-
-def _series(n: int, seed: int, period: float = 20.0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    t = np.arange(n)[:, None]
-    clean = np.sin(2 * np.pi * t / period) + 0.5 * np.sin(
-        4 * np.pi * t / period + np.array([0.0, 1.0])
-    )
-    return (clean + 0.02 * rng.normal(size=(n, 2))).astype(np.float32)
 
 
 def _close(got: np.ndarray, want: np.ndarray) -> None:
@@ -36,14 +28,14 @@ def _close(got: np.ndarray, want: np.ndarray) -> None:
 
 @pytest.fixture(scope="module")
 def train() -> tuple[np.ndarray, np.ndarray]:
-    rows = _series(600, 0)
+    rows = periodic_pair(600, 0)
     own = np.random.default_rng(5).normal(size=len(rows))
     return rows, own
 
 
 @pytest.fixture(scope="module")
 def test_rows() -> tuple[np.ndarray, np.ndarray]:
-    rows = _series(140, 1)
+    rows = periodic_pair(140, 1)
     rows[70:90, 0] = rows[70:90, 0][::-1].copy()  # a reversed stretch: a discord
     own = np.random.default_rng(6).normal(size=len(rows))
     own[100:104] += 4.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from series_helpers import periodic_pair
 
 from madcluster import MADCluster
 from madcluster.estimator.streaming import StreamScorer
@@ -16,18 +17,9 @@ TINY = {"window_size": 16, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "
 EXACT = 1e-9
 
 
-def _series(n: int, seed: int, period: float = 20.0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    t = np.arange(n)[:, None]
-    clean = np.sin(2 * np.pi * t / period) + 0.5 * np.sin(
-        4 * np.pi * t / period + np.array([0.0, 1.0])
-    )
-    return (clean + 0.02 * rng.normal(size=(n, 2))).astype(np.float32)
-
-
 @pytest.fixture
 def test_rows() -> np.ndarray:
-    rows = _series(300, 1)
+    rows = periodic_pair(300, 1)
     rows[150:170, 0] = rows[150:170, 0][::-1].copy()  # a reversed stretch: same values, other shape
     return rows
 
@@ -57,15 +49,15 @@ def _direct_distance(
 
 
 def test_the_period_sets_the_subsequence_length():
-    assert abs(dominant_period(_series(2000, 0, period=40.0), fallback=99) - 40) <= 1
+    assert abs(dominant_period(periodic_pair(2000, 0, period=40.0), fallback=99) - 40) <= 1
     rng = np.random.default_rng(0)
     assert dominant_period(rng.normal(size=(2000, 2)), fallback=99) in (99, *range(3, 400))
-    part = Discord.fit(_series(2000, 0, period=40.0), FitContext(100))
+    part = Discord.fit(periodic_pair(2000, 0, period=40.0), FitContext(100))
     assert 38 <= part.length <= 41 and part.length % part.segment == 0
 
 
 def test_values_against_a_direct_loop(test_rows):
-    part = Discord.fit(_series(600, 0), FitContext(16))
+    part = Discord.fit(periodic_pair(600, 0), FitContext(16))
     read = part.read(test_rows)
     n, m = len(read), part.length
     each = np.asarray([_direct_distance(part, read, s) for s in range(n - m + 1)])
@@ -78,12 +70,14 @@ def test_values_against_a_direct_loop(test_rows):
 
 
 def test_training_statistics_leave_each_subsequence_own_neighbourhood_out():
-    train = _series(600, 0)
+    train = periodic_pair(600, 0)
     part = Discord.fit(train, FitContext(16))
     read = part.read(train)
     n, m = len(read), part.length
     reference = part.reference_values(train)  # per step, fewer subsequences than the cap: exact
-    each = np.asarray([_direct_distance(part, read, s, exclude_near=True) for s in range(n - m + 1)])
+    each = np.asarray(
+        [_direct_distance(part, read, s, exclude_near=True) for s in range(n - m + 1)]
+    )
     direct = [each[max(0, t - m + 1) : min(t, n - m) + 1].min() for t in range(0, n, 37)]
     _close(reference[::37], np.asarray(direct))
     assert part.values(train).mean() < reference.mean()  # in-sample, a subsequence matches itself
@@ -92,7 +86,7 @@ def test_training_statistics_leave_each_subsequence_own_neighbourhood_out():
 def test_the_training_scores_read_the_discord_without_self_matches():
     """The threshold comes from training scores with the discord's reference reading: matched to
     themselves the training rows would score below any test rows and the threshold sit too low."""
-    train = _series(800, 0)
+    train = periodic_pair(800, 0)
     model = MADCluster(input_terms=("discord",), **TINY).fit(train)
     combination = model.model_.combination
     fitted = model.model_
@@ -104,17 +98,20 @@ def test_the_training_scores_read_the_discord_without_self_matches():
 
 
 def test_the_reversed_stretch_stands_out_and_its_neighbours_do_not(test_rows):
-    part = Discord.fit(_series(2000, 0), FitContext(16))
+    part = Discord.fit(periodic_pair(2000, 0), FitContext(16))
     values = part.values(test_rows)
-    reference = part.reference_values(_series(2000, 0))
+    reference = part.reference_values(periodic_pair(2000, 0))
     assert values[150:170].min() > np.quantile(reference, 0.999)
     assert np.median(values[:120]) < np.quantile(reference, 0.99)
     # the steps just outside the stretch are covered by subsequences that miss it
-    assert values[140:145].max() < values[150:170].min() and values[175:180].max() < values[150:170].min()
+    assert (
+        values[140:145].max() < values[150:170].min()
+        and values[175:180].max() < values[150:170].min()
+    )
 
 
 def test_stream_equals_the_whole_series(test_rows):
-    part = Discord.fit(_series(600, 0), FitContext(16))
+    part = Discord.fit(periodic_pair(600, 0), FitContext(16))
     whole, causal = part.values(test_rows), part.at_once(test_rows)
     stream = part.stream()
     got = []
@@ -135,14 +132,14 @@ def test_stream_equals_the_whole_series(test_rows):
 
 
 def test_files_round_trip():
-    part = Discord.fit(_series(600, 0), FitContext(16))
+    part = Discord.fit(periodic_pair(600, 0), FitContext(16))
     again = part_class("discord").from_arrays(part.to_arrays())
-    rows = _series(200, 3)
+    rows = periodic_pair(200, 3)
     _close(again.values(rows), part.values(rows))
 
 
 def test_a_model_with_the_discord_part(test_rows, tmp_path):
-    train = _series(800, 0)
+    train = periodic_pair(800, 0)
     model = MADCluster(input_terms=("kmeans", "ar", "discord"), **TINY).fit(train)
     combination = model.model_.combination
     assert combination.names == ["own", "kmeans", "ar", "discord"]
@@ -173,10 +170,10 @@ def test_a_model_with_the_discord_part(test_rows, tmp_path):
 def test_a_flat_stretch_stays_flat_instead_of_blowing_its_noise_up():
     """A subsequence's deviation is floored at STD_FLOOR training deviations: a stretch that barely
     moves keeps z-values near 0 rather than noise rescaled to unit variance."""
-    part = Discord.fit(_series(600, 0), FitContext(16))
+    part = Discord.fit(periodic_pair(600, 0), FitContext(16))
     rng = np.random.default_rng(3)
     flat = (0.3 + 1e-4 * rng.normal(size=(200, 2))).astype(np.float64)
     shapes = part.shapes(part.read(flat), np.arange(0, 200 - part.length, 7))
     assert np.abs(shapes).max() < 0.05
-    moving = part.shapes(part.read(_series(200, 4)), np.arange(0, 200 - part.length, 7))
+    moving = part.shapes(part.read(periodic_pair(200, 4)), np.arange(0, 200 - part.length, 7))
     assert np.abs(moving).max() > 0.5

@@ -8,19 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from series_helpers import periodic_pair
 
 from madcluster.score import discord
 from madcluster.score.discord import STD_FLOOR, Discord
 from madcluster.score.parts import FitContext
-
-
-def _series(n: int, seed: int, period: float = 20.0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    t = np.arange(n)[:, None]
-    clean = np.sin(2 * np.pi * t / period) + 0.5 * np.sin(
-        4 * np.pi * t / period + np.array([0.0, 1.0])
-    )
-    return (clean + 0.02 * rng.normal(size=(n, 2))).astype(np.float32)
 
 
 def _direct_distance(part: Discord, read: np.ndarray, start: int) -> float:
@@ -43,7 +35,7 @@ def _direct_distance(part: Discord, read: np.ndarray, start: int) -> float:
 
 @pytest.mark.parametrize("cap", [2, 7, 12])
 def test_a_step_no_sampled_subsequence_covers_takes_the_nearest_ones_value(monkeypatch, cap):
-    rows = _series(500, 0)
+    rows = periodic_pair(500, 0)
     part = Discord.fit(rows, FitContext(16))
     monkeypatch.setattr(discord, "MAX_REFERENCE", cap)
     n, m = len(rows), part.length
@@ -67,15 +59,15 @@ def test_a_step_no_sampled_subsequence_covers_takes_the_nearest_ones_value(monke
 
 
 def test_a_series_shorter_than_a_subsequence_reads_zero():
-    part = Discord.fit(_series(300, 0), FitContext(16))
-    short = _series(part.length - 1, 1)
+    part = Discord.fit(periodic_pair(300, 0), FitContext(16))
+    short = periodic_pair(part.length - 1, 1)
     assert np.array_equal(part.reference_values(short), np.zeros(part.length - 1))
     assert np.array_equal(part.values(short), np.zeros(part.length - 1))
 
 
 def test_a_series_of_one_subsequence_reads_its_distance_on_every_step():
-    part = Discord.fit(_series(300, 0), FitContext(16))
-    one = _series(part.length, 2)
+    part = Discord.fit(periodic_pair(300, 0), FitContext(16))
+    one = periodic_pair(part.length, 2)
     want = _direct_distance(part, part.read(one), 0)
     assert want > 0
     got = part.reference_values(one)
