@@ -43,7 +43,11 @@ def test_the_part_reads_the_columns_with_a_shape(names, read):
     rows = np.stack([_columns(400, 0)[n] for n in names], axis=1).astype(np.float32)
     part = Discord.fit(rows, FitContext(16))
     assert part.columns.tolist() == read and part.columns.dtype == np.int64
-    assert np.array_equal(part.mean, rows[:, read].astype(np.float64).mean(axis=0))
+    chosen = rows[:, read].astype(np.float64)
+    assert np.array_equal(part.mean, chosen.mean(axis=0))
+    # each column's training deviation; 1 for a constant one (no division by 0)
+    spread = chosen.std(axis=0)
+    assert np.array_equal(part.scale, np.where(spread > 0, spread, 1.0))
 
 
 def test_float32_rows_fit_the_part_of_their_float64_values():
@@ -66,3 +70,35 @@ def test_a_file_round_trip_keeps_every_fitted_array():
     assert (again.length, again.segment) == (part.length, part.segment)
     # the training reading (neighbours at least m steps away) reads the neighbours' starts
     assert np.array_equal(again.reference_values(rows), part.reference_values(rows))
+
+
+def _two_waves(n: int, period: float) -> np.ndarray:
+    t = np.arange(n)
+    return np.stack([np.sin(2 * np.pi * t / period), np.cos(2 * np.pi * t / period)], axis=1)
+
+
+@pytest.mark.parametrize(
+    ("rows", "window", "length"),
+    [
+        (_two_waves(300, 8.0), 16, 16),  # a short period: MIN_LENGTH (16)
+        (_two_waves(300, 120.0), 16, 75),  # a long one: at most a quarter of the training rows
+        (np.full((400, 2), 3.0), 200, 100),  # no period: the window, at most a quarter
+        (np.full((400, 2), 3.0), 40, 40),
+    ],
+)
+def test_the_subsequence_length_follows_the_period_within_its_bounds(rows, window, length):
+    part = Discord.fit(rows.astype(np.float32), FitContext(window))
+    assert part.length == length and part.length % part.segment == 0
+    assert part.segment == -(-length // 32)
+
+
+@pytest.mark.parametrize("n", [16, 17, 18, 40])
+def test_a_short_training_series_keeps_each_subsequence_as_a_neighbour(n):
+    t = np.arange(n)
+    rows = np.stack([np.sin(t / 2), np.cos(t / 3)], axis=1).astype(np.float32)
+    part = Discord.fit(rows, FitContext(16))
+    assert part.length == 16
+    assert part.neighbour_starts.tolist() == list(range(n - 15))
+    assert part.neighbour_starts.dtype == np.int64
+    assert np.allclose(part.neighbours, part.shapes(part.read(rows), np.arange(n - 15)))
+    assert np.allclose(part.values(rows), 0.0, atol=1e-6)  # every subsequence is a neighbour
