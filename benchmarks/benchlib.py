@@ -1,5 +1,6 @@
 """What the benchmark scripts share: the repository's paths, TSB-AD's 46 series and their
-options, a server started, its port and memory, a result record written. One library, not a script: scripts import it and never import each other.
+options, a server started, its port and memory, ``--set`` overrides read, a result record written.
+One library, not a script: scripts import it and never import each other.
 
 A script at the top of ``benchmarks/`` imports it directly (Python puts the script's folder first
 on ``sys.path``); a study under ``benchmarks/studies/`` puts ``benchmarks/`` on the path first::
@@ -99,6 +100,18 @@ def peak_memory_mb(pid: int) -> float | None:
     except OSError:
         return None
     return None
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` items (``--set``) as a dict, each value read as JSON, else kept as text."""
+
+    def value(text: str) -> Any:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return text
+
+    return {key: value(text) for key, text in (item.split("=", 1) for item in items)}
 
 
 def write_record(path: str | Path, record: dict[str, Any]) -> None:

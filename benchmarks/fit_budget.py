@@ -28,16 +28,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from benchlib import parse_overrides
 
 from madcluster import MADCluster
 from madcluster.data.synthetic import make_anomaly_suite, roc_auc_by_kind
-
-
-def parse_value(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
 
 
 def main() -> None:
@@ -52,7 +46,7 @@ def main() -> None:
     if args.beside:
         return beside(args)
     torch.set_num_threads(1)
-    overrides = {k: parse_value(v) for k, v in (item.split("=", 1) for item in args.set)}
+    overrides = parse_overrides(args.set)
     data = make_anomaly_suite("seasonal", n_train=20_000, n_test=10_000, seed=args.seed)
     model = MADCluster(random_state=args.seed, **overrides)
     started, cpu_started = time.perf_counter(), time.process_time()

@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 import torch
+from benchlib import parse_overrides
 
 from madcluster import KMeansDetector, MADCluster, PCADetector
 from madcluster.data.synthetic import BASE_SIGNALS, make_anomaly_suite, roc_auc_by_kind
@@ -40,13 +41,6 @@ def build(variant: str, overrides: dict, seed: int):
     return MADCluster.from_preset(preset, window_size=WINDOW, random_state=seed, **params)
 
 
-def parse_value(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variants", nargs="+", default=["default", "paper", "pca", "kmeans"],
@@ -57,7 +51,7 @@ def main() -> None:
     parser.add_argument("--json", help="write all results here")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    overrides = {k: parse_value(v) for k, v in (item.split("=", 1) for item in args.set)}
+    overrides = parse_overrides(args.set)
     rows = []
     for variant in args.variants:
         for base in args.bases:

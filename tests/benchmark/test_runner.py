@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from grid_data import write_dataset
+from grid_data import TINY, write_dataset
 
 from madcluster.benchmark.config import BenchmarkConfig
 from madcluster.benchmark.fit_score import detector_params
@@ -43,20 +43,7 @@ def data_folder(tmp_path):
 
 
 def _config(folder, out, **kw) -> BenchmarkConfig:
-    base = {
-        "dataset": str(folder),
-        "embedder": "drnn",
-        "epochs": 1,
-        "stride": 10,
-        "window_size": 20,
-        "hidden_size": 8,
-        "layers": 2,
-        "batch_size": 32,
-        "metric_window": 20,
-        "out": str(out) if out else None,
-        "threads": 1,
-        "verbose": False,
-    }
+    base = {"dataset": str(folder), "embedder": "drnn", **TINY, "out": str(out) if out else None}
     base.update(kw)
     return BenchmarkConfig(**base)
 
@@ -112,7 +99,9 @@ def test_drnn_end_to_end_json(data_folder, tmp_path):
     assert (
         cost["n_params"] > 0 and cost["macs_per_window"] > 0 and cost["train_seconds"]["mean"] > 0
     )
-    assert ("ptflops" in cost["macs_method"] or "FlopCounterMode" in cost["macs_method"]) and "history" in cost
+    assert (
+        "ptflops" in cost["macs_method"] or "FlopCounterMode" in cost["macs_method"]
+    ) and "history" in cost
     for run in data["runs"]:
         assert run["n_scores"] == N_TEST  # every test point scored exactly once
         assert run["history"]["epochs_run"] == 1 and 0 < run["history"]["final_nu"] < 1

@@ -19,20 +19,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from madcluster import MADCluster
-from madcluster.data.synthetic import make_anomaly_suite, roc_auc_by_kind
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
+from benchlib import parse_overrides  # noqa: E402
 
-
-def parse_value(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+from madcluster import MADCluster  # noqa: E402
+from madcluster.data.synthetic import make_anomaly_suite, roc_auc_by_kind  # noqa: E402
 
 
 def alarms(model: MADCluster, rows: np.ndarray, normal: np.ndarray | None = None) -> float:
@@ -49,7 +47,7 @@ def main() -> None:
     parser.add_argument("--no-scratch", action="store_true", help="skip the refits from scratch")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    overrides = {k: parse_value(v) for k, v in (item.split("=", 1) for item in args.set)}
+    overrides = parse_overrides(args.set)
     data = make_anomaly_suite("seasonal", n_train=20_000, n_test=10_000, seed=0)
     train = data.train[:10_000]
     shift = np.zeros(train.shape[1], dtype=train.dtype)
