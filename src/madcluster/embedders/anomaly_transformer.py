@@ -33,7 +33,6 @@ fit. The official code also holds an unused LayerNorm per layer, left out here.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import ClassVar
 
@@ -44,6 +43,7 @@ from torch import nn
 from madcluster.embedders.attention import (
     SCORE_TEMPERATURE,
     DataEmbedding,
+    QueryKeyAttention,
     discrepancy_losses,
     discrepancy_score,
     step_discrepancy,
@@ -71,30 +71,20 @@ def gaussian_prior(sigma: torch.Tensor) -> torch.Tensor:
     return torch.softmax(-distance_sq / (2.0 * sigma.unsqueeze(-1).pow(2)), dim=-1)
 
 
-class AnomalyAttention(nn.Module):
+class AnomalyAttention(QueryKeyAttention):
     """Multi-head attention that also returns its series and prior associations, each
     ``[B, H, L, L]``."""
 
     def __init__(self, d_model: int, n_heads: int) -> None:
-        super().__init__()
-        if d_model % n_heads:
-            raise ParameterError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
-        self.n_heads = n_heads
-        self.query = nn.Linear(d_model, d_model)
-        self.key = nn.Linear(d_model, d_model)
+        super().__init__(d_model, n_heads)
         self.value = nn.Linear(d_model, d_model)
         self.sigma = nn.Linear(d_model, n_heads)
         self.out = nn.Linear(d_model, d_model)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         b, length, d = x.shape
-        heads = self.n_heads
-        q = self.query(x).view(b, length, heads, -1)
-        k = self.key(x).view(b, length, heads, -1)
-        v = self.value(x).view(b, length, heads, -1)
-        scores = torch.einsum("blhe,bshe->bhls", q, k) / math.sqrt(d // heads)
-        # float32 maps even under autocast (the KL's logs)
-        series = torch.softmax(at_least_float32(scores), dim=-1)
+        series = self.attention_map(x)
+        v = self.value(x).view(b, length, self.n_heads, -1)
         mixed = torch.einsum("bhls,bshe->blhe", series, v).reshape(b, length, d)
         prior = gaussian_prior(learned_sigma(at_least_float32(self.sigma(x))).transpose(1, 2))
         return self.out(mixed), series, prior

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from madcluster.embedders.blocks import at_least_float32
 from madcluster.exceptions import ParameterError
 
 KL_EPS = 1e-4  # both official codes add 1e-4 inside the logs: a zero entry must not give -inf
@@ -42,6 +43,29 @@ def sinusoidal_positions(
     pe[:, 0::2] = torch.sin(pos * rate)
     pe[:, 1::2] = torch.cos(pos * rate)[:, : d_model // 2]
     return pe.to(dtype)
+
+
+class QueryKeyAttention(nn.Module):
+    """Query and key projections of ``d_model`` features split over ``n_heads`` heads, and their
+    attention maps ``softmax(QK^T / sqrt(E))`` per head, E = d_model / n_heads (Anomaly
+    Transformer's series association, DCdetector's two views)."""
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        if d_model % n_heads:
+            raise ParameterError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        self.n_heads = n_heads
+        self.query = nn.Linear(d_model, d_model)
+        self.key = nn.Linear(d_model, d_model)
+
+    def attention_map(self, x: torch.Tensor) -> torch.Tensor:
+        """The maps ``[B, H, L, L]`` of tokens ``x`` ``[B, L, d_model]``, in float32 even under
+        autocast (the KL's logs)."""
+        b, length, d = x.shape
+        q = self.query(x).view(b, length, self.n_heads, -1)
+        k = self.key(x).view(b, length, self.n_heads, -1)
+        scores = torch.einsum("blhe,bshe->bhls", q, k) / math.sqrt(d // self.n_heads)
+        return torch.softmax(at_least_float32(scores), dim=-1)
 
 
 class DataEmbedding(nn.Module):

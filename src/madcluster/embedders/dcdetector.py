@@ -62,6 +62,7 @@ from madcluster.defaults import DEFAULT_WINDOW_SIZE
 from madcluster.embedders.attention import (
     SCORE_TEMPERATURE,
     DataEmbedding,
+    QueryKeyAttention,
     discrepancy_losses,
     discrepancy_score,
     step_discrepancy,
@@ -96,27 +97,12 @@ def check_patch_sizes(patch_sizes: Sequence[int], window_size: int) -> tuple[int
     return sizes
 
 
-class DualAttentionLayer(nn.Module):
+class DualAttentionLayer(QueryKeyAttention):
     """Q and K projections of one layer: maps ``softmax(QK^T / sqrt(E))`` per head, no values."""
-
-    def __init__(self, d_model: int, n_heads: int) -> None:
-        super().__init__()
-        if d_model % n_heads:
-            raise ParameterError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
-        self.n_heads = n_heads
-        self.query = nn.Linear(d_model, d_model)
-        self.key = nn.Linear(d_model, d_model)
 
     def attend(self, tokens: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Each embedded token set ``[S, T, d_model]`` to its map ``[S, H, T, T]`` (any heads)."""
-        maps = []
-        for x in tokens:
-            s, t, d = x.shape
-            q = self.query(x).view(s, t, self.n_heads, -1)
-            k = self.key(x).view(s, t, self.n_heads, -1)
-            scores = torch.einsum("bthe,bshe->bhts", q, k) / math.sqrt(d // self.n_heads)
-            maps.append(torch.softmax(at_least_float32(scores), dim=-1))
-        return maps
+        return [self.attention_map(x) for x in tokens]
 
     def attend_linear(
         self, coords: Sequence[torch.Tensor], bases: Sequence[torch.Tensor]
