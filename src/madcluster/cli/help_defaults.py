@@ -50,25 +50,26 @@ def _registered_class(name: str) -> tuple[str, str] | None:
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
-    for node in tree.body:
+    value = _table_entry(tree, "EMBEDDERS", name)
+    if not isinstance(value, ast.Name):
+        return None
+    module = imported.get(value.id)
+    return (module, value.id) if module else None
+
+
+def _table_entry(tree: ast.Module | None, table: str, key: str) -> ast.AST | None:
+    """The value written for ``key`` in the module-level dict literal ``table = {...}`` (or
+    ``table: ... = {...}``) of ``tree``; None when there is none."""
+    for node in tree.body if tree is not None else ():
         target = (
             node.target
             if isinstance(node, ast.AnnAssign)
             else (node.targets[0] if isinstance(node, ast.Assign) else None)
         )
-        if (
-            isinstance(target, ast.Name)
-            and target.id == "EMBEDDERS"
-            and isinstance(node.value, ast.Dict)
-        ):
-            for key, value in zip(node.value.keys, node.value.values):
-                if (
-                    isinstance(key, ast.Constant)
-                    and key.value == name
-                    and isinstance(value, ast.Name)
-                ):
-                    module = imported.get(value.id)
-                    return (module, value.id) if module else None
+        if isinstance(target, ast.Name) and target.id == table and isinstance(node.value, ast.Dict):
+            for k, value in zip(node.value.keys, node.value.values):
+                if isinstance(k, ast.Constant) and k.value == key:
+                    return value
     return None
 
 
@@ -90,22 +91,9 @@ def _init_default(module: str, cls: str, param: str) -> Any:
 
 
 def _image_default(param: str) -> Any:
-    tree = _module_tree("madcluster.images.detector")
-    for node in tree.body if tree is not None else ():
-        target = node.target if isinstance(node, ast.AnnAssign) else None
-        if (
-            isinstance(target, ast.Name)
-            and target.id == "IMAGE_PARAMS"
-            and isinstance(node.value, ast.Dict)
-        ):
-            for key, value in zip(node.value.keys, node.value.values):
-                if (
-                    isinstance(key, ast.Constant)
-                    and key.value == param
-                    and isinstance(value, ast.Call)
-                    and value.args
-                ):
-                    return _literal(value.args[0])
+    value = _table_entry(_module_tree("madcluster.images.detector"), "IMAGE_PARAMS", param)
+    if isinstance(value, ast.Call) and value.args:
+        return _literal(value.args[0])
     return _NOT_FOUND
 
 
