@@ -1,6 +1,7 @@
 """What the benchmark scripts share: the repository's paths, TSB-AD's 46 series and their
-options, a server started, its port and memory, ``--set`` overrides read, a result record written.
-One library, not a script: scripts import it and never import each other.
+options, a server started, its port and memory, ``--set`` overrides read, a result record or an
+``.npz`` of arrays written, a table per TSB-AD source printed. One library, not a script: scripts
+import it and never import each other.
 
 A script at the top of ``benchmarks/`` imports it directly (Python puts the script's folder first
 on ``sys.path``); a study under ``benchmarks/studies/`` puts ``benchmarks/`` on the path first::
@@ -122,3 +123,26 @@ def write_record(path: str | Path, record: dict[str, Any]) -> None:
     print(text)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, text + "\n")
+
+
+def write_npz(path: str | Path, arrays: dict[str, Any]) -> None:
+    """``arrays`` as a compressed ``.npz`` at ``path``, atomically (``.tmp.npz`` beside it first)."""
+    import numpy as np
+
+    path = Path(path)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def print_source_table(results: dict[str, dict[str, list[float]]], *, counts: bool = False) -> None:
+    """A Markdown table of ``{row: {source: [values]}}``: each row's mean on MSL, SMAP, SMD and on
+    all of them (with ``counts``, how many values that is)."""
+    import numpy as np
+
+    print("| rule | MSL | SMAP | SMD | all |\n|---|---|---|---|---|")
+    for rule, per in results.items():
+        everything = [v for vs in per.values() for v in vs]
+        cells = [f"{np.mean(per[s]):.3f}" if s in per else "-" for s in ("MSL", "SMAP", "SMD")]
+        count = f" ({len(everything)})" if counts else ""
+        print(f"| {rule} | {' | '.join(cells)} | {np.mean(everything):.3f}{count} |")

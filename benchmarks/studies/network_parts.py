@@ -12,13 +12,16 @@ time; the cheap parts are refitted by the reader (``benchmarks/studies/part_stud
 from __future__ import annotations
 
 import argparse
-import os
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
+from benchlib import write_npz  # noqa: E402
 
 
 def read_bundle(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
@@ -81,9 +84,7 @@ def dump_one(name: str, arrays: dict[str, np.ndarray], seed: int, out: Path) -> 
         "default_test": detector.decision_function(arrays["test"]).astype(np.float32),
         "fit_seconds": np.asarray(fit_s),
     }
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, **result)
-    os.replace(tmp, path)
+    write_npz(path, result)
     return f"{name}: fit {fit_s:.1f}s, total {time.perf_counter() - t0:.1f}s"
 
 

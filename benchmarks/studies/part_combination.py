@@ -21,6 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the part studies beside this one
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
+from benchlib import print_source_table  # noqa: E402
 
 
 def series_parts(series, dump: dict, seed: int, names: tuple[str, ...], window: int = 100) -> dict:
@@ -99,11 +100,7 @@ def main() -> None:
             for label, score in combine(parts).items():
                 vus = tsbad_vus(score, series.labels, series.test)[1]
                 results.setdefault(f"{rule}: {label}", {}).setdefault(source, []).append(vus)
-    print("| rule | MSL | SMAP | SMD | all |\n|---|---|---|---|---|")
-    for rule, per in results.items():
-        everything = [v for vs in per.values() for v in vs]
-        cells = [f"{np.mean(per[s]):.3f}" if s in per else "-" for s in ("MSL", "SMAP", "SMD")]
-        print(f"| {rule} | {' | '.join(cells)} | {np.mean(everything):.3f} ({len(everything)}) |")
+    print_source_table(results, counts=True)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ suite's ``kinds``); the demo is fitted as its benchmark does (``window_size=50, 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -31,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the part studies beside this one
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
+from benchlib import write_npz  # noqa: E402
 
 VARIANTS = 8
 
@@ -97,9 +97,7 @@ def dump_one(name: str, series, seed: int, variants: int, out: Path, params: dic
         "fit_seconds": np.asarray(fit_s),
         **(extra or {}),
     }
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, **arrays)
-    os.replace(tmp, path)
+    write_npz(path, arrays)
     return f"{name}: fit {fit_s:.1f}s, total {time.perf_counter() - t0:.1f}s"
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the part studies beside this one
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
+from benchlib import print_source_table  # noqa: E402
 
 
 def zscore(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -151,11 +152,7 @@ def report(rows: dict, names: tuple[str, ...]) -> None:
         for rule, f in rules.items():
             by_source.setdefault(rule, {}).setdefault(r["source"], []).append(f(r))
     print(f"\n{len(rows)} series")
-    print("| rule | MSL | SMAP | SMD | all |\n|---|---|---|---|---|")
-    for rule, per in by_source.items():
-        everything = [v for vs in per.values() for v in vs]
-        cells = [f"{np.mean(per[s]):.3f}" if s in per else "-" for s in ("MSL", "SMAP", "SMD")]
-        print(f"| {rule} | {' | '.join(cells)} | {np.mean(everything):.3f} |")
+    print_source_table(by_source)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ the training rows, moved by ``--shift`` training deviations (half of them, at le
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
+from benchlib import write_npz  # noqa: E402
 
 
 def shifted(train: np.ndarray, test: np.ndarray, shift: float, seed: int) -> np.ndarray:
@@ -82,9 +83,7 @@ def main() -> None:
         arrays |= {f"shifted/{k}": v for k, v in part_readings(model, moved).items()}
         arrays |= {"labels": a["labels"], "first": np.asarray(a["test"])[:, 0],
                    "family": a["family"]}
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez_compressed(tmp, **arrays)
-        os.replace(tmp, path)
+        write_npz(path, arrays)
         print(f"{name}: {time.perf_counter() - t0:.0f}s", flush=True)
 
 

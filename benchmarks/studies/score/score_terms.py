@@ -22,7 +22,6 @@ the reader.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -33,6 +32,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
+from benchlib import write_npz  # noqa: E402
 
 NETS: dict[str, dict[str, Any]] = {
     "default": {"input_terms": ("kmeans",)},
@@ -119,9 +119,7 @@ def dump_one(task: dict[str, Any]) -> str:
     arrays = {k: v.astype(np.float32) for k, v in arrays.items()}
     arrays.update(reference=np.asarray(reference, dtype=np.float32), fit_seconds=np.asarray(fitted - started))
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, **arrays)
-    os.replace(tmp, out)
+    write_npz(out, arrays)
     return f"{out.name} fit {fitted - started:.0f}s"
 
 
