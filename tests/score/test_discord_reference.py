@@ -72,3 +72,25 @@ def test_a_series_of_one_subsequence_reads_its_distance_on_every_step():
     assert want > 0
     got = part.reference_values(one)
     assert got.shape == (part.length,) and np.allclose(got, want, rtol=0, atol=1e-9)
+
+
+def test_a_series_of_one_subsequence_reads_its_nearest_neighbour_on_every_step():
+    part = Discord.fit(periodic_pair(300, 0), FitContext(16))
+    one = periodic_pair(part.length, 2)
+    m, p = part.length, part.segment
+    sub = part.read(one).T
+    centred = sub - sub.mean(axis=1, keepdims=True)
+    z = centred / np.maximum(centred.std(axis=1, keepdims=True), STD_FLOOR)
+    q = z.reshape(z.shape[0], m // p, p).mean(axis=2).ravel()
+    want = np.sqrt(min(np.mean((q - nb) ** 2) for nb in part.neighbours))
+    assert want > 0
+    assert np.allclose(part.values(one), want, rtol=0, atol=1e-9)
+
+
+def test_a_subsequence_with_no_neighbour_m_steps_away_reads_zero():
+    """A training series shorter than two subsequences: every neighbour overlaps every training
+    subsequence, so none is compared, and the training reading is 0 rather than infinite."""
+    rows = periodic_pair(24, 0)
+    part = Discord.fit(rows, FitContext(16))
+    assert part.length == 16 and part.neighbour_starts.max() < part.length
+    assert np.array_equal(part.reference_values(rows), np.zeros(24))
