@@ -15,11 +15,11 @@ import numpy as np
 from madcluster.atomic import atomic_write_text, check_output_path
 from madcluster.cli.console import print_metrics, print_note, say
 from madcluster.cli.finishing import finish_despite_ctrl_c
-from madcluster.cli.input_options import read_input
+from madcluster.cli.input_options import check_input_columns, read_input
 from madcluster.cli.options import detector_from_args, detector_params_from_args
 from madcluster.cli.runtime_options import apply_runtime
 from madcluster.cli.score_outputs import write_score_outputs
-from madcluster.data.columns import check_columns, feature_values, label_hint, name_list
+from madcluster.data.columns import feature_values, label_hint, name_list
 from madcluster.exceptions import DataError, OutputPathError
 from madcluster.method.diagnostics import collapse_diagnosis
 
@@ -223,13 +223,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     apply_runtime(args)
     detector = MADCluster.load(args.model, device=args.device)
     detector.set_params(n_jobs=args.threads)  # this command's threads, not the fitting machine's
-    check_columns(
-        table,
-        args.data,
-        detector,
-        label_column=args.label_column,
-        note=lambda message: print_note(args, message),
-    )
+    check_input_columns(table, args, detector)
     scores = detector.decision_function(feature_values(table, args.data))
     threshold = detector.threshold_ if args.threshold is None else args.threshold
     predicted = (scores > threshold).astype(np.int64)

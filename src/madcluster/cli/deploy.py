@@ -272,9 +272,9 @@ def score_onnx_command(args: argparse.Namespace, outputs: tuple[str, str | None]
     matplotlib the plot is skipped with a note."""
     from madcluster import OnnxScorer
     from madcluster.cli.console import print_note
-    from madcluster.cli.input_options import read_input
+    from madcluster.cli.input_options import check_input_columns, read_input
     from madcluster.cli.score_outputs import write_score_outputs
-    from madcluster.data.columns import check_columns, model_ordered_values
+    from madcluster.data.columns import model_ordered_values
     from madcluster.exceptions import OutputPathError
 
     output, plot = outputs
@@ -288,13 +288,7 @@ def score_onnx_command(args: argparse.Namespace, outputs: tuple[str, str | None]
         )
     scorer = OnnxScorer(args.model)
     table = read_input(args.data, args)
-    check_columns(
-        table,
-        args.data,
-        scorer,
-        label_column=args.label_column,
-        note=lambda message: print_note(args, message),
-    )
+    check_input_columns(table, args, scorer)
     scores = scorer.decision_function(model_ordered_values(table, args.data, scorer))
     threshold = scorer.threshold_ if args.threshold is None else args.threshold
     write_score_outputs(

@@ -1,5 +1,5 @@
 """The input options of ``fit`` and ``score``: which columns of a data file are features or labels,
-how its CSV is read, and reading it with them."""
+how its CSV is read, reading it with them, and checking its columns against a model's."""
 
 from __future__ import annotations
 
@@ -87,3 +87,18 @@ def read_input(path: str, args: argparse.Namespace):
     from madcluster.data.io import read_table
 
     return read_table(path, **read_options(args))
+
+
+def check_input_columns(table, args: argparse.Namespace, model) -> None:
+    """The columns of ``args.data`` (read as ``table``) against those ``model`` was fitted on:
+    refused naming the flag that fixes them; reordered or unnamed columns are a note."""
+    from madcluster.cli.console import print_note
+    from madcluster.data.columns import check_columns
+
+    check_columns(
+        table,
+        args.data,
+        model,
+        label_column=args.label_column,
+        note=lambda message: print_note(args, message),
+    )
