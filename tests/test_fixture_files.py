@@ -3,6 +3,7 @@ version 1; ``tests/fixtures/bb28e52/make.py``) load, score and resume as they di
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +15,11 @@ from madcluster.estimator.streaming import StreamScorer
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bb28e52"
 EXPECTED = dict(np.load(FIXTURES / "expected.npz"))
 NAMES = ("default", "ar", "streaming")
-CHUNKS_AFTER = (2, 1, 17, 30)  # as make.py fed the rows after the saved state
-SPLIT = 150
+# the script that wrote the files: its split, its chunks after the saved state, its feeding loop
+_spec = importlib.util.spec_from_file_location("bb28e52_make", FIXTURES / "make.py")
+MAKE = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(MAKE)
+SPLIT = MAKE.SPLIT
 TOL = 1e-9
 
 
@@ -71,17 +75,12 @@ def test_stream_states_resume_as_they_did(name):
     model = MADCluster.load(FIXTURES / f"{name}.mcz")
     scorer = StreamScorer.restore(model.model_, FIXTURES / f"{name}.mcs")
     assert scorer.steps_seen == SPLIT
-    rows, at = EXPECTED["test"][SPLIT:], 0
-    at_once, final_steps, final_scores = [], [], []
-    for size in CHUNKS_AFTER:
-        result = scorer.update(rows[at : at + size])
-        at += size
-        at_once.append(result.scores)
-        final_steps.append(result.final_steps)
-        final_scores.append(result.final_scores)
-    _close(np.concatenate(at_once), EXPECTED[f"{name}_resumed_at_once"])
-    assert np.array_equal(np.concatenate(final_steps), EXPECTED[f"{name}_resumed_final_steps"])
-    _close(np.concatenate(final_scores), EXPECTED[f"{name}_resumed_final_scores"])
+    at_once, final_steps, final_scores = MAKE.feed(
+        scorer, EXPECTED["test"][SPLIT:], MAKE.CHUNKS_AFTER
+    )
+    _close(at_once, EXPECTED[f"{name}_resumed_at_once"])
+    assert np.array_equal(final_steps, EXPECTED[f"{name}_resumed_final_steps"])
+    _close(final_scores, EXPECTED[f"{name}_resumed_final_scores"])
     pending = scorer.pending()
     assert np.array_equal(pending.steps, EXPECTED[f"{name}_pending_steps"])
     _close(pending.scores, EXPECTED[f"{name}_pending_scores"])
