@@ -58,6 +58,8 @@ def test_float32_rows_fit_the_part_of_their_float64_values():
         got = getattr(part, name)
         assert got.dtype == np.float64 and np.array_equal(got, getattr(wide, name)), name
     assert (part.length, part.segment) == (wide.length, wide.segment)
+    test_rows = np.stack([_wave(200, 2), _wave(200, 3, period=25.0)], axis=1).astype(np.float32)
+    assert np.array_equal(part.values(test_rows), part.values(test_rows.astype(np.float64)))
 
 
 def test_a_file_round_trip_keeps_every_fitted_array():
@@ -102,3 +104,18 @@ def test_a_short_training_series_keeps_each_subsequence_as_a_neighbour(n):
     assert part.neighbour_starts.dtype == np.int64
     assert np.allclose(part.neighbours, part.shapes(part.read(rows), np.arange(n - 15)))
     assert np.allclose(part.values(rows), 0.0, atol=1e-6)  # every subsequence is a neighbour
+
+
+def test_the_deviation_floor_is_in_training_deviations_of_the_column():
+    """A column that moves by 100 in training: a test stretch moving by 0.5 (0.005 training
+    deviations) is flat, its subsequences' z-values held near 0 by the floor, whatever its level."""
+    rows = (100.0 * np.stack([_wave(400, 0), _wave(400, 1, period=25.0)], axis=1)).astype(
+        np.float32
+    )
+    part = Discord.fit(rows, FitContext(16))
+    assert np.allclose(part.scale, rows.astype(np.float64).std(axis=0))
+    rng = np.random.default_rng(4)
+    for level in (0.0, 300.0):
+        stretch = level + 0.5 * rng.normal(size=(120, 2))
+        shapes = part.shapes(part.read(stretch), np.arange(0, 120 - part.length, 5))
+        assert np.abs(shapes).max() < 0.5
