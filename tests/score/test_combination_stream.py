@@ -53,7 +53,7 @@ def _stream_row_by_row_then_in_chunks(combination, rows, own):
     at_once = combination.at_once_score(rows, own)
     delay = combination.final_after()
     stream = combination.stream()
-    bounds = [*range(3 * WINDOW), *range(3 * WINDOW, len(rows), 7), len(rows)]
+    bounds = [*range(4 * WINDOW), *range(4 * WINDOW, len(rows), 7), len(rows)]
     finals = []
     for lo, hi in itertools.pairwise(bounds):
         update = stream.update(own[lo:hi], rows[lo:hi])
@@ -62,7 +62,7 @@ def _stream_row_by_row_then_in_chunks(combination, rows, own):
         assert update.final_from == sum(len(f) for f in finals)
         final_to = update.final_from + len(update.final_scores)
         assert final_to <= max(0, hi - delay)
-        if hi >= 2 * WINDOW:
+        if hi >= 3 * WINDOW:
             assert final_to == hi - delay
         _close(update.final_scores, whole[update.final_from : final_to])
         finals.append(update.final_scores)
@@ -166,3 +166,23 @@ def test_the_description_names_each_part_its_weight_smoothing_scale_and_the_rule
         )
         assert other.describe() == text
     assert Combination.own_alone().describe() == "MADCluster's own score alone (no input terms)"
+
+
+def test_a_part_missing_from_the_weights_weighs_1(train, test_rows):
+    """Files from before the part weights name none: every part weighs 1 (in the score and in its
+    description); a centred mean of 2 steps is a mean."""
+    fitted = _fit(train, ("kmeans", "ar"), {"own": 2}, "zscore-sum")
+    bare = Combination(
+        fitted.parts, fitted.stats, fitted.at_once_stats, {}, {"own": 2}, "zscore-sum"
+    )
+    assert bare.describe() == "1 z(own, mean of 2) + 1 z(kmeans) + 1 z(ar)"
+    rows, own = test_rows
+    ones = Combination(
+        fitted.parts,
+        fitted.stats,
+        fitted.at_once_stats,
+        {"own": 1.0, "kmeans": 1.0, "ar": 1.0},
+        {"own": 2},
+        "zscore-sum",
+    )
+    assert np.array_equal(bare.score(rows, own), ones.score(rows, own))
