@@ -2,7 +2,8 @@
 definition written out: the head terms' statistics on steady rows only, the warm-up table from
 training windows each scored alone as a fresh series, the parts' combination from the
 parameters, the training scores and the threshold. Found by the mutation run of
-``docs/mutation.md``."""
+``docs/mutation.md``. Each test fits its own model: a mutation tester maps a function to the
+tests that call it, and a model shared by a module fixture is fitted in the first test only."""
 
 from __future__ import annotations
 
@@ -20,12 +21,12 @@ from madcluster.score.scoring import head_score
 TINY = {"window_size": 16, "epochs": 1, "epoch_windows": 32, "batch_size": 32, "random_state": 0}
 
 
-@pytest.fixture(scope="module")
-def train() -> np.ndarray:
-    return two_sines(200, 0)
+@pytest.fixture(params=[200])
+def train(request) -> np.ndarray:
+    return two_sines(request.param, 0)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def model(train):
     return MADCluster(
         input_terms=("ar",),
@@ -51,6 +52,8 @@ def test_the_head_statistics_are_read_on_steady_rows_only(model, train):
         assert fitted.head.stats[name] == pytest.approx(want, rel=1e-12, abs=1e-15), name
 
 
+# 100 rows: the warm-up windows are scored in one batch; 200: in two (CPU batches of 128)
+@pytest.mark.parametrize("train", [100, 200], indirect=True)
 def test_the_warmup_table_comes_from_training_windows_each_scored_alone(model, train):
     fitted = model.model_
     window = fitted.grid.window_size
