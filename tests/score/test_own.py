@@ -26,3 +26,10 @@ def test_the_own_parts_values_cannot_be_computed_from_rows():
         part.values(np.zeros((5, 2)))
     with pytest.raises(TypeError, match="needs the network's scores"):
         part.stream().append(np.zeros((5, 2)))
+
+
+def test_a_point_wise_parts_stream_leaves_its_values_to_the_combination():
+    stream = OwnScore().stream()
+    with pytest.raises(NotImplementedError, match="OwnStream: a point-wise part's values are kept"):
+        stream.values(np.arange(3))
+    assert stream.final_before(7) == 7  # final at once
