@@ -9,7 +9,12 @@ from madcluster import MADCluster
 from madcluster.baselines import KMeansDetector
 from madcluster.exceptions import ParameterError
 from madcluster.score.autoregressive import AutoRegressive
-from madcluster.score.input_terms import DEFAULT_PART_WEIGHTS
+from madcluster.score.input_terms import (
+    CONTINUOUS_PART_WEIGHTS,
+    DISCRETE_PART_WEIGHTS,
+    check_part_weights,
+    continuous_share,
+)
 from madcluster.score.parts import FitContext
 from madcluster.score.scoring import standardize
 from madcluster.score.smoothing import centred_means
@@ -20,7 +25,9 @@ TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "
 
 def _series(n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return (np.sin(np.arange(n)[:, None] / 5 + np.arange(3)) + 0.05 * rng.normal(size=(n, 3))).astype(np.float32)
+    return (
+        np.sin(np.arange(n)[:, None] / 5 + np.arange(3)) + 0.05 * rng.normal(size=(n, 3))
+    ).astype(np.float32)
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +41,9 @@ def train_test():
 def with_terms(train_test):
     # the plain z-sum of the two terms this file checks formula by formula (the default adds the
     # discord part and sums positive parts: tests/score/test_discord.py, test_default_rule below)
-    return MADCluster(input_terms=("kmeans", "ar"), part_rule="zscore-sum", **TINY).fit(train_test[0])
+    return MADCluster(input_terms=("kmeans", "ar"), part_rule="zscore-sum", **TINY).fit(
+        train_test[0]
+    )
 
 
 def test_default_has_both_terms_and_none_turns_them_off(train_test, with_terms):
@@ -50,16 +59,22 @@ def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term_smoothed(train_
     plain = MADCluster(input_terms=None, **TINY).fit(train)  # same seed: the same network
     kmeans, ar = with_terms.input_terms_
     baseline = KMeansDetector(window_size=TINY["window_size"], random_state=0).fit(train)
-    middle = slice(TINY["window_size"] - 1, len(test) - TINY["window_size"] + 1)  # the ends: balanced_window_means
-    assert np.allclose(kmeans.values(test)[middle], baseline.decision_function(test)[middle], rtol=1e-4, atol=1e-4)
+    middle = slice(
+        TINY["window_size"] - 1, len(test) - TINY["window_size"] + 1
+    )  # the ends: balanced_window_means
+    assert np.allclose(
+        kmeans.values(test)[middle], baseline.decision_function(test)[middle], rtol=1e-4, atol=1e-4
+    )
     stats, w = with_terms.model_.combination.stats, with_terms.part_weights_
-    assert w == {"own": 0.5, "kmeans": 1.5, "ar": 1.0}
-    assert DEFAULT_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 0.5}
+    assert continuous_share(train) == 1.0 and w == {"own": 0.5, "kmeans": 1.5, "ar": 2.0}
     smooth = with_terms.part_smoothing_
     assert smooth == {"own": TINY["window_size"] // 2, "ar": TINY["window_size"] // 10}
-    expected = (w["own"] * standardize(centred_means(plain.decision_function(test), smooth["own"]), stats["own"])
-                + w["kmeans"] * standardize(kmeans.values(test), stats["kmeans"])
-                + w["ar"] * standardize(centred_means(ar.values(test), smooth["ar"]), stats["ar"]))
+    expected = (
+        w["own"]
+        * standardize(centred_means(plain.decision_function(test), smooth["own"]), stats["own"])
+        + w["kmeans"] * standardize(kmeans.values(test), stats["kmeans"])
+        + w["ar"] * standardize(centred_means(ar.values(test), smooth["ar"]), stats["ar"])
+    )
     scores = with_terms.decision_function(test)
     assert np.allclose(scores, expected)
     assert scores[200:215].mean() > np.percentile(scores[:150], 99)
@@ -74,15 +89,29 @@ def test_part_weights_weigh_each_standardised_part(train_test, with_terms):
     equal = MADCluster(part_weights={"own": 1, "kmeans": 1, "ar": 1}, **plain, **TINY).fit(train)
     no_ar = MADCluster(part_weights={"ar": 0}, **plain, **TINY).fit(train)
     stats = equal.model_.combination.stats
-    own = standardize(MADCluster(input_terms=None, **TINY).fit(train).decision_function(test), stats["own"])
+    own = standardize(
+        MADCluster(input_terms=None, **TINY).fit(train).decision_function(test), stats["own"]
+    )
     kmeans, ar = (standardize(t.values(test), stats[t.name]) for t in equal.input_terms_)
     assert np.allclose(equal.decision_function(test), own + kmeans + ar)
     assert np.allclose(no_ar.decision_function(test), 0.5 * own + 1.5 * kmeans)
-    assert no_ar.part_weights_ == {"own": 0.5, "kmeans": 1.5, "ar": 0.0}  # the others: their defaults
-    for bad in ({"own": -1}, {"window": 1}, [1.0], {"ar": float("inf")}, {"own": 0, "kmeans": 0, "ar": 0, "discord": 0}):
+    assert no_ar.part_weights_ == {
+        "own": 0.5,
+        "kmeans": 1.5,
+        "ar": 0.0,
+    }  # the others: their defaults
+    for bad in (
+        {"own": -1},
+        {"window": 1},
+        [1.0],
+        {"ar": float("inf")},
+        {"own": 0, "kmeans": 0, "ar": 0, "discord": 0},
+    ):
         with pytest.raises(ParameterError):
             MADCluster(part_weights=bad, **TINY).fit(train)
-    assert with_terms.threshold_ == pytest.approx(np.quantile(with_terms.decision_scores_, 1 - with_terms.contamination))
+    assert with_terms.threshold_ == pytest.approx(
+        np.quantile(with_terms.decision_scores_, 1 - with_terms.contamination)
+    )
 
 
 def test_kmeans_ends_average_as_many_windows_as_the_middle():
@@ -104,7 +133,9 @@ def test_kmeans_ends_average_as_many_windows_as_the_middle():
     assert index[0] == index[19] and index[-1] == index[-20]  # the first / last full block
     rng = np.random.default_rng(0)
     rows = rng.normal(size=(300, 2))
-    term = WindowKMeans(np.zeros(2), np.ones(2), rng.normal(size=(3, 40)).astype(np.float32), 20, 2, None, True)
+    term = WindowKMeans(
+        np.zeros(2), np.ones(2), rng.normal(size=(3, 40)).astype(np.float32), 20, 2, None, True
+    )
     old = replace(term, balanced_edges=False)
     assert not np.allclose(term.values(rows)[:5], old.values(rows)[:5])
     assert WindowKMeans.from_arrays(old.to_arrays()).balanced_edges is False
@@ -129,8 +160,12 @@ def test_save_load_round_trip_gives_identical_scores(tmp_path, train_test, with_
     with_terms.save(path)
     loaded = MADCluster.load(path)
     assert loaded.input_terms == ("kmeans", "ar")
-    assert isinstance(loaded.input_terms_[0], WindowKMeans) and isinstance(loaded.input_terms_[1], AutoRegressive)
-    assert np.array_equal(loaded.decision_function(train_test[1]), with_terms.decision_function(train_test[1]))
+    assert isinstance(loaded.input_terms_[0], WindowKMeans) and isinstance(
+        loaded.input_terms_[1], AutoRegressive
+    )
+    assert np.array_equal(
+        loaded.decision_function(train_test[1]), with_terms.decision_function(train_test[1])
+    )
     assert loaded.threshold_ == with_terms.threshold_
 
 
@@ -153,12 +188,20 @@ def test_the_default_exports_and_scores_without_torch(tmp_path, train_test, with
     export_onnx(with_terms.model_, tmp_path / "m.onnx")
     test = train_test[1]
     np.save(tmp_path / "x.npy", test)
-    code = ("import sys; sys.modules['torch'] = None\n"
-            "import numpy as np\nfrom madcluster import OnnxScorer\n"
-            f"np.save({str(tmp_path / 's.npy')!r}, OnnxScorer({str(tmp_path / 'm.onnx')!r}).decision_function(np.load({str(tmp_path / 'x.npy')!r})))")
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import numpy as np\nfrom madcluster import OnnxScorer\n"
+        f"np.save({str(tmp_path / 's.npy')!r}, OnnxScorer({str(tmp_path / 'm.onnx')!r}).decision_function(np.load({str(tmp_path / 'x.npy')!r})))"
+    )
     src = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "src")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "PYTHONPATH": src, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": src, "OMP_NUM_THREADS": "1"},
+    )
     assert proc.returncode == 0, proc.stderr
     expected = with_terms.decision_function(test)
     assert np.max(np.abs(np.load(tmp_path / "s.npy") - expected)) <= 1e-9 * np.abs(expected).max()
@@ -173,10 +216,14 @@ def test_bad_values_are_parameter_errors(train_test, value):
 def test_ar_term_skips_columns_with_few_levels():
     rng = np.random.default_rng(1)
     smooth = np.sin(np.arange(500) / 7)[:, None] + 0.05 * rng.normal(size=(500, 1))
-    command = rng.integers(0, 2, size=(500, 1)).astype(float)  # a binary channel: unpredictable steps
+    command = rng.integers(0, 2, size=(500, 1)).astype(
+        float
+    )  # a binary channel: unpredictable steps
     term = AutoRegressive.fit(np.hstack([smooth, command]))
     assert list(term.columns) == [0]
-    flipped = np.hstack([smooth, 1 - command])  # every command flipped: nothing the term reads changed
+    flipped = np.hstack(
+        [smooth, 1 - command]
+    )  # every command flipped: nothing the term reads changed
     assert np.allclose(term.values(flipped), term.values(np.hstack([smooth, command])))
     only_binary = AutoRegressive.fit(command)
     assert len(only_binary.columns) == 0 and not only_binary.values(command).any()
@@ -186,7 +233,9 @@ def test_streaming_preset_is_the_default_without_terms_and_streams(train_test):
     model = MADCluster.from_preset("streaming", **TINY).fit(train_test[0])
     assert model.input_terms is None and model.input_terms_ == []
     scorer = model.stream()
-    streamed = np.concatenate([scorer.update(chunk).scores for chunk in np.array_split(train_test[1], 5)])
+    streamed = np.concatenate(
+        [scorer.update(chunk).scores for chunk in np.array_split(train_test[1], 5)]
+    )
     assert np.allclose(streamed, model.decision_function(train_test[1]), atol=1e-5)
     default = MADCluster(**TINY).get_params()
     assert {k: v for k, v in model.get_params().items() if v != default[k]} == {"input_terms": None}
@@ -212,7 +261,10 @@ def test_a_model_file_written_with_window_term_loads_as_the_kmeans_term(tmp_path
     del params["input_terms"]
     params["window_term"] = "kmeans"
     stats = fitted["score_stats_"]
-    stats["before_window_term"], stats["window_term"] = stats.pop("before_input_terms"), stats.pop("input_term/kmeans")
+    stats["before_window_term"], stats["window_term"] = (
+        stats.pop("before_input_terms"),
+        stats.pop("input_term/kmeans"),
+    )
     arrays = {k.replace("input_terms/kmeans/", "window_term/"): v for k, v in arrays.items()}
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
@@ -221,7 +273,9 @@ def test_a_model_file_written_with_window_term_loads_as_the_kmeans_term(tmp_path
         zf.writestr("arrays.npz", buffer.getvalue())
     loaded = MADCluster.load(old)
     assert loaded.input_terms == ("kmeans",)
-    assert np.array_equal(loaded.decision_function(train_test[1]), model.decision_function(train_test[1]))
+    assert np.array_equal(
+        loaded.decision_function(train_test[1]), model.decision_function(train_test[1])
+    )
 
 
 def test_ar_term_uses_fewer_lags_on_wide_data():
@@ -257,14 +311,41 @@ def test_default_rule_adds_each_parts_positive_excess(train_test):
     combination = model.model_.combination
     assert combination.names == ["own", "kmeans", "ar", "discord"]
     assert combination.rule == "positive-zscore-sum"
-    plain = MADCluster(input_terms=("kmeans", "ar", "discord"), part_rule="zscore-sum", **TINY).fit(train)
+    plain = MADCluster(input_terms=("kmeans", "ar", "discord"), part_rule="zscore-sum", **TINY).fit(
+        train
+    )
     checked = model.model_.inputs.check_rows(test)
     own = model.model_.own_scores(model.model_.inputs.model_input(checked))
     raw = combination.raw_values(checked, own)
-    terms = [combination.contribution(p, combination.final_reading(p, raw[p.name])) for p in combination.parts]
+    terms = [
+        combination.contribution(p, combination.final_reading(p, raw[p.name]))
+        for p in combination.parts
+    ]
     assert all(t.min() >= 0.0 for t in terms)
     assert np.allclose(model.decision_function(test), np.sum(terms, axis=0), rtol=1e-9, atol=1e-9)
     # the plain sum of the same parts is lower wherever a part sits below its training mean
     assert (plain.decision_function(test) <= model.decision_function(test) + 1e-9).all()
     with pytest.raises(ParameterError, match="part_rule"):
         MADCluster(part_rule="median", **TINY).fit(train)
+
+
+def test_default_weights_follow_the_share_of_continuous_training_columns():
+    """Few-valued columns (commands, states): the discrete table; sensors: the continuous one;
+    between them linearly; a user's weights replace only the parts they name."""
+    assert DISCRETE_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 0.5}
+    assert CONTINUOUS_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 2.0, "discord": 1.5}
+    rng = np.random.default_rng(0)
+    sensors = rng.standard_normal((500, 4))
+    commands = rng.integers(0, 2, (500, 4)).astype(float)
+    three = rng.integers(0, 3, (500, 4)).astype(float)  # 3 levels: still few
+    assert continuous_share(sensors) == 1.0 and continuous_share(commands) == 0.0
+    assert continuous_share(three) == 0.0
+    half = np.hstack([sensors, commands])
+    assert continuous_share(half) == 0.5
+    assert check_part_weights(None, continuous_share(half)) == {
+        "own": 0.5, "kmeans": 1.5, "ar": 1.5, "discord": 1.0
+    }  # fmt: skip
+    mine = check_part_weights({"kmeans": 1.0}, 1.0)
+    assert mine == {**CONTINUOUS_PART_WEIGHTS, "kmeans": 1.0}
+    fitted = MADCluster(**TINY).fit(half[:300]).part_weights_
+    assert fitted == {"own": 0.5, "kmeans": 1.5, "ar": 1.5, "discord": 1.0}

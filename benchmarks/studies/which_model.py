@@ -2,7 +2,7 @@
 scores against ``--preset streaming`` (the network alone, final at once).
 
 Reads the caches of ``part_study.py`` (the parts, smoothed as the default reads them),
-``discord_reading.py`` (the discord part's covering-minimum reading) and ``at_once_study.py`` (the
+``part_weights.py`` (the discord part as the default reads it) and ``at_once_study.py`` (the
 causal readings). ``--preset streaming`` is the default's network without input terms: input terms
 do not enter training, so it is the own part of the same fit, warm-up calibrated, unsmoothed.
 
@@ -22,19 +22,24 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-WEIGHTS = {"own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 0.5}
+def series_weights(train: np.ndarray) -> dict[str, float]:
+    """The default's weights for a series: from the share of its continuous training columns."""
+    from madcluster.score.input_terms import continuous_share, default_part_weights
+
+    return default_part_weights(continuous_share(np.asarray(train, dtype=np.float64)))
 
 
-def final_score(parts: dict, discord: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def final_score(parts: dict, discord: tuple[np.ndarray, np.ndarray], weights: dict) -> np.ndarray:
     from part_study import zscore
 
     readings = dict(parts, discord=discord)
-    return sum(np.maximum(w * zscore(*readings[p]), 0.0) for p, w in WEIGHTS.items())
+    return sum(np.maximum(w * zscore(*readings[p]), 0.0) for p, w in weights.items())
 
 
 def main() -> None:
     import at_once_study
     from network_parts import family_table, read_bundle
+    from part_weights import discord_reading
 
     from madcluster.metrics.tsbad import tsbad_vus
 
@@ -46,13 +51,14 @@ def main() -> None:
     rows, families = {}, {}
     for name, arrays in sorted(read_bundle(args.bundle).items()):
         parts = pickle.loads((Path(args.parts) / f"{name}.pkl").read_bytes())
-        discord = pickle.loads((Path(args.parts) / f"{name}.discord_readings.pkl").read_bytes())
         causal = pickle.loads((Path(args.at_once) / f"{name}.pkl").read_bytes())
         labels, first = arrays["labels"], np.asarray(arrays["test"])[:, 0]
-        covering = (discord["test"][1], discord["train"][1])
-        at_once_study.WEIGHTS = dict(WEIGHTS, discord=0.0)  # the discord part has no causal reading
+        covering = discord_reading(name, arrays, Path(args.parts))  # as the default reads it
+        weights = series_weights(arrays["train"])
+        at_once_study.WEIGHTS = dict(weights, discord=0.0)  # the discord part has no causal reading
+        final = final_score(parts, covering, weights)
         rows[name] = {
-            "the default, final (L rows later)": tsbad_vus(final_score(parts, covering), labels, first)[1],
+            "the default, final (L rows later)": tsbad_vus(final, labels, first)[1],
             "the default, at once": tsbad_vus(at_once_study.at_once_score(causal, 25, 5, False), labels, first)[1],
             "`--preset streaming` (final at once)": tsbad_vus(causal["own"][0], labels, first)[1],
         }

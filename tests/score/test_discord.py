@@ -9,7 +9,7 @@ from series_helpers import periodic_pair
 
 from madcluster import MADCluster
 from madcluster.estimator.streaming import StreamScorer
-from madcluster.score.discord import STD_FLOOR, Discord
+from madcluster.score.discord import STD_FLOOR, Discord, covering_minimum
 from madcluster.score.parts import FitContext, part_class
 from madcluster.score.scales import dominant_period
 
@@ -56,13 +56,19 @@ def test_the_period_sets_the_subsequence_length():
     assert 38 <= part.length <= 41 and part.length % part.segment == 0
 
 
+def _block(t: int, n: int, m: int) -> int:
+    """The first of the m subsequences step t of n reads."""
+    return min(max(0, t - m + 1), max(0, n - 2 * m + 1))
+
+
 def test_values_against_a_direct_loop(test_rows):
     part = Discord.fit(periodic_pair(600, 0), FitContext(16))
     read = part.read(test_rows)
     n, m = len(read), part.length
     each = np.asarray([_direct_distance(part, read, s) for s in range(n - m + 1)])
-    # a step's value: the least distance of the subsequences covering it
-    direct = np.asarray([each[max(0, t - m + 1) : min(t, n - m) + 1].min() for t in range(n)])
+    # a step's value: the least distance of the subsequences covering it; within m - 1 steps of
+    # an end, of the m subsequences nearest to it
+    direct = np.asarray([each[_block(t, n, m) : _block(t, n, m) + m].min() for t in range(n)])
     _close(part.values(test_rows), direct)
     # no causal reading: at once the part adds nothing (its reading and statistics are 0)
     assert not part.at_once(test_rows).any() and not part.reference_at_once(test_rows).any()
@@ -78,7 +84,7 @@ def test_training_statistics_leave_each_subsequence_own_neighbourhood_out():
     each = np.asarray(
         [_direct_distance(part, read, s, exclude_near=True) for s in range(n - m + 1)]
     )
-    direct = [each[max(0, t - m + 1) : min(t, n - m) + 1].min() for t in range(0, n, 37)]
+    direct = [each[_block(t, n, m) : _block(t, n, m) + m].min() for t in range(0, n, 37)]
     _close(reference[::37], np.asarray(direct))
     assert part.values(train).mean() < reference.mean()  # in-sample, a subsequence matches itself
 
@@ -177,3 +183,23 @@ def test_a_flat_stretch_stays_flat_instead_of_blowing_its_noise_up():
     assert np.abs(shapes).max() < 0.05
     moving = part.shapes(part.read(periodic_pair(200, 4)), np.arange(0, 200 - part.length, 7))
     assert np.abs(moving).max() > 0.5
+
+
+def test_a_series_ends_score_as_its_middle_and_old_files_as_they_did():
+    """Steps near either end read as many subsequences as the middle: on fresh normal series the
+    first and last rows score like the rest (with the covering subsequences alone, fewer there,
+    they scored 2 training deviations higher). A model file from before reads as it did."""
+    part = Discord.fit(periodic_pair(2000, 0), FitContext(16))
+    m = part.length
+    values = np.stack([part.values(periodic_pair(400, seed)) for seed in range(1, 21)])
+    scale = part.reference_values(periodic_pair(2000, 0)).std()
+    ends = np.concatenate([values[:, : m // 2], values[:, -m // 2 :]], axis=1)
+    middle = values[:, m:-m]
+    assert abs(ends.mean() - middle.mean()) < 0.5 * scale
+    arrays = {k: v for k, v in part.to_arrays().items() if k != "balanced_edges"}
+    old = Discord.from_arrays(arrays)
+    assert not old.balanced_edges and part.balanced_edges
+    x = periodic_pair(400, 1)
+    each = old.distances(old.read(x), np.arange(len(x) - m + 1))
+    _close(old.values(x), covering_minimum(each, 0, np.arange(len(x)), m))
+    assert old.values(x)[0] > part.values(x)[0]

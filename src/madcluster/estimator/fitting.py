@@ -28,7 +28,12 @@ from madcluster.estimator.fitted import FittedModel, HeadScore, ScoringGrid, sco
 from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.warmup import WARMUP_WINDOWS, Warmup, fit_quantile_table, sample_starts
 from madcluster.score.combination import Combination
-from madcluster.score.input_terms import check_input_terms, check_part_rule, check_part_weights
+from madcluster.score.input_terms import (
+    check_input_terms,
+    check_part_rule,
+    check_part_weights,
+    continuous_share,
+)
 from madcluster.score.parts import FitContext
 from madcluster.score.scoring import score_statistics
 from madcluster.score.smoothing import resolve_part_smoothing
@@ -80,7 +85,7 @@ def fit_model(
         data,
         scores,
         FitContext(grid.window_size, params["random_state"]),
-        check_part_weights(params["part_weights"]),
+        check_part_weights(params["part_weights"], continuous_share(data)),
         widths,
         rule=check_part_rule(params["part_rule"]),
     )

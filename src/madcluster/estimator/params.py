@@ -99,7 +99,7 @@ MADCLUSTER_PARAMS: dict[str, Param] = {
     "threshold": SHARED_PARAMS["threshold"],
     "n_jobs": Param(DEFAULT_N_JOBS, validate=check_n_jobs),
     "input_terms": Param(DEFAULT_INPUT_TERMS, validate=check_input_terms),
-    "part_weights": Param(None, validate=check_part_weights),  # None: DEFAULT_PART_WEIGHTS
+    "part_weights": Param(None, validate=check_part_weights),  # None: default_part_weights
     "part_smoothing": Param(
         None, validate=check_part_smoothing
     ),  # None: DEFAULT_FRACTIONS of the window

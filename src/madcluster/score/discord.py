@@ -25,7 +25,13 @@ How:
   later): every subsequence covering an anomalous step contains it, while a normal step next to
   an anomaly is covered by some that miss it, so alerts stay on the anomaly instead of spreading
   m / 2 rows to each side of it as the centred subsequence's did (families study: precision of
-  the top-k rows up on 8 of 10 families, ``benchmarks/results/parts/families.md``);
+  the top-k rows up on 8 of 10 families, ``benchmarks/results/parts/families.md``). A step within
+  m - 1 rows of either end of a series is covered by fewer subsequences (one at step 0), and the
+  least of fewer distances is larger: on normal data the first and last rows scored about 2.3
+  training deviations above the rest, and with the continuous series' weight the first row of a
+  fresh series was flagged 6 times as often as the others. So such a step takes the least of the
+  m subsequences nearest to it (``balanced_edges``, as window KMeans' means do); at a stream's
+  start its value is final once 2m - 1 rows are in;
 * it has no causal reading: at once (what a stream answers before a step's subsequences are
   complete) it adds nothing. The subsequence ending at a step stays on an anomaly for m - 1 rows
   after it; with it, the score a stream answers at once lost .10 VUS-PR on the server-metrics
@@ -67,6 +73,9 @@ class Discord(Part):
     segment: int
     neighbours: np.ndarray
     neighbour_starts: np.ndarray
+    # steps near an end read the m subsequences nearest to them (module docstring); False in
+    # model files written before it, which score as they did
+    balanced_edges: bool = False
 
     name: ClassVar[str] = "discord"
 
@@ -100,11 +109,12 @@ class Discord(Part):
                 .astype(np.int64)
             )
         neighbours = part.shapes(part.read(data), starts)
-        return cls(columns, mean, scale, length, segment, np.ascontiguousarray(neighbours), starts)
+        neighbours = np.ascontiguousarray(neighbours)
+        return cls(columns, mean, scale, length, segment, neighbours, starts, balanced_edges=True)
 
     # ------------------------------------------------------------------ files
     def to_arrays(self) -> dict[str, np.ndarray]:
-        return {
+        out = {
             "columns": self.columns,
             "mean": self.mean,
             "scale": self.scale,
@@ -112,6 +122,9 @@ class Discord(Part):
             "neighbours": self.neighbours,
             "neighbour_starts": self.neighbour_starts,
         }
+        if self.balanced_edges:
+            out["balanced_edges"] = np.asarray(1, dtype=np.int64)
+        return out
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Discord:
@@ -124,6 +137,7 @@ class Discord(Part):
             segment,
             arrays["neighbours"],
             arrays["neighbour_starts"].astype(np.int64),
+            bool(arrays.get("balanced_edges", 0)),
         )
 
     # ------------------------------------------------------------------ subsequences
@@ -190,7 +204,7 @@ class Discord(Part):
         if n < self.length:
             return np.zeros(n)
         d = self.distances(read, np.arange(n - self.length + 1))
-        return covering_minimum(d, 0, np.arange(n), self.length)
+        return self.step_minimum(d, 0, np.arange(n), n)
 
     def reference_values(self, rows: np.ndarray) -> np.ndarray:
         """:meth:`values` of the training rows against the neighbours at least m steps away:
@@ -204,7 +218,7 @@ class Discord(Part):
             return np.zeros(n)
         dense = np.full(n - self.length + 1, np.inf)
         dense[starts] = sampled
-        values = covering_minimum(dense, 0, np.arange(n), self.length)
+        values = self.step_minimum(dense, 0, np.arange(n), n)
         missing = ~np.isfinite(values)
         if missing.any():
             values[missing] = sampled[_nearest(starts, np.arange(n)[missing] - self.length // 2)]
@@ -228,6 +242,15 @@ class Discord(Part):
         """No causal reading: 0 on every step, which the training statistics of the same reading
         (0 too) turn into no contribution (module docstring)."""
         return np.zeros(len(rows))
+
+    def step_minimum(
+        self, distances: np.ndarray, first_start: int, steps: np.ndarray, n_steps: int
+    ) -> np.ndarray:
+        """Per step of a series of ``n_steps``, the least distance of the subsequences it reads
+        (``distances`` of those starting at ``first_start``, ``first_start + 1``, ...)."""
+        if self.balanced_edges:
+            return balanced_minimum(distances, first_start, steps, self.length, n_steps)
+        return covering_minimum(distances, first_start, steps, self.length)
 
     def describe(self) -> str:
         return f"subsequences of {self.length}"
@@ -271,18 +294,21 @@ class DiscordStream(PartStream):
     def values(self, steps: np.ndarray) -> np.ndarray:
         if self.steps_seen < self.part.length:
             return np.full(len(steps), np.nan)
-        return covering_minimum(
-            self.distances, self.first_start, np.asarray(steps), self.part.length
+        return self.part.step_minimum(
+            self.distances, self.first_start, np.asarray(steps), self.steps_seen
         )
 
     def final_before(self, n_steps: int) -> int:
         m = self.part.length
-        return n_steps - m + 1 if n_steps >= m else 0
+        enough = 2 * m - 1 if self.part.balanced_edges else m  # the first steps' m subsequences
+        return n_steps - m + 1 if n_steps >= enough else 0
 
     def forget_before(self, step: int) -> None:
-        # keep the subsequences that cover the first pending step (and the last one, which a
-        # step past the series' last start reads)
-        first = max(0, min(step - self.part.length + 1, self.steps_seen - self.part.length))
+        # keep the subsequences the first pending step reads (and the last m, which the steps
+        # near the series' end read)
+        m = self.part.length
+        last_block = self.steps_seen - (2 * m - 1 if self.part.balanced_edges else m)
+        first = max(0, min(step - m + 1, last_block))
         drop = max(0, first - self.first_start)
         if drop:
             self.distances, self.first_start = self.distances[drop:], self.first_start + drop
@@ -309,6 +335,21 @@ def covering_minimum(
     return view[np.asarray(steps) - first_start].min(axis=1)
 
 
+def balanced_minimum(
+    distances: np.ndarray, first_start: int, steps: np.ndarray, length: int, n_steps: int
+) -> np.ndarray:
+    """Per step t of a series of ``n_steps``, the least of ``distances`` (as
+    :func:`covering_minimum`'s) over the ``length`` subsequences starting in ``[b_t, b_t + length
+    - 1]``, ``b_t = clip(t - length + 1, 0, n_steps - 2 length + 1)``: the subsequences covering
+    t in the middle of the series; near either end, as many of those nearest to it (all of them
+    in a series shorter than 2 ``length`` - 1)."""
+    block = np.clip(np.asarray(steps) - length + 1, 0, max(0, n_steps - 2 * length + 1))
+    pad = np.full(length - 1, np.inf)
+    padded = np.concatenate([np.asarray(distances, dtype=np.float64), pad])
+    view = np.lib.stride_tricks.sliding_window_view(padded, length)
+    return view[block - first_start].min(axis=1)
+
+
 def _nearest(starts: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """Index of the sorted ``starts`` nearest to each of ``wanted`` (clipped into their range)."""
     wanted = np.clip(wanted, starts[0], starts[-1])
@@ -317,4 +358,4 @@ def _nearest(starts: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return np.where(np.abs(starts[left] - wanted) <= np.abs(starts[right] - wanted), left, right)
 
 
-__all__ = ["Discord", "DiscordStream", "covering_minimum"]
+__all__ = ["Discord", "DiscordStream", "balanced_minimum", "covering_minimum"]
