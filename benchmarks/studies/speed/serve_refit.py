@@ -63,16 +63,22 @@ def main() -> None:
     parser.add_argument("--recent", type=int, default=5000, help="rows the refit reads")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--rate", type=float, default=20.0, help="updates a second per client")
-    parser.add_argument("--seconds", type=float, default=40.0)
+    parser.add_argument("--seconds", type=float, default=90.0)
     parser.add_argument("--refit-at", type=float, default=10.0)
     parser.add_argument("--epochs", type=int, default=None, help="the first fit's epochs (default: the default's)")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--model", type=Path, default=None, help="keep (or reuse) the first fit here")
     args = parser.parse_args()
 
     train = make_anomaly_suite("seasonal", n_train=args.train, n_test=4000, seed=0).train
     extra = {} if args.epochs is None else {"epochs": args.epochs}
     started = time.process_time()
-    model = MADCluster(random_state=0, **extra).fit(train)
+    if args.model is not None and args.model.exists():
+        model = MADCluster.load(args.model)  # a first fit kept from an earlier run
+    else:
+        model = MADCluster(random_state=0, **extra).fit(train)
+        if args.model is not None:
+            model.save(args.model)
     fit_cpu = time.process_time() - started
     recent = make_anomaly_suite("seasonal", n_train=args.recent, n_test=4000, seed=2).train.copy()
     recent[:, :3] += 2.0 * train[:, :3].std(axis=0)  # a new normal: three channels moved for good

@@ -2,9 +2,9 @@
 
 Why: after a deploy or a migration a metric's normal level changes for good, and a model trained
 before it alarms until it is refitted. ``POST /models/{name}/refit`` refits the served model on
-recent rows in a child process (its own interpreter, one torch thread: the server's threads keep
-answering, and a refit that fails cannot take the server down), loads the result off the request
-path and swaps it in under the store's lock (:meth:`StreamStore.swap_model
+recent rows in a child process (its own interpreter, one torch thread, a lower priority: the
+server's threads keep answering, and a refit that fails cannot take the server down), loads the
+result off the request path and swaps it in under the store's lock (:meth:`StreamStore.swap_model
 <madcluster.serve.registry.StreamStore.swap_model>`).
 
 Each open stream of that model is then handed over (:func:`~madcluster.serve.streams.handover`): a
@@ -39,6 +39,7 @@ from madcluster.serve.streams import Conflict
 
 logger = logging.getLogger(__name__)
 REFIT_THREADS = 1  # torch threads of the refit's child process (the server keeps the others)
+REFIT_NICENESS = 10  # the child's scheduling priority below the server's
 
 
 @dataclass
@@ -165,6 +166,8 @@ def _child(source: str, data: str, out: str, epochs: str, mode: str) -> None:
     """The child's side of :func:`refit_in_child`."""
     import torch
 
+    if hasattr(os, "nice"):  # below the server: its answers come first when cores are short
+        os.nice(REFIT_NICENESS)
     torch.set_num_threads(REFIT_THREADS)
     detector = MADCluster.load(source)
     rows: Any = np.load(data, allow_pickle=False)
