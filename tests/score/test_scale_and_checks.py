@@ -37,6 +37,10 @@ def test_the_period_of_one_column_and_of_the_most_variable_columns():
         ({"ar": True}, "part_weights must be finite numbers >= 0"),
         ({"ar": -1.0}, "part_weights must be finite numbers >= 0"),
         ({"ar": float("nan")}, "part_weights must be finite numbers >= 0"),
+        (
+            dict.fromkeys(("own", "kmeans", "ar", "discord"), 0),
+            "every weight is 0, the score would",
+        ),
     ],
 )
 def test_part_weights_are_refused_with_what_is_wrong(value, message):

@@ -62,3 +62,18 @@ def test_point_outputs_maps_each_named_output_to_the_steps(causal):
         direct[t] = x[t].sum() + (positions[0] if causal else np.mean(positions))
     assert np.allclose(got["sum"], direct, rtol=0, atol=1e-12)
     assert got["h"].shape == (T, 2) and np.allclose(got["h"], 2.0 * x, rtol=0, atol=1e-12)
+
+
+def test_the_base_models_score_alone_and_the_head_weighed():
+    from madcluster.exceptions import DataError
+    from madcluster.score.scoring import combine
+
+    base = np.linspace(0.0, 1.0, 5)
+    assert combine({"base": base}, {}, "raw", "raw") is base  # no head terms: the base alone
+    with pytest.raises(DataError, match="the model produced no score terms"):
+        combine({}, {}, "raw", "raw")
+    terms = {"distance": np.arange(5.0), "base": base}
+    assert np.array_equal(
+        combine(terms, {}, "raw", "raw", head_weight=2.0), 2 * np.arange(5.0) + base
+    )
+    assert np.array_equal(combine(terms, {}, "raw", "raw"), np.arange(5.0) + base)
