@@ -148,3 +148,31 @@ def test_the_refit_endpoint_refits_in_a_child_and_streams_say_which_model(models
     failed = client.post("/models/m/refit", json={"rows": x[:5].tolist(), "wait": True})
     assert failed.status_code == 400 and "at least one window" in failed.json()["error"]
     assert client.get("/models/m/refit").json()["refit"]["state"] == "done"
+
+
+def test_rows_sent_during_a_handover_are_caught_up(models, monkeypatch):
+    """The replay runs without the stream's lock (updates keep coming); the rows sent meanwhile
+    are fed to the new scorer before it takes over, so none is lost or counted twice."""
+    from madcluster.serve import registry
+
+    before, after = models
+    store = StreamStore({"m": before})
+    x = _series(400, 10)
+    store.update("s", None, x[:300].tolist(), None)
+    real = registry.handover
+
+    def handover_while_rows_arrive(detector, rows, steps):
+        out = real(detector, rows, steps)
+        if steps == 300:  # the first replay: two updates land before the new scorer takes over
+            store.update("s", None, x[300:305].tolist(), None)
+            store.update("s", None, x[305:310].tolist(), None)
+        return out
+
+    monkeypatch.setattr(registry, "handover", handover_while_rows_arrive)
+    store.swap_model("m", after)
+    stream = store.get("s")
+    assert stream.steps_seen == 310 and stream.version == 2
+    rest = store.update("s", None, x[310:].tolist(), None).result
+    np.testing.assert_array_equal(rest.steps, np.arange(310, 400))
+    fresh = after.stream().update(x[:400]).scores[310:]  # all 300 kept rows replayed, then on
+    np.testing.assert_allclose(rest.scores, fresh, rtol=0, atol=1e-12)

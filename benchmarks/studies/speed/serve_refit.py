@@ -1,12 +1,12 @@
 """Issue 36 item 5: a served model refitted and swapped in while streams run; latency meanwhile.
 
 Fits the default on the synthetic suite's seasonal base (6 channels, ``--train`` rows), starts the
-real server on its file (a subprocess, loopback, one thread), and runs ``--clients`` paced
-clients (``--rate`` one-row updates a second each) for ``--seconds``. At ``--refit-at`` seconds
-it posts ``--recent`` rows of a new normal (channels 0-2 moved by 2 training deviations) to
-``POST /models/m/refit`` and polls the refit's state. Reports p50 / p99 latency of the updates
-sent before, during and after the refit, the refit's seconds, and that every stream answered with
-model version 2 after it (steps numbered on, no error)::
+real server on its file (a subprocess, loopback, one thread), and runs ``--clients`` paced clients
+(``--rate`` one-row updates a second each) for ``--seconds``. At ``--refit-at`` seconds it posts
+``--recent`` rows of a new normal (channels 0-2 moved by 2 training deviations) to ``POST
+/models/m/refit`` and polls the refit's state. Reports p50 / p99 latency of the updates sent before
+(after ``--warmup`` seconds, once the streams are open), during and after the refit, the refit's
+seconds, and that every stream answered with model version 2 after it (steps numbered on, no error)::
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/speed/serve_refit.py \
         --out benchmarks/results/serve_refit.json
@@ -27,10 +27,12 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
-from benchlib import free_port, start_server  # noqa: E402
+from benchlib import free_port, start_server
 
-from madcluster import MADCluster  # noqa: E402
-from madcluster.data.synthetic import make_anomaly_suite  # noqa: E402
+from madcluster import MADCluster
+from madcluster.data.synthetic import make_anomaly_suite
+
+SWAP_SECONDS = 3.0  # the end of a refit: the new model loaded, the streams handed over
 
 
 def client(url: str, stream: str, rows: np.ndarray, rate: float, stop_at: float, out: dict) -> None:
@@ -44,7 +46,9 @@ def client(url: str, stream: str, rows: np.ndarray, rate: float, stop_at: float,
             answer = http.post(f"/streams/{stream}", json={"rows": rows[i : i + 1].tolist()})
             latency = time.perf_counter() - start
             body = answer.json() if answer.status_code == 200 else {}
-            records.append((sent_at, latency, body.get("model_version", -1), (body.get("steps") or [-1])[0]))
+            records.append(
+                (sent_at, latency, body.get("model_version", -1), (body.get("steps") or [-1])[0])
+            )
             i += 1
     out[stream] = records
 
@@ -53,8 +57,12 @@ def phase_stats(records: list, start: float, end: float) -> dict:
     lat = np.array([r[1] for r in records if start <= r[0] < end]) * 1e3
     if not len(lat):
         return {"requests": 0}
-    return {"requests": int(len(lat)), "p50_ms": round(float(np.percentile(lat, 50)), 2),
-            "p99_ms": round(float(np.percentile(lat, 99)), 2), "max_ms": round(float(lat.max()), 1)}
+    return {
+        "requests": len(lat),
+        "p50_ms": round(float(np.percentile(lat, 50)), 2),
+        "p99_ms": round(float(np.percentile(lat, 99)), 2),
+        "max_ms": round(float(lat.max()), 1),
+    }
 
 
 def main() -> None:
@@ -64,10 +72,15 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--rate", type=float, default=20.0, help="updates a second per client")
     parser.add_argument("--seconds", type=float, default=90.0)
-    parser.add_argument("--refit-at", type=float, default=10.0)
-    parser.add_argument("--epochs", type=int, default=None, help="the first fit's epochs (default: the default's)")
+    parser.add_argument("--refit-at", type=float, default=40.0)
+    parser.add_argument("--warmup", type=float, default=15.0, help="seconds left out of 'before'")
+    parser.add_argument(
+        "--epochs", type=int, default=None, help="the first fit's epochs (default: the default's)"
+    )
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--model", type=Path, default=None, help="keep (or reuse) the first fit here")
+    parser.add_argument(
+        "--model", type=Path, default=None, help="keep (or reuse) the first fit here"
+    )
     args = parser.parse_args()
 
     train = make_anomaly_suite("seasonal", n_train=args.train, n_test=4000, seed=0).train
@@ -93,8 +106,12 @@ def main() -> None:
         try:
             begin = time.monotonic()
             stop_at = begin + args.seconds
-            threads = [threading.Thread(target=client, args=(url, f"s{i}", feed[i * 37 :], args.rate, stop_at, results))
-                       for i in range(args.clients)]
+            threads = [
+                threading.Thread(
+                    target=client, args=(url, f"s{i}", feed[i * 37 :], args.rate, stop_at, results)
+                )
+                for i in range(args.clients)
+            ]
             for t in threads:
                 t.start()
             time.sleep(args.refit_at)
@@ -113,15 +130,31 @@ def main() -> None:
             proc.send_signal(signal.SIGTERM)
             proc.wait(60)
     records = [r for rs in results.values() for r in rs]
-    before = phase_stats(records, begin, refit_start)
+    before = phase_stats(records, begin + args.warmup, refit_start)  # streams opened by then
     during = phase_stats(records, refit_start, refit_end)
+    training = phase_stats(records, refit_start, refit_end - SWAP_SECONDS)  # the child's fit
+    swapping = phase_stats(records, refit_end - SWAP_SECONDS, refit_end)  # load + handovers
     after = phase_stats(records, refit_end, stop_at)
     late = [r for r in records if r[0] >= refit_end + 1.0]
     record = {
-        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/speed/serve_refit.py " + " ".join(sys.argv[1:]),
-        "first_fit_cpu_s": round(fit_cpu, 1), "refit": job, "refit_wall_s": round(refit_end - refit_start, 1),
-        "clients": args.clients, "rate_per_client": args.rate, "before": before, "during": during, "after": after,
-        "p99_during_over_before": round(during["p99_ms"] / before["p99_ms"], 2) if during.get("requests") else None,
+        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/speed/serve_refit.py "
+        + " ".join(sys.argv[1:]),
+        "first_fit_cpu_s": round(fit_cpu, 1),
+        "refit": job,
+        "refit_wall_s": round(refit_end - refit_start, 1),
+        "clients": args.clients,
+        "rate_per_client": args.rate,
+        "before": before,
+        "during": during,
+        "after": after,
+        "during_training": training,
+        "during_swap": swapping,
+        "p99_during_over_before": round(during["p99_ms"] / before["p99_ms"], 2)
+        if during.get("requests")
+        else None,
+        "p99_during_over_after": round(during["p99_ms"] / after["p99_ms"], 2)
+        if after.get("requests")
+        else None,
         "errors": sum(1 for r in records if r[2] == -1),
         "answers_after_refit_from_version_2": f"{sum(r[2] == 2 for r in late)} of {len(late)}",
     }

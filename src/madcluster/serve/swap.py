@@ -39,7 +39,7 @@ from madcluster.serve.streams import Conflict
 
 logger = logging.getLogger(__name__)
 REFIT_THREADS = 1  # torch threads of the refit's child process (the server keeps the others)
-REFIT_NICENESS = 10  # the child's scheduling priority below the server's
+REFIT_NICENESS = 10  # the child's priority below the server's where there is no idle class
 
 
 @dataclass
@@ -162,12 +162,21 @@ def refit_in_child(
         return MADCluster.load(out)
 
 
+def below_the_server() -> None:
+    """This process's scheduling below the server's, so its answers come first when cores are
+    short: Linux's idle class (it runs only on otherwise idle cores), else niceness."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        if hasattr(os, "nice"):
+            os.nice(REFIT_NICENESS)
+
+
 def _child(source: str, data: str, out: str, epochs: str, mode: str) -> None:
     """The child's side of :func:`refit_in_child`."""
     import torch
 
-    if hasattr(os, "nice"):  # below the server: its answers come first when cores are short
-        os.nice(REFIT_NICENESS)
+    below_the_server()
     torch.set_num_threads(REFIT_THREADS)
     detector = MADCluster.load(source)
     rows: Any = np.load(data, allow_pickle=False)
