@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
-from benchlib import write_npz  # noqa: E402
+from benchlib import write_npz
 
 
 def read_bundle(path: str | Path) -> dict[str, dict[str, np.ndarray]]:

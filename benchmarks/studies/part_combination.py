@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the part studies beside this one
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
-from benchlib import print_source_table  # noqa: E402
+from benchlib import print_source_table
 
 
 def series_parts(series, dump: dict, seed: int, names: tuple[str, ...], window: int = 100) -> dict:

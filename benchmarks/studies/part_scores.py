@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the part studies beside this one
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
-from benchlib import write_npz  # noqa: E402
+from benchlib import write_npz
 
 VARIANTS = 8
 

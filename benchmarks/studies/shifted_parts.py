@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: benchlib
-from benchlib import write_npz  # noqa: E402
+from benchlib import write_npz
 
 
 def shifted(train: np.ndarray, test: np.ndarray, shift: float, seed: int) -> np.ndarray:

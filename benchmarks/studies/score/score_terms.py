@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
-from benchlib import write_npz  # noqa: E402
+from benchlib import write_npz
 
 NETS: dict[str, dict[str, Any]] = {
     "default": {"input_terms": ("kmeans",)},

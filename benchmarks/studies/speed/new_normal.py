@@ -27,10 +27,10 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
-from benchlib import parse_overrides  # noqa: E402
+from benchlib import parse_overrides
 
-from madcluster import MADCluster  # noqa: E402
-from madcluster.data.synthetic import make_anomaly_suite, roc_auc_by_kind  # noqa: E402
+from madcluster import MADCluster
+from madcluster.data.synthetic import make_anomaly_suite, roc_auc_by_kind
 
 
 def alarms(model: MADCluster, rows: np.ndarray, normal: np.ndarray | None = None) -> float:
