@@ -14,7 +14,6 @@ Exploratory, not adopted (``benchmarks/results/parts/weights.md``)::
 
 from __future__ import annotations
 
-import argparse
 import pickle
 import sys
 from pathlib import Path
@@ -49,31 +48,17 @@ def scores(z: dict, z_train: dict, weights: dict, labels: np.ndarray, first: np.
 
 
 def main() -> None:
-    from network_parts import read_bundle
-    from part_study import zscore
+    from network_parts import read_bundle, study_arguments
 
-    from madcluster.score.input_terms import continuous_share, default_part_weights
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bundle", required=True)
-    parser.add_argument("--cache", required=True, help="part_study.py's cache folder")
-    parser.add_argument("--shifted", required=True, help="shifted_parts.py's dumps")
-    args = parser.parse_args()
+    args = study_arguments(
+        __doc__, cache="part_study.py's cache folder", shifted="shifted_parts.py's dumps"
+    )
     bundle, cache = read_bundle(args.bundle), Path(args.cache)
-    rows, family = {}, {}
-    for name, arrays in sorted(bundle.items()):
-        parts = pickle.loads((cache / f"{name}.pkl").read_bytes())
-        parts["discord"] = pickle.loads((cache / f"{name}.discord_balanced.pkl").read_bytes())
-        weights = default_part_weights(continuous_share(np.asarray(arrays["train"], dtype=float)))
-        z = {p: zscore(*parts[p]) for p in PARTS}
-        z_train = {p: zscore(parts[p][1], parts[p][1]) for p in PARTS}
-        first = np.asarray(arrays["test"])[:, 0]
-        rows[name] = scores(z, z_train, weights, arrays["labels"], first)
-        family[name] = str(arrays["family"])
+    rows, family = family_rows(bundle, cache)
+    shifted = shifted_rows(Path(args.shifted), bundle, cache)
     fams = sorted(set(family.values()))
     print("| rule | " + " | ".join(fams) + " | 46 TSB-AD | shifted proxy: as is | shifted |")
     print("|---|" + "---|" * (len(fams) + 3))
-    shifted = shifted_rows(Path(args.shifted), bundle, cache)
     for rule in next(iter(rows.values())):
         cells = [np.mean([rows[s][rule] for s in rows if family[s] == f]) for f in fams]
         dev = np.mean([rows[s][rule] for s in rows if family[s].startswith("tsbad")])
@@ -81,17 +66,38 @@ def main() -> None:
         print(f"| {rule} | " + " | ".join(f"{c:.3f}" for c in [*cells, dev, *proxy]) + " |")
 
 
+def series_weights(arrays: dict) -> dict[str, float]:
+    """The default's weights for a series (from the share of its continuous training columns)."""
+    from madcluster.score.input_terms import continuous_share, default_part_weights
+
+    return default_part_weights(continuous_share(np.asarray(arrays["train"], dtype=float)))
+
+
+def family_rows(bundle: dict, cache: Path) -> tuple[dict, dict]:
+    """Each rule's VUS-PR per development series, and each series' family."""
+    from part_study import zscore
+
+    rows, family = {}, {}
+    for name, arrays in sorted(bundle.items()):
+        parts = pickle.loads((cache / f"{name}.pkl").read_bytes())
+        parts["discord"] = pickle.loads((cache / f"{name}.discord_balanced.pkl").read_bytes())
+        z = {p: zscore(*parts[p]) for p in PARTS}
+        z_train = {p: zscore(parts[p][1], parts[p][1]) for p in PARTS}
+        first = np.asarray(arrays["test"])[:, 0]
+        rows[name] = scores(z, z_train, series_weights(arrays), arrays["labels"], first)
+        family[name] = str(arrays["family"])
+    return rows, family
+
+
 def shifted_rows(folder: Path, bundle: dict, cache: Path) -> dict[tuple[str, str], list[float]]:
     """Each rule's VUS-PR on the dumps' test rows as they are and with their new normal."""
     from part_study import zscore
-
-    from madcluster.score.input_terms import continuous_share, default_part_weights
 
     out: dict[tuple[str, str], list[float]] = {}
     for dump in sorted(folder.glob("*.npz")):
         name = next(n for n in bundle if n.startswith(dump.stem[:8]))
         arrays, data = bundle[name], np.load(dump)
-        weights = default_part_weights(continuous_share(np.asarray(arrays["train"], dtype=float)))
+        weights = series_weights(arrays)
         parts = pickle.loads((cache / f"{name}.pkl").read_bytes())
         z_train = {p: zscore(parts[p][1], parts[p][1]) for p in PARTS if p != "discord"}
         z_train["discord"] = data["test/discord"][:1000]  # a stand-in (module docstring)

@@ -34,7 +34,9 @@ def read_bundle(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
-def open_series(bundle: str, prefixes: list[str] | None, cache: str | None) -> tuple[dict, Path | None]:
+def open_series(
+    bundle: str, prefixes: list[str] | None, cache: str | None
+) -> tuple[dict, Path | None]:
     """The bundle's series (those whose names start with one of ``prefixes``, or all) and the
     cache folder (made if missing; None without one): what every study opens first."""
     series = read_bundle(bundle)
@@ -46,13 +48,26 @@ def open_series(bundle: str, prefixes: list[str] | None, cache: str | None) -> t
     return series, folder
 
 
+def study_arguments(doc: str, **folders: str) -> argparse.Namespace:
+    """The command line of a study over the bundle: ``--bundle`` and one required option per
+    keyword (``--name``, its help), the description from ``doc``'s first line."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--bundle", required=True)
+    for name, help_text in folders.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", required=True, help=help_text)
+    return parser.parse_args()
+
+
 def family_table(rows: dict[str, dict[str, float]], families: dict[str, str], first: str) -> str:
     """Markdown: per row key (``first`` heads its column), the mean over each family's series and
     over the 46 TSB-AD ones."""
     import numpy as np
 
     fams = sorted(set(families.values()))
-    lines = [f"| {first} | " + " | ".join(fams) + " | 46 TSB-AD |", "|---|" + "---|" * (len(fams) + 1)]
+    lines = [
+        f"| {first} | " + " | ".join(fams) + " | 46 TSB-AD |",
+        "|---|" + "---|" * (len(fams) + 1),
+    ]
     for key in next(iter(rows.values())):
         cells = [np.mean([rows[s][key] for s in rows if families[s] == f]) for f in fams]
         dev = np.mean([rows[s][key] for s in rows if families[s].startswith("tsbad")])
@@ -76,7 +91,10 @@ def dump_one(name: str, arrays: dict[str, np.ndarray], seed: int, out: Path) -> 
 
     def own(rows: np.ndarray) -> np.ndarray:
         checked = detector.model_.inputs.check_rows(rows)
-        return standardize(detector.model_.own_scores(detector.model_.inputs.model_input(checked)), detector.model_.combination.stats["own"])
+        return standardize(
+            detector.model_.own_scores(detector.model_.inputs.model_input(checked)),
+            detector.model_.combination.stats["own"],
+        )
 
     result = {
         "net_test": own(arrays["test"]).astype(np.float32),

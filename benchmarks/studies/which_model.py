@@ -12,7 +12,6 @@ do not enter training, so it is the own part of the same fit, warm-up calibrated
 
 from __future__ import annotations
 
-import argparse
 import pickle
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 
 def series_weights(train: np.ndarray) -> dict[str, float]:
     """The default's weights for a series: from the share of its continuous training columns."""
@@ -38,16 +38,14 @@ def final_score(parts: dict, discord: tuple[np.ndarray, np.ndarray], weights: di
 
 def main() -> None:
     import at_once_study
-    from network_parts import family_table, read_bundle
+    from network_parts import family_table, read_bundle, study_arguments
     from part_weights import discord_reading
 
     from madcluster.metrics.tsbad import tsbad_vus
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bundle", required=True)
-    parser.add_argument("--parts", required=True, help="part_study.py / discord_reading.py cache")
-    parser.add_argument("--at-once", required=True, help="at_once_study.py cache")
-    args = parser.parse_args()
+    args = study_arguments(
+        __doc__, parts="part_study.py's cache folder", at_once="at_once_study.py cache"
+    )
     rows, families = {}, {}
     for name, arrays in sorted(read_bundle(args.bundle).items()):
         parts = pickle.loads((Path(args.parts) / f"{name}.pkl").read_bytes())
@@ -59,7 +57,9 @@ def main() -> None:
         final = final_score(parts, covering, weights)
         rows[name] = {
             "the default, final (L rows later)": tsbad_vus(final, labels, first)[1],
-            "the default, at once": tsbad_vus(at_once_study.at_once_score(causal, 25, 5, False), labels, first)[1],
+            "the default, at once": tsbad_vus(
+                at_once_study.at_once_score(causal, 25, 5, False), labels, first
+            )[1],
             "`--preset streaming` (final at once)": tsbad_vus(causal["own"][0], labels, first)[1],
         }
         families[name] = str(arrays["family"])
