@@ -47,9 +47,9 @@ def _init_worker() -> None:
 def _detector(config: dict[str, Any], seed: int):
     from madcluster import MADCluster
 
-    params = dict(config)
+    params = {"random_state": seed, **config}  # a configuration's own random_state: training seeds
     preset = params.pop("preset", "default")
-    return MADCluster.from_preset(preset, random_state=seed, **params)
+    return MADCluster.from_preset(preset, **params)
 
 
 def _fit_and_score(config: dict[str, Any], seed: int, train: np.ndarray, test: np.ndarray,

@@ -50,6 +50,7 @@ from madcluster.embedders.attention import (
 )
 from madcluster.embedders.base import BaseEmbedder, EmbedderOutput, Objective, Optimizers
 from madcluster.embedders.blocks import adam_groups, at_least_float32, zero_every_grad
+from madcluster.embedders.optim import Adam
 from madcluster.exceptions import ParameterError
 
 MINIMAX = ("joint", "alternating")
@@ -183,7 +184,7 @@ class AnomalyTransformer(BaseEmbedder):
         """One Adam: the model at its own rate (1e-4; ``lr=None``: the detector's), halved after
         each epoch by :meth:`on_epoch_end`, and the head at the detector's rate."""
         self._base_lr = self.lr if self.lr is not None else lr
-        optimizer = torch.optim.Adam(
+        optimizer = Adam(
             adam_groups(self.parameters(), head_params, weight_decay, head_lr=lr), lr=self._base_lr
         )
         self._halved_groups = [optimizer.param_groups[0]]

@@ -32,6 +32,8 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from madcluster.embedders.optim import Adam, Optimizer
+
 
 @dataclass
 class EmbedderOutput:
@@ -59,7 +61,7 @@ class EmbedderOutput:
 # The objective a training step minimises: MADCluster's loss of an EmbedderOutput.
 Objective = Callable[[EmbedderOutput], "torch.Tensor"]
 #: What ``configure_optimizers`` returns and ``training_step`` receives.
-Optimizers = list[torch.optim.Optimizer]
+Optimizers = list[Optimizer]
 
 
 class BaseEmbedder(nn.Module):
@@ -88,7 +90,7 @@ class BaseEmbedder(nn.Module):
             },
             {"params": [p for p in head_params if p.requires_grad], "weight_decay": 0.0},
         ]
-        return [torch.optim.Adam(groups, lr=lr)]
+        return [Adam(groups, lr=lr)]
 
     def init_from_data(self, windows: Callable[[], Iterable[torch.Tensor]]) -> None:
         """Called once before training; ``windows()`` iterates over batches of training windows."""

@@ -41,6 +41,7 @@ from madcluster.embedders.blocks import (
     halved_lengths,
     zero_every_grad,
 )
+from madcluster.embedders.optim import Adam
 from madcluster.exceptions import ParameterError
 
 D_RESET_LOSS = 5e-6
@@ -176,10 +177,10 @@ class BeatGAN(BaseEmbedder):
             *self.decoder_features.parameters(),
             *self.decoder_out.parameters(),
         ]
-        opt_g = torch.optim.Adam(
+        opt_g = Adam(
             adam_groups(g_params, head_params, weight_decay, head_lr=lr), lr=own_lr, betas=BETAS
         )
-        opt_d = torch.optim.Adam(
+        opt_d = Adam(
             adam_groups(self.discriminator.parameters(), None, weight_decay), lr=own_lr, betas=BETAS
         )
         return [opt_g, opt_d]

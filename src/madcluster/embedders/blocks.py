@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from madcluster.embedders.optim import Optimizer
 from madcluster.exceptions import ParameterError
 
 STD_FLOOR = 1e-4  # OmniAnomaly's std_epsilon: a std that can reach 0 makes log p infinite
@@ -162,7 +163,7 @@ def gaussian_log_prob(x: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) ->
 
 
 # ---------------------------------------------------------------------------- alternating phases
-def zero_every_grad(module: nn.Module, optimizers: Iterable[torch.optim.Optimizer]) -> None:
+def zero_every_grad(module: nn.Module, optimizers: Iterable[Optimizer]) -> None:
     """Zero the gradients of the embedder and of every optimiser's parameters (the head's too), so
     no phase sees gradients left by another (USAD's official loop leaks them between phases)."""
     module.zero_grad(set_to_none=True)

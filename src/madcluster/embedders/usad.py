@@ -35,6 +35,7 @@ from madcluster.embedders.blocks import (
     mlp,
     zero_every_grad,
 )
+from madcluster.embedders.optim import Adam
 from madcluster.exceptions import ParameterError
 
 
@@ -114,8 +115,8 @@ class USAD(BaseEmbedder):
         ae1 = [*self.encoder.parameters(), *self.decoder1.parameters()]
         ae2 = [*self.encoder.parameters(), *self.decoder2.parameters()]
         return [
-            torch.optim.Adam(adam_groups(ae1, head_params, weight_decay), lr=lr),
-            torch.optim.Adam(adam_groups(ae2, None, weight_decay), lr=lr),
+            Adam(adam_groups(ae1, head_params, weight_decay), lr=lr),
+            Adam(adam_groups(ae2, None, weight_decay), lr=lr),
         ]
 
     def training_step(

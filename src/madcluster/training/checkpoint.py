@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from madcluster.atomic import atomic_path
+from madcluster.embedders.optim import Optimizer
 from madcluster.exceptions import MADClusterError
 
 PARTIAL_SUFFIX = ".partial"
@@ -90,7 +91,7 @@ class TrainingSnapshot:
         *,
         epoch: int,
         net: torch.nn.Module,
-        optimizers: list[torch.optim.Optimizer],
+        optimizers: list[Optimizer],
         generator: torch.Generator,
         best_loss: float,
         best_state: dict | None,
@@ -164,7 +165,7 @@ def load_checkpoint(path: Path, fingerprint: dict[str, Any]) -> TrainingSnapshot
 def restore(
     snapshot: TrainingSnapshot,
     net: torch.nn.Module,
-    optimizers: list[torch.optim.Optimizer],
+    optimizers: list[Optimizer],
     generator: torch.Generator,
     extra: list,
 ) -> None:

@@ -23,6 +23,7 @@ import torch
 
 from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.embedders.base import EmbedderOutput
+from madcluster.embedders.optim import Optimizer
 from madcluster.exceptions import ParameterError
 from madcluster.method.head import LossParts
 from madcluster.training.checkpoint import (
@@ -336,7 +337,7 @@ def _train_epoch(
     settings: TrainSettings,
     order: torch.Tensor,
     epoch: int,
-    optimizers: list[torch.optim.Optimizer],
+    optimizers: list[Optimizer],
     progress: TrainingProgress,
 ) -> _EpochMeter:
     """One epoch of optimisation steps on the windows starting at ``order``; its loss parts."""
