@@ -12,6 +12,7 @@ time; the cheap parts are refitted by the reader (``benchmarks/studies/part_stud
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -75,7 +76,9 @@ def family_table(rows: dict[str, dict[str, float]], families: dict[str, str], fi
     return "\n".join(lines)
 
 
-def dump_one(name: str, arrays: dict[str, np.ndarray], seed: int, out: Path) -> str:
+def dump_one(
+    name: str, arrays: dict[str, np.ndarray], seed: int, out: Path, params: dict | None = None
+) -> str:
     import torch
 
     from madcluster import MADCluster
@@ -86,7 +89,7 @@ def dump_one(name: str, arrays: dict[str, np.ndarray], seed: int, out: Path) -> 
     if path.exists():
         return f"{name}: exists"
     t0 = time.perf_counter()
-    detector = MADCluster(random_state=seed).fit(arrays["train"])
+    detector = MADCluster(random_state=seed, **(params or {})).fit(arrays["train"])
     fit_s = time.perf_counter() - t0
 
     def own(rows: np.ndarray) -> np.ndarray:
@@ -113,6 +116,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--series", nargs="*", default=None, help="name prefixes (default: all)")
+    parser.add_argument("--params", type=json.loads, default={},
+                        help='MADCluster parameters as JSON, e.g. \'{"batch_size": 32}\'')
     args = parser.parse_args()
     series = read_bundle(args.bundle)
     if args.series:
@@ -122,7 +127,7 @@ def main() -> None:
     # largest first, so the slowest fits do not start last
     order = sorted(series, key=lambda k: -series[k]["train"].size)
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(dump_one, name, series[name], args.seed, out) for name in order]
+        futures = [pool.submit(dump_one, name, series[name], args.seed, out, args.params) for name in order]
         for i, future in enumerate(as_completed(futures), 1):
             print(f"[{i}/{len(futures)}] {future.result()}", flush=True)
 
