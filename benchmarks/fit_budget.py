@@ -55,7 +55,7 @@ def main() -> None:
     aucs = roc_auc_by_kind(model.decision_function(data.test), data.kinds, data.kind_names)
     epoch_seconds = model.history_["seconds"]
     print(json.dumps({
-        "overrides": overrides, "shape": list(data.train.shape), "threads": torch.get_num_threads(),
+        "overrides": overrides, "seed": args.seed, "shape": list(data.train.shape), "threads": torch.get_num_threads(),
         "fit_seconds": round(fit_seconds, 1), "fit_cpu_seconds": round(cpu_seconds, 1), "epochs_run": len(epoch_seconds),
         "epoch_seconds_median": round(float(np.median(epoch_seconds)), 2),
         "roc_auc": {k: round(v, 4) for k, v in aucs.items()},

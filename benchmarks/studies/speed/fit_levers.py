@@ -90,21 +90,31 @@ def run_suite(config_name: str, config: dict[str, Any], base: str, seed: int) ->
 
 
 def table(path: Path) -> str:
-    """Markdown: per configuration, the TSB-AD subset's mean VUS-PR (the whole score and the network
+    """Markdown: per configuration (means over its seeds, a ``random_state`` in it), the TSB-AD subset's mean VUS-PR (the whole score and the network
     part alone) over the series the default ``{}`` also has, and the difference to it; the suite's
     ROC-AUC per base and mean; the mean fit CPU seconds."""
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     by: dict[str, dict[str, dict]] = {}
-    for row in rows:
-        by.setdefault(row["config"], {})[row["series"]] = row
+    seeds: dict[str, set] = {}
+    runs: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:  # a configuration's random_state is a seed of it: means over the seeds
+        config = json.loads(row["config"])
+        seed = config.pop("random_state", None)
+        name = json.dumps(config, sort_keys=True)
+        seeds.setdefault(name, set()).add(seed)
+        runs.setdefault((name, row["series"]), []).append(row)
+    for (name, series), group in runs.items():
+        by.setdefault(name, {})[series] = {
+            **group[0], **{k: float(np.mean([r[k] for r in group])) for k in ("full", "own", "fit_cpu_seconds")}
+        }
     reference = by.get("{}", {})
-    lines = ["| configuration | TSB-AD series | VUS-PR | network part | vs default (same series) | suite: random walk | seasonal | sines | mean | fit CPU s (mean) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| configuration | seeds | TSB-AD series | VUS-PR | network part | vs default (same series) | suite: random walk | seasonal | sines | mean | fit CPU s (mean) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, results in by.items():
         series = [s for s in results if not s.startswith("suite/")]
         same = [s for s in series if s in reference]
         suite = {s.split("/", 1)[1]: results[s]["full"] for s in results if s.startswith("suite/")}
-        cells = [f"`{name}`", str(len(series))]
+        cells = [f"`{name}`", str(len(seeds[name])), str(len(series))]
         cells += [f"{np.mean([results[s][k] for s in series]):.3f}" if series else "" for k in ("full", "own")]
         cells.append(f"{np.mean([results[s]['full'] - reference[s]['full'] for s in same]):+.3f} ({len(same)})" if same and name != "{}" else "")
         cells += [f"{suite[b]:.3f}" if b in suite else "" for b in ("random-walk", "seasonal", "sines")]
