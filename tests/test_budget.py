@@ -46,6 +46,22 @@ def test_epoch_windows_bounds_the_steps_per_epoch(monkeypatch):
         MADCluster(**SMALL, epoch_windows=0).fit(X)
 
 
+def test_fast_preset_trains_the_defaults_steps_in_smaller_batches(monkeypatch):
+    """``fast`` changes only what a step costs: as many steps per epoch and epochs as the default,
+    a quarter of the windows each (the measurement behind it assumes exactly that)."""
+    default, fast = MADCluster(), MADCluster.from_preset("fast")
+    steps = [-(-d.epoch_windows // d.batch_size) for d in (default, fast)]
+    assert steps[0] == steps[1] and fast.epochs == default.epochs
+    assert fast.batch_size * 4 == default.batch_size
+    changed = {k for k, v in fast.get_params().items() if default.get_params()[k] != v}
+    assert changed == {"batch_size", "epoch_windows"}
+    X = make_series(2_000, 2)
+    counted = _count_steps(monkeypatch)
+    small = {k: v for k, v in SMALL.items() if k != "batch_size"}  # the preset's batch, not SMALL's
+    MADCluster.from_preset("fast", **small, epoch_windows=64, validation_size=0.0).fit(X)
+    assert counted == [32, 32, 32, 32]
+
+
 class _ThreadProbe(nn.Module):
     """A tiny embedder that records torch's thread count whenever it runs."""
 

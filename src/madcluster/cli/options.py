@@ -96,7 +96,9 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
             "default = the library default (what was measured to detect); paper = the paper's "
             "formulation exactly (raw Eq. 7 sum, non-overlapping scoring windows); streaming = the "
             "default without input terms: its streamed scores are final at once (the default's L "
-            "rows later), at the cost of the terms' detection; see the README's method table"
+            "rows later), at the cost of the terms' detection; fast = the default trained in "
+            "batches of 32 (the same 300 steps): about 0.4 of its fit time, .005 lower on the "
+            "development series; see the README's method table"
         ),
     ),
     (
