@@ -15,6 +15,7 @@ final L rows later (:class:`KMeansStream`); its causal reading is the distance o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -48,6 +49,13 @@ class WindowKMeans(Part):
     )
 
     name: ClassVar[str] = "kmeans"
+
+    @cached_property
+    def centroid_products(self) -> tuple[np.ndarray, np.ndarray]:
+        """The centroids transposed (contiguous) and their squared norms, in float64, computed
+        once (a streamed row computed them again for every window it scored)."""
+        centroids = np.asarray(self.centroids, dtype=np.float64)
+        return np.ascontiguousarray(centroids.T), np.einsum("ij,ij->i", centroids, centroids)
 
     @classmethod
     def fit(cls, rows: np.ndarray, context: FitContext) -> WindowKMeans:
@@ -182,17 +190,21 @@ def window_distances(part: WindowKMeans, rows: np.ndarray, starts: np.ndarray) -
     """Distance of each window of ``rows`` starting at ``starts`` to its nearest centroid, in
     float64 (a stream scores a few windows at a time and must give the bits a whole series
     gives)."""
-    scaled = (np.asarray(rows, dtype=np.float64) - part.scaler_mean) / part.scaler_scale
     window = part.window_size
-    centroids = np.asarray(part.centroids, dtype=np.float64)
-    centers_t = np.ascontiguousarray(centroids.T)
-    center_sq = np.einsum("ij,ij->i", centroids, centroids)
-    windows = np.lib.stride_tricks.sliding_window_view(scaled, window, axis=0).transpose(0, 2, 1)
-    per_chunk = max(1, _CHUNK_VALUES // (window * scaled.shape[1]))
+    starts = np.asarray(starts, dtype=np.int64)
     distances = np.empty(len(starts), dtype=np.float64)
+    if len(starts) == 0:
+        return distances
+    # only the rows the windows read are scaled (a stream passes its whole tail for a window or two)
+    first = int(starts.min())
+    rows = np.asarray(rows)[first : int(starts.max()) + window]
+    scaled = (np.asarray(rows, dtype=np.float64) - part.scaler_mean) / part.scaler_scale
+    centers_t, center_sq = part.centroid_products
+    offsets = np.arange(window)
+    per_chunk = max(1, _CHUNK_VALUES // (window * scaled.shape[1]))
     for lo in range(0, len(starts), per_chunk):
-        chunk = starts[lo : lo + per_chunk]
-        flat = windows[chunk].reshape(len(chunk), -1)
+        chunk = starts[lo : lo + per_chunk] - first
+        flat = scaled[chunk[:, None] + offsets].reshape(len(chunk), -1)
         # ||x - c||^2 = ||x||^2 - 2 x.c + ||c||^2, minimised over the centroids
         cross = center_sq[None, :] - 2.0 * (flat @ centers_t)
         sq = np.einsum("ij,ij->i", flat, flat) + cross.min(axis=1)
