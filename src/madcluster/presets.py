@@ -31,9 +31,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     "streaming": {"input_terms": None},  # causal: step t's score reads steps <= t only
     # the default's 300 optimisation steps in batches of 32, not 128: a step costs a third on a CPU
-    # (the D-RNN's 175 sequential cell steps, not the batch, set it), a fit about 0.4 of the
+    # (the D-RNN's 175 sequential cell steps, not the batch, set it), a fit about half the
     # default's; the same quality on the synthetic suite and the 20,000 x 6 series over three
-    # seeds, .005 lower on the 46 TSB-AD series (benchmarks/results/fit_budget.md, issue 36)
+    # seeds and on 12 TSB-AD series over two, .005 lower on the 46 at one seed and .011 on the
+    # drifting family (benchmarks/results/fit_budget.md, issue 36)
     "fast": {"batch_size": 32, "epoch_windows": 480},
 }
 # presets that pin the embedder's ``paper_params`` and score each point from one whole window

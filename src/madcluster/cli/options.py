@@ -97,8 +97,8 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
             "formulation exactly (raw Eq. 7 sum, non-overlapping scoring windows); streaming = the "
             "default without input terms: its streamed scores are final at once (the default's L "
             "rows later), at the cost of the terms' detection; fast = the default trained in "
-            "batches of 32 (the same 300 steps): about 0.4 of its fit time, .005 lower on the "
-            "development series; see the README's method table"
+            "batches of 32 (the same 300 steps): about half its fit time, up to .01 lower on "
+            "the development series; see the README's method table"
         ),
     ),
     (

@@ -16,8 +16,6 @@ from typing import Any, Protocol
 
 import torch
 
-DEFAULTS = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0}
-
 
 class Optimizer(Protocol):
     """What the training loop and checkpoints use of an optimizer (``torch.optim``'s fit too)."""
@@ -51,8 +49,7 @@ class Adam:
             groups = [{"params": groups}]
         self.param_groups: list[dict[str, Any]] = []
         for group in groups:
-            params_of_group = list(group["params"])
-            self.param_groups.append({**defaults, **group, "params": params_of_group})
+            self.param_groups.append({**defaults, **group, "params": list(group["params"])})
         # per parameter: step (a float32 tensor, as torch's), exp_avg, exp_avg_sq
         self.state: dict[torch.Tensor, dict[str, torch.Tensor]] = {}
 
