@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from madcluster.score.scoring import point_outputs, to_points
+from madcluster.data.window_grid import causal_window_of
+from madcluster.score.scoring import causal_point_outputs, point_outputs, to_points
 
 L, STRIDE, T = 8, 3, 29
 
@@ -50,8 +51,9 @@ def test_a_causal_models_step_reads_the_covering_window_where_it_has_most_histor
 def test_point_outputs_maps_each_named_output_to_the_steps(causal):
     series = torch.from_numpy(np.random.default_rng(2).normal(size=(T, 2)))
 
-    def read(windows: torch.Tensor) -> dict[str, torch.Tensor]:
+    def read(windows: torch.Tensor, first_position: int) -> dict[str, torch.Tensor]:
         # per step of a window: its row's sum plus its position in the window; the row doubled
+        assert first_position == 0
         return {"sum": windows.sum(dim=2) + torch.arange(L), "h": windows * 2.0}
 
     got = point_outputs(read, series, L, STRIDE, chunk=2, causal=causal)
@@ -77,3 +79,26 @@ def test_the_base_models_score_alone_and_the_head_weighed():
         combine(terms, {}, "raw", "raw", head_weight=2.0), 2 * np.arange(5.0) + base
     )
     assert np.array_equal(combine(terms, {}, "raw", "raw"), np.arange(5.0) + base)
+
+
+@pytest.mark.parametrize(("first_step", "score_from"), [(0, 0), (4, 11)])
+def test_causal_outputs_read_only_the_positions_their_steps_sit_at(first_step, score_from):
+    """Each step from its window on the grid (at its position there), whether the read is given
+    every position or, as the scorer asks, only those from the chunk's first scored one."""
+    series = torch.from_numpy(np.random.default_rng(3).normal(size=(T, 2)))
+    asked: list[int] = []
+
+    def read(windows: torch.Tensor, first_position: int) -> dict[str, torch.Tensor]:
+        asked.append(first_position)
+        full = {"sum": windows.sum(dim=2) + torch.arange(L), "h": windows * 2.0}
+        return {name: v[:, first_position:] for name, v in full.items()}
+
+    got = causal_point_outputs(read, series, L, STRIDE, 2, first_step, score_from)
+    x = series.numpy()  # row i is step first_step + i
+    steps = np.arange(score_from, first_step + T)
+    windows = causal_window_of(steps, L, STRIDE)
+    direct = np.array([x[t - first_step].sum() + (t - w) for t, w in zip(steps, windows)])
+    assert np.allclose(got["sum"], direct, rtol=0, atol=1e-12)
+    assert np.allclose(got["h"], 2.0 * x[score_from - first_step :], rtol=0, atol=1e-12)
+    # past the first window's chunk the read is asked for the last positions only
+    assert asked[0] == min(score_from - int(windows[0]), L - STRIDE) and min(asked[1:]) >= L - STRIDE

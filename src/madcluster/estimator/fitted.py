@@ -160,13 +160,14 @@ class FittedModel:
     def outputs(
         self,
         scaled: np.ndarray,
-        read: Callable[[torch.Tensor], Mapping[str, torch.Tensor]],
+        read: Callable[[torch.Tensor, int], Mapping[str, torch.Tensor]],
         first_step: int = 0,
         score_from: int = 0,
         net: MADClusterNet | None = None,
     ) -> dict[str, np.ndarray]:
         """``read``'s per-step outputs of model input ``scaled``, each step from the window that
-        scores it (``net``: the network ``read`` runs, whose device and dtype the input takes)."""
+        scores it (``net``: the network ``read`` runs, whose device and dtype the input takes;
+        ``read(windows, first_position)``: the outputs of positions ``first_position..``)."""
         net = self.scoring_net if net is None else net
         weight = next(net.parameters())
         dtype = self.scoring_dtype if net is self.scoring_net else weight.dtype
@@ -196,7 +197,7 @@ def score_terms(model: FittedModel, X: Any) -> dict[str, np.ndarray]:
 def embed(model: FittedModel, X: Any) -> np.ndarray:
     """The features h, one vector per row of ``X`` ``(T, f)``, from the windows that score them."""
     net = model.scoring_net
-    return model.outputs(model.inputs.checked_input(X), lambda x: {"h": net(x).h})["h"]
+    return model.outputs(model.inputs.checked_input(X), lambda x, first: {"h": net(x).h[:, first:]})["h"]
 
 
 __all__ = ["FittedModel", "HeadScore", "ScoringGrid", "embed", "score_terms", "scoring_copy"]

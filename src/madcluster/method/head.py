@@ -69,6 +69,9 @@ class Head(nn.Module):
     """The head contract (see the module docstring). The default methods do nothing."""
 
     history_keys: tuple[str, ...] = ()
+    #: whether a step's score terms read the other steps of its window (k > 1: DEC's target
+    #: normalises over the window); where not, a scorer may pass the head only the steps it reads
+    terms_read_the_window: bool = False
 
     def start(self, features: FeatureSource) -> None:
         """Initialise from an eval-mode pass over the training series."""
@@ -130,6 +133,8 @@ class MADClusterHead(Head):
     def __init__(self, n_hidden: int, config: MethodConfig | None = None) -> None:
         super().__init__()
         self.config = config or MethodConfig()
+        # score_type="window": each step scores its window's mean
+        self.terms_read_the_window = self.config.score_type == "window"
         self.n_hidden = n_hidden
         center = torch.empty(n_hidden)
         if self.config.center_init == "random":

@@ -44,6 +44,8 @@ def kl_terms(p: torch.Tensor, q: torch.Tensor, eps: float) -> torch.Tensor:
 class MultiClusterHead(Head):
     """k learnable centers; ``MADCluster(n_clusters=k)`` with k > 1 builds it."""
 
+    terms_read_the_window = True  # dec_target's frequencies sum over the window's steps
+
     history_keys = ("mean_distance", "h_spread", "smallest_cluster", "assignment_entropy")
 
     def __init__(self, n_hidden: int, config: MethodConfig) -> None:

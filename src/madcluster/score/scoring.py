@@ -43,20 +43,20 @@ def default_score_stride(window_size: int, causal: bool) -> int:
 
 @torch.no_grad()
 def point_outputs(
-    read: Callable[[torch.Tensor], Mapping[str, torch.Tensor]],
+    read: Callable[[torch.Tensor, int], Mapping[str, torch.Tensor]],
     series: torch.Tensor,
     window_size: int,
     stride: int,
     chunk: int,
     causal: bool,
 ) -> dict[str, np.ndarray]:
-    """``read(windows)`` over the windows of ``series`` every ``stride`` steps (``chunk`` at a
+    """``read(windows, 0)`` over the windows of ``series`` every ``stride`` steps (``chunk`` at a
     time), each named output ``[N, L]`` or ``[N, L, f]`` mapped to the ``T`` time steps."""
     starts = window_starts(len(series), window_size, stride)
     parts: dict[str, list[np.ndarray]] = {}
     for i in range(0, len(starts), chunk):
         x = gather_windows(series, starts[i : i + chunk], window_size)
-        for name, values in read(x).items():
+        for name, values in read(x, 0).items():
             parts.setdefault(name, []).append(values.double().cpu().numpy())
     return {
         name: to_points(np.concatenate(chunks), starts, len(series), causal)
@@ -66,7 +66,7 @@ def point_outputs(
 
 @torch.no_grad()
 def causal_point_outputs(
-    read: Callable[[torch.Tensor], Mapping[str, torch.Tensor]],
+    read: Callable[[torch.Tensor, int], Mapping[str, torch.Tensor]],
     series: torch.Tensor,
     window_size: int,
     stride: int,
@@ -79,25 +79,33 @@ def causal_point_outputs(
     ``series`` whose first row is step ``first_step``. The same steps give the same values whether
     the series is scored whole or streamed: the window of a step depends on the step alone,
     windows past the end are padded (a causal model never sees it) and batches are never smaller
-    than :data:`MIN_SCORING_BATCH`."""
+    than :data:`MIN_SCORING_BATCH`.
+
+    ``read(windows, first_position)`` returns the outputs of positions ``first_position..`` of
+    each window ``[B, L - first_position, ...]``: past the series' first window a step sits in
+    the last ``stride`` positions of its window, so the head reads a tenth of each window."""
     steps = np.arange(score_from, first_step + len(series))
     windows = causal_window_of(steps, window_size, stride)
     starts = np.unique(windows)
     local = starts - first_step
     series = pad_for_windows(series, local, window_size)
-    parts: dict[str, list[np.ndarray]] = {}
-    for i in range(0, len(local), chunk):
+    rows, positions = np.searchsorted(starts, windows), steps - windows
+    # the steps each chunk of windows scores (rows ascend with the steps; every window scores one)
+    bounds = np.searchsorted(rows, [*range(0, len(local), chunk), len(local)])
+    out: dict[str, np.ndarray] = {}
+    for k, i in enumerate(range(0, len(local), chunk)):
         x = gather_windows(series, local[i : i + chunk], window_size)
         n_windows = len(x)
         if n_windows < MIN_SCORING_BATCH:
             x = torch.cat([x, x[-1:].expand(MIN_SCORING_BATCH - n_windows, *x.shape[1:])])
-        for name, values in read(x).items():
-            parts.setdefault(name, []).append(values[:n_windows].double().cpu().numpy())
-    rows, positions = np.searchsorted(starts, windows), steps - windows
-    return {
-        name: np.concatenate(chunks)[rows, positions].astype(np.float64)
-        for name, chunks in parts.items()
-    }
+        scored = slice(bounds[k], bounds[k + 1])
+        first_position = int(positions[scored].min())
+        for name, values in read(x, first_position).items():
+            values = values[:n_windows].double().cpu().numpy()
+            if name not in out:
+                out[name] = np.empty((len(steps), *values.shape[2:]), dtype=np.float64)
+            out[name][scored] = values[rows[scored] - i, positions[scored] - first_position]
+    return out
 
 
 def to_points(values: np.ndarray, starts: np.ndarray, length: int, causal: bool) -> np.ndarray:

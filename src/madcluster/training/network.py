@@ -48,11 +48,16 @@ class MADClusterNet(nn.Module):
         return self.head.loss(out.h, out.loss)
 
     @torch.no_grad()
-    def score(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Named per-step score terms ``[B, L]``: the head's, plus ``base`` when the embedder has
-        one."""
+    def score(self, x: torch.Tensor, first_position: int = 0) -> dict[str, torch.Tensor]:
+        """Named per-step score terms ``[B, L - first_position]`` of positions
+        ``first_position..`` of each window: the head's, plus ``base`` when the embedder has one
+        (a causal scorer reads only each window's last positions, and the head need not score the
+        rest)."""
         out = self(x)
-        terms = dict(self.head.score_terms(out.h))
+        if self.head.terms_read_the_window:
+            terms = {name: v[:, first_position:] for name, v in self.head.score_terms(out.h).items()}
+        else:
+            terms = dict(self.head.score_terms(out.h[:, first_position:]))
         if out.score is not None:
-            terms["base"] = out.score
+            terms["base"] = out.score[:, first_position:]
         return terms
