@@ -137,3 +137,11 @@ def test_a_constant_column_back_at_its_value_steps_in_a_stream_as_in_the_whole_s
     scorer = model.stream()
     streamed = np.concatenate([scorer.update(row).scores for row in test])
     np.testing.assert_allclose(streamed, model.decision_function(test), rtol=0, atol=1e-6)
+
+
+def test_several_clusters_say_why_they_cannot_stream():
+    """k > 1: DEC's target sums q over the window's steps, so a step's score reads rows after it
+    (a stream of such a model gave other scores than the whole series)."""
+    model = MADCluster(input_terms=None, n_clusters=2, window_size=16, epochs=1, random_state=0).fit(_series(300, 8))
+    with pytest.raises(StreamError, match="n_clusters > 1"):
+        model.stream()

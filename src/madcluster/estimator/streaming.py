@@ -93,6 +93,12 @@ class StreamScorer:
                 f"streaming needs step t's score to read steps <= t only; this model has {why}: "
                 "score whole series with decision_function"
             )
+        if model.net.head.terms_read_the_window:
+            raise StreamError(
+                "streaming needs step t's score to read steps <= t only; with n_clusters > 1 a "
+                "step's cluster term reads its whole window (DEC's target): score whole series "
+                "with decision_function"
+            )
         self.model = model
         self.step_rows = step_rows
         self.n_jobs = n_jobs
