@@ -341,7 +341,8 @@ class MADCluster(BaseDetector):
     def stream(self) -> StreamScorer:
         """A :class:`~madcluster.estimator.streaming.StreamScorer` (rows in chunks of any size, each
         new row's score and flag out; with the KMeans input term, provisional at once and final L
-        rows later); needs a causal embedder (D-RNN, DeepSVDD, OmniAnomaly, THOC)."""
+        rows later); needs a causal embedder (D-RNN, DeepSVDD, OmniAnomaly, THOC) and one
+        cluster."""
         self._check_fitted()
         # a StreamError for a model that does not stream
         return StreamScorer(self.model_, n_jobs=self.n_jobs)
