@@ -39,11 +39,12 @@ def train_test():
 
 @pytest.fixture(scope="module")
 def with_terms(train_test):
-    # the plain z-sum of the two terms this file checks formula by formula (the default adds the
-    # discord part and sums positive parts: tests/score/test_discord.py, test_default_rule below)
-    return MADCluster(input_terms=("kmeans", "ar"), part_rule="zscore-sum", **TINY).fit(
-        train_test[0]
-    )
+    # the plain z-sum of the two terms this file checks formula by formula, on the training
+    # scales alone (the default adds the discord part, sums positive parts and reads each part's
+    # spread on the scored series: tests/score/test_discord.py, test_default_rule below)
+    return MADCluster(
+        input_terms=("kmeans", "ar"), part_rule="zscore-sum", series_scale_rows=0, **TINY
+    ).fit(train_test[0])
 
 
 def test_default_has_both_terms_and_none_turns_them_off(train_test, with_terms):
@@ -85,7 +86,12 @@ def test_part_weights_weigh_each_standardised_part(train_test, with_terms):
     """Equal weights give the plain z-sum; a part at 0 drops out; bad tables are refused."""
     train, test = train_test
     raw = {"own": 1, "ar": 1}  # no smoothing: the parts as they are
-    plain = {"input_terms": ("kmeans", "ar"), "part_rule": "zscore-sum", "part_smoothing": raw}
+    plain = {
+        "input_terms": ("kmeans", "ar"),
+        "part_rule": "zscore-sum",
+        "part_smoothing": raw,
+        "series_scale_rows": 0,
+    }
     equal = MADCluster(part_weights={"own": 1, "kmeans": 1, "ar": 1}, **plain, **TINY).fit(train)
     no_ar = MADCluster(part_weights={"ar": 0}, **plain, **TINY).fit(train)
     stats = equal.model_.combination.stats
@@ -246,7 +252,9 @@ def test_a_model_file_written_with_window_term_loads_as_the_kmeans_term(tmp_path
     import json
     import zipfile
 
-    model = MADCluster(input_terms=("kmeans",), part_rule="zscore-sum", **TINY).fit(train_test[0])
+    model = MADCluster(
+        input_terms=("kmeans",), part_rule="zscore-sum", series_scale_rows=0, **TINY
+    ).fit(train_test[0])  # files from before series scales
     new, old = tmp_path / "new.mcz", tmp_path / "old.mcz"
     model.save(new)
     with zipfile.ZipFile(new) as zf:  # rewrite it the way files were written before input terms
@@ -317,8 +325,10 @@ def test_default_rule_adds_each_parts_positive_excess(train_test):
     checked = model.model_.inputs.check_rows(test)
     own = model.model_.own_scores(model.model_.inputs.model_input(checked))
     raw = combination.raw_values(checked, own)
+    readings = {p.name: combination.final_reading(p, raw[p.name]) for p in combination.parts}
+    scales = combination.series_scales(readings)
     terms = [
-        combination.contribution(p, combination.final_reading(p, raw[p.name]))
+        combination.contribution(p, readings[p.name], scale=scales[p.name])
         for p in combination.parts
     ]
     assert all(t.min() >= 0.0 for t in terms)

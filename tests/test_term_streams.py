@@ -10,7 +10,9 @@ from madcluster import MADCluster
 from madcluster.estimator.streaming import StreamScorer
 from madcluster.exceptions import StreamError
 
-TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
+# the parts' own timing, on the training scales alone (series scales make a stream's first final
+# scores wait longer: the last test here, and tests/score/test_series_scale.py)
+TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0, "series_scale_rows": 0}
 L = TINY["window_size"]
 EXACT = 1e-9  # stream and whole series compute the same values in the same order; BLAS may round differently
 
@@ -169,3 +171,23 @@ def test_smoothed_parts_alone_are_final_after_their_half_width(test_rows):
     rest = scorer.pending()
     assert np.array_equal(np.concatenate([steps, rest.steps]), np.arange(40))
     assert np.max(np.abs(rest.scores - prefix[rest.steps])) < EXACT * scale  # pending = the rows so far
+
+
+def test_with_series_scales_the_first_final_scores_wait_for_the_scale_steps(test_rows):
+    """``series_scale_rows=S``: no score is final before the first S steps all are (S + L rows
+    with the KMeans part); then they come L rows back, the whole series' scores."""
+    scale_rows = 3 * L
+    model = MADCluster(input_terms=("kmeans", "ar"), **{**TINY, "series_scale_rows": scale_rows}).fit(_series(600, 0))
+    scorer = model.stream()
+    finals = []
+    for n in range(1, len(test_rows) + 1):
+        result = scorer.update(test_rows[n - 1])
+        finals.append(result.final_scores)
+        done = sum(len(f) for f in finals)
+        if n < scale_rows + L:
+            assert done == 0
+        else:
+            assert done == n - L
+    whole = model.decision_function(test_rows)
+    got = np.concatenate([*finals, scorer.pending().scores])
+    assert np.max(np.abs(got - whole)) < EXACT * np.abs(whole).max()

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from series_helpers import periodic_pair
 
-from madcluster.score.combination import RULES, Combination, CombinationStream
+from madcluster.score.combination import RULES, Combination
+from madcluster.score.combination_stream import CombinationStream
 from madcluster.score.parts import FitContext
 
 EXACT = 1e-9
@@ -52,7 +53,7 @@ def _stream_row_by_row_then_in_chunks(combination, rows, own):
     whole = combination.score(rows, own)
     at_once = combination.at_once_score(rows, own)
     delay = combination.final_after()
-    stream = combination.stream()
+    stream = CombinationStream(combination)
     bounds = [*range(4 * WINDOW), *range(4 * WINDOW, len(rows), 7), len(rows)]
     finals = []
     for lo, hi in itertools.pairwise(bounds):
@@ -98,7 +99,7 @@ def test_a_discord_stream_keeps_only_what_a_pending_step_reads(train, test_rows)
     m = part.length
     assert combination.final_after() == m - 1
     rows, own = test_rows
-    stream = combination.stream()
+    stream = CombinationStream(combination)
     for t in range(len(rows)):
         stream.update(own[t : t + 1], rows[t : t + 1])
         state = stream.state()
@@ -112,7 +113,7 @@ def test_a_stream_goes_on_from_its_state(train, test_rows):
     combination = _fit(train, ("kmeans", "ar", "discord"), {"own": 3, "ar": 4})
     rows, own = test_rows
     whole = combination.score(rows, own)
-    first = combination.stream()
+    first = CombinationStream(combination)
     first.update(own[:50], rows[:50])
     finals = [first.update(own[50:51], rows[50:51]).final_scores]
     again = CombinationStream(combination)

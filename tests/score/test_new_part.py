@@ -171,12 +171,15 @@ def test_a_new_part_fits_scores_streams_saves_loads_and_exports(registered, rows
     # scoring: the pca part's standardised, smoothed values are a term of the score
     scores = model.decision_function(rows)
     without = MADCluster(input_terms=("kmeans", "ar"), **TINY).fit(_series(500, 0))
+    from madcluster.score.combination import series_scale
     from madcluster.score.smoothing import centred_means
 
     pca = combination.parts[-1]
     mean, std = combination.stats["pca"]
-    # the default rule adds each part's positive excess over its training mean
-    own_and_others = scores - np.maximum((centred_means(pca.values(rows), 3) - mean) / std, 0.0)
+    # the default rule adds each part's positive excess over its training mean, over the part's
+    # spread on the series' first steps where wider (the other parts' scales are their own)
+    z = (centred_means(pca.values(rows), 3) - mean) / std
+    own_and_others = scores - np.maximum(z, 0.0) / series_scale(z[: combination.scale_rows])
     assert (
         np.max(np.abs(own_and_others - without.decision_function(rows)))
         < 1e-6 * np.abs(scores).max()

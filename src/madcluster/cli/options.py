@@ -195,6 +195,16 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
             "own = window // 2, ar = window // 10), e.g. own=1"
         ),
     ),
+    (
+        "--series-scale-rows",
+        "series_scale_rows",
+        {"type": int, "metavar": "ROWS"},
+        (
+            "each part's final contribution is divided by its spread on the scored series' first "
+            "ROWS steps (at least its training spread), so a part that moved on most rows cannot "
+            "drown the others; a stream's first final scores wait for them (default 3000; 0: off)"
+        ),
+    ),
 )
 # what every command that trains uses where the estimator has no default of its own to offer
 CLI_SETTINGS = {"random_state": 0}

@@ -107,6 +107,11 @@ class MADCluster(BaseDetector):
         L // 10 (:mod:`madcluster.score.smoothing`). Only with input terms.
     part_rule : None = ``"positive-zscore-sum"`` (parts below 0 add 0), ``"zscore-sum"``,
         ``"zscore-max"``.
+    series_scale_rows : each part's contribution to a scored series' final scores is divided by
+        its spread on the series' first ``series_scale_rows`` steps (the interquartile range of
+        its z-scores / 1.349, at least 1), so a part that moved on most rows cannot drown the
+        others; a stream's first final scores wait for those steps. 0: off (the training scales
+        alone, as before issue 34's second round). Only with input terms.
 
     Each parameter's default and allowed values:
     :data:`madcluster.estimator.params.MADCLUSTER_PARAMS`.
@@ -172,6 +177,7 @@ class MADCluster(BaseDetector):
         part_weights: dict[str, float] | None = _D["part_weights"],
         part_smoothing: dict[str, int] | None = _D["part_smoothing"],
         part_rule: str | None = _D["part_rule"],
+        series_scale_rows: int = _D["series_scale_rows"],
     ) -> None:
         self.embedder = embedder
         self.embedder_params = embedder_params
@@ -214,6 +220,7 @@ class MADCluster(BaseDetector):
         self.part_weights = part_weights
         self.part_smoothing = part_smoothing
         self.part_rule = part_rule
+        self.series_scale_rows = series_scale_rows
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:

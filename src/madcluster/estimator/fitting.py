@@ -88,6 +88,7 @@ def fit_model(
         check_part_weights(params["part_weights"], continuous_share(data)),
         widths,
         rule=check_part_rule(params["part_rule"]),
+        scale_rows=params["series_scale_rows"],
     )
     scores = combination.reference_score(data, scores)  # no part matched to itself
     threshold = threshold_from_scores(scores, params["threshold"], params["contamination"])

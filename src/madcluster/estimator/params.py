@@ -30,6 +30,7 @@ from madcluster.defaults import (
 )
 from madcluster.exceptions import ParameterError
 from madcluster.method.config import MethodConfig
+from madcluster.score.combination import SERIES_SCALE_ROWS
 from madcluster.score.input_terms import (
     DEFAULT_INPUT_TERMS,
     check_input_terms,
@@ -104,6 +105,9 @@ MADCLUSTER_PARAMS: dict[str, Param] = {
         None, validate=check_part_smoothing
     ),  # None: DEFAULT_FRACTIONS of the window
     "part_rule": Param(None, validate=check_part_rule),  # None: combination.DEFAULT_RULE
+    "series_scale_rows": Param(
+        SERIES_SCALE_ROWS, lambda v: is_int(v) and v >= 0, "an integer >= 0 (0: off)"
+    ),
 }
 
 

@@ -42,6 +42,7 @@ from madcluster.embedders.drnn_steps import DilatedRNNSteps
 from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
 from madcluster.estimator.fitted import FittedModel
 from madcluster.exceptions import StreamError
+from madcluster.score.combination_stream import CombinationStream
 from madcluster.score.schema import combination_arrays
 from madcluster.score.scoring import MIN_SCORING_BATCH
 from madcluster.threads import DEFAULT_N_JOBS, torch_threads
@@ -115,7 +116,7 @@ class StreamScorer:
         # model_fingerprint(model), once the state is first saved
         self._fingerprint: str | None = None
         combination = model.combination
-        self._terms = combination.stream() if combination.combines else None
+        self._terms = CombinationStream(combination) if combination.combines else None
 
     def update(self, rows: Any) -> StreamResult:
         """Append ``rows`` (one row ``(D,)`` or a chunk ``(m, D)``) and score each of them."""
@@ -348,6 +349,8 @@ def model_fingerprint(fitted: FittedModel) -> str:
     for name, array in sorted(combination_arrays(fitted.combination).items()):
         digest.update(name.encode())
         digest.update(np.ascontiguousarray(array).tobytes())
+    if fitted.combination.scale_rows:  # none: as before series scales
+        digest.update(f"scale_rows={fitted.combination.scale_rows}".encode())
     return digest.hexdigest()
 
 

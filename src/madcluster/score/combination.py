@@ -11,9 +11,18 @@ part's name (``own``, ``kmeans``, ``ar``); the statistics of a part's causal rea
 differs from its final one (a part that reads ahead, a smoothed part), are kept apart in
 ``at_once_stats`` under the same name.
 
-A stream (:class:`CombinationStream`) answers each row twice: at once, every part read causally,
-and once final (L rows later with the KMeans part), exactly the whole series' value. A model with
-no input terms has the own part alone, and its score is the own score itself (no statistics).
+**Series scales.** With ``scale_rows`` > 0 (new fits: :data:`SERIES_SCALE_ROWS`) each part's final
+contribution is divided by its *series scale*: the interquartile range / 1.349 of its z-scores on
+the first ``scale_rows`` steps of the scored series, at least 1 (:func:`series_scale`). A part
+whose values moved on most rows of the scored series (a new normal, a drifting level) then counts
+in units of its spread there, so it cannot drown the others; a part high on a few rows (an
+anomaly) keeps scale 1. Chosen on the development families by the worst family's shortfall
+(``benchmarks/results/parts/series_scale.md``). The at-once reading keeps the training scales.
+
+A stream (:class:`~madcluster.score.combination_stream.CombinationStream`) answers each row twice:
+at once, every part read causally, and once final (L rows later with the KMeans part), exactly the
+whole series' value. A model with no input terms has the own part alone, and its score is the own
+score itself (no statistics).
 
 A rule is one class with :meth:`ZScoreSum.part` (one part's training-standardised contribution)
 and :meth:`ZScoreSum.total` (their sum in order), registered by name in :data:`RULES`; a
@@ -29,7 +38,7 @@ from typing import ClassVar
 import numpy as np
 
 from madcluster.score.parts import OWN, FitContext, Part, fit_parts, part_class
-from madcluster.score.smoothing import SmoothedStream, causal_width, centred_means, trailing_means
+from madcluster.score.smoothing import causal_width, centred_means, trailing_means
 
 Stats = tuple[float, float]
 
@@ -85,6 +94,22 @@ DEFAULT_RULE = PositiveZScoreSum.name
 FILE_RULE = ZScoreSum.name
 
 
+#: Rows of a scored series whose z-scores set each part's series scale in new fits (issue 34).
+SERIES_SCALE_ROWS = 3000
+# the interquartile range of a standard normal: a spread as the training standard deviation's
+IQR_PER_STD = 1.349
+
+
+def series_scale(z: np.ndarray) -> float:
+    """A part's scale on a scored series from its z-scores ``z`` there: the interquartile range /
+    1.349 (a standard deviation where the z-scores are normal), at least 1 (never above the
+    training scale)."""
+    if len(z) == 0:
+        return 1.0
+    q25, q75 = np.quantile(z, [0.25, 0.75])
+    return max(1.0, float(q75 - q25) / IQR_PER_STD)
+
+
 def mean_std(values: np.ndarray) -> Stats:
     """Mean and standard deviation (1 for a constant part, so standardising never divides by 0)."""
     std = float(values.std())
@@ -110,6 +135,7 @@ class Combination:
     weights: dict[str, float] = field(default_factory=dict)  # a part not in it: 1
     smoothing: dict[str, int] = field(default_factory=dict)  # a part not in it: none
     rule: str = FILE_RULE
+    scale_rows: int = 0  # 0: the training scales alone (files from before series scales)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -127,10 +153,12 @@ class Combination:
         weights: Mapping[str, float] | None = None,
         smoothing: Mapping[str, int] | None = None,
         rule: str = DEFAULT_RULE,
+        scale_rows: int = 0,
     ) -> Combination:
         """The parts ``names`` fitted on the training ``rows`` and their training statistics, the
         own part's from its training scores ``own``; ``weights``: by part (1 where missing);
-        ``smoothing``: widths by part (those > 1 of point-wise parts are kept)."""
+        ``smoothing``: widths by part (those > 1 of point-wise parts are kept); ``scale_rows``:
+        see the module docstring (0: off)."""
         terms = fit_parts(names, rows, context)
         if not terms:
             return cls.own_alone()
@@ -159,7 +187,7 @@ class Combination:
             for p in parts
             if bare.reads_apart(p)
         }
-        return cls(parts, stats, at_once, bare.weights, kept, rule)
+        return cls(parts, stats, at_once, bare.weights, kept, rule, int(scale_rows))
 
     # ------------------------------------------------------------------ what it holds
     @property
@@ -209,8 +237,12 @@ class Combination:
 
         total = " + ".join(one(p) for p in self.parts)
         if self.rule == PositiveZScoreSum.name:
-            return f"{total}, each part at least 0"
-        return total if self.rule == ZScoreSum.name else f"{self.rule} of {total}"
+            total = f"{total}, each part at least 0"
+        elif self.rule != ZScoreSum.name:
+            total = f"{self.rule} of {total}"
+        if self.scale_rows > 0:
+            total += f", over its spread on the series' first {self.scale_rows} steps where wider"
+        return total
 
     # ------------------------------------------------------------------ readings
     def raw_values(self, rows: np.ndarray, own: np.ndarray) -> dict[str, np.ndarray]:
@@ -230,11 +262,28 @@ class Combination:
         width = self.width(part)
         return trailing_means(values, causal_width(width)) if width > 1 else values
 
-    def contribution(self, part: Part, values: np.ndarray, at_once: bool = False) -> np.ndarray:
+    def contribution(
+        self, part: Part, values: np.ndarray, at_once: bool = False, scale: float = 1.0
+    ) -> np.ndarray:
         """``part``'s term of the score from its reading ``values`` (``at_once``: a causal reading,
-        with the statistics of that reading where it has its own)."""
+        with the statistics of that reading where it has its own), divided by its series
+        ``scale``."""
         table = self.at_once_stats if at_once and self.reads_apart(part) else self.stats
-        return RULES[self.rule].part(values, table[part.name], self.weights.get(part.name, 1.0))
+        term = RULES[self.rule].part(values, table[part.name], self.weights.get(part.name, 1.0))
+        return term if scale == 1.0 else term / scale
+
+    def series_scales(self, readings: Mapping[str, np.ndarray]) -> dict[str, float]:
+        """Each part's series scale (:func:`series_scale`) from its final ``readings`` of the
+        scored series' first steps (at most ``scale_rows`` of them are read); 1 without series
+        scales."""
+        out = {}
+        for part in self.parts:
+            if self.scale_rows <= 0:
+                out[part.name] = 1.0
+                continue
+            mean, std = self.stats[part.name]
+            out[part.name] = series_scale((readings[part.name][: self.scale_rows] - mean) / std)
+        return out
 
     # ------------------------------------------------------------------ scores
     def score(self, rows: np.ndarray, own: np.ndarray) -> np.ndarray:
@@ -242,8 +291,13 @@ class Combination:
         if not self.combines:
             return own
         raw = self.raw_values(rows, own)
+        return self._final_total({p.name: self.final_reading(p, raw[p.name]) for p in self.parts})
+
+    def _final_total(self, readings: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The score of a whole series from every part's final ``readings`` of it."""
+        scales = self.series_scales(readings)
         return RULES[self.rule].total(
-            [self.contribution(p, self.final_reading(p, raw[p.name])) for p in self.parts]
+            [self.contribution(p, readings[p.name], scale=scales[p.name]) for p in self.parts]
         )
 
     def reference_score(self, rows: np.ndarray, own: np.ndarray) -> np.ndarray:
@@ -253,13 +307,11 @@ class Combination:
         if not self.combines:
             return own
         raw = {p.name: own if p.given else p.reference_values(rows) for p in self.parts}
-        rule = RULES[self.rule]
-        return rule.total(
-            [self.contribution(p, self.final_reading(p, raw[p.name])) for p in self.parts]
-        )
+        return self._final_total({p.name: self.final_reading(p, raw[p.name]) for p in self.parts})
 
     def at_once_score(self, rows: np.ndarray, own: np.ndarray) -> np.ndarray:
-        """What a stream answers each row of ``rows`` with first: every part read causally."""
+        """What a stream answers each row of ``rows`` with first: every part read causally (with
+        the training scales)."""
         if not self.combines:
             return own
         raw = self.raw_values(rows, own)
@@ -269,118 +321,17 @@ class Combination:
         ]
         return RULES[self.rule].total(terms)
 
-    def stream(self) -> CombinationStream:
-        return CombinationStream(self)
-
-
-@dataclass(frozen=True)
-class CombinedUpdate:
-    """One update's scores: the new rows' (at once) and those of the steps ``final_from..`` that
-    became final with it."""
-
-    scores: np.ndarray
-    final_from: int
-    final_scores: np.ndarray
-
-
-class CombinationStream:
-    """The parts of one stream: each part's stream, each point-wise part's recent values (for its
-    centred mean) and the steps not yet final. Each value is computed with the functions, and in
-    the order, of the whole-series path, so the two agree to the bit."""
-
-    def __init__(self, combination: Combination) -> None:
-        self.combination = combination
-        self.streams = {p.name: p.stream() for p in combination.parts}
-        self.readings = {
-            p.name: SmoothedStream(combination.width(p)) for p in combination.parts if p.point_wise
-        }
-        self.steps_seen = 0
-        self.pending_from = 0  # the first step whose score is not final yet
-
-    def update(self, own: np.ndarray, rows: np.ndarray) -> CombinedUpdate:
-        """``own``: the new rows' own scores (warm-up calibrated); ``rows``: the new checked
-        rows."""
-        c = self.combination
-        seen, total = self.steps_seen, self.steps_seen + len(rows)
-        causal = {}
-        for part in c.parts:
-            values = self.streams[part.name].append(rows, own if part.given else None)
-            if part.point_wise:
-                self.readings[part.name].append(values)
-            causal[part.name] = values
-        self.steps_seen = total
-        final_from = self.pending_from
-        scores = self._scores(np.arange(final_from, total))
-        if c.has_at_once:
-            steps = np.arange(seen, total)
-            terms = [
-                c.contribution(p, self._causal(p, causal[p.name], steps), at_once=True)
-                for p in c.parts
-            ]
-            first_scores = RULES[c.rule].total(terms)
-        else:  # files from before the causal readings' statistics: the provisional value
-            first_scores = scores[seen - final_from :]
-        finals = [self.streams[p.name].final_before(total) for p in c.parts if not p.point_wise]
-        finals += [r.final_before() for r in self.readings.values()]
-        final_to = max(final_from, min(finals))
-        self.pending_from = final_to
-        for part in c.parts:
-            self.streams[part.name].forget_before(final_to)
-        for reading in self.readings.values():
-            reading.forget_before(final_to)
-        return CombinedUpdate(
-            scores=first_scores, final_from=final_from, final_scores=scores[: final_to - final_from]
-        )
-
-    def _causal(self, part: Part, values: np.ndarray, steps: np.ndarray) -> np.ndarray:
-        """``part``'s causal reading of the new ``steps`` (a smoothed part: its trailing mean)."""
-        if part.point_wise and self.combination.width(part) > 1:
-            return self.readings[part.name].trailing(steps)
-        return values
-
-    def pending_scores(self) -> np.ndarray:
-        """Scores of the steps ``pending_from..`` on the rows so far (those ``decision_function``
-        gives)."""
-        return self._scores(np.arange(self.pending_from, self.steps_seen))
-
-    def _scores(self, steps: np.ndarray) -> np.ndarray:
-        """The scores of ``steps`` on the rows so far: every part read as the whole series reads
-        it."""
-        c, terms = self.combination, []
-        for part in c.parts:
-            if part.point_wise:
-                values = self.readings[part.name].means(steps)
-            else:
-                values = self.streams[part.name].values(steps)
-            term = c.contribution(part, values)
-            terms.append(np.where(np.isnan(term), 0.0, term))  # no value yet: its training mean
-        return RULES[c.rule].total(terms)
-
-    def state(self) -> dict[str, np.ndarray]:
-        out = {"terms/steps": np.asarray([self.steps_seen, self.pending_from], dtype=np.int64)}
-        for name, stream in self.streams.items():
-            out.update({f"terms/{name}/{k}": v for k, v in stream.state().items()})
-        for name, reading in self.readings.items():
-            out.update({f"terms/reading/{name}/{k}": v for k, v in reading.state().items()})
-        return out
-
-    def load(self, arrays: dict[str, np.ndarray]) -> None:
-        self.steps_seen, self.pending_from = (int(v) for v in arrays["terms/steps"])
-        for prefix, items in (("terms/", self.streams), ("terms/reading/", self.readings)):
-            for name, stream in items.items():
-                key = f"{prefix}{name}/"
-                stream.load({k[len(key) :]: v for k, v in arrays.items() if k.startswith(key)})
 
 
 __all__ = [
     "DEFAULT_RULE",
     "FILE_RULE",
     "RULES",
+    "SERIES_SCALE_ROWS",
     "Combination",
-    "CombinationStream",
-    "CombinedUpdate",
     "Stats",
     "ZScoreSum",
     "mean_std",
+    "series_scale",
     "smoothing_delay",
 ]

@@ -59,6 +59,7 @@ def combination_record(combination: Combination) -> dict[str, Any]:
         "weights": dict(combination.weights),
         "smoothing": dict(combination.smoothing),
         "rule": combination.rule,
+        "scale_rows": combination.scale_rows,
     }
 
 
@@ -80,6 +81,7 @@ def combination_from(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
         {n: float(w) for n, w in record.get("weights", {}).items()},
         {n: int(w) for n, w in record.get("smoothing", {}).items()},
         str(record.get("rule", FILE_RULE)),
+        int(record.get("scale_rows", 0)),  # files from before series scales: none
     )
 
 
