@@ -197,7 +197,11 @@ def score_terms(model: FittedModel, X: Any) -> dict[str, np.ndarray]:
 def embed(model: FittedModel, X: Any) -> np.ndarray:
     """The features h, one vector per row of ``X`` ``(T, f)``, from the windows that score them."""
     net = model.scoring_net
-    return model.outputs(model.inputs.checked_input(X), lambda x, first: {"h": net(x).h[:, first:]})["h"]
+
+    def features(windows: torch.Tensor, first_position: int) -> dict[str, torch.Tensor]:
+        return {"h": net(windows).h[:, first_position:]}
+
+    return model.outputs(model.inputs.checked_input(X), features)["h"]
 
 
 __all__ = ["FittedModel", "HeadScore", "ScoringGrid", "embed", "score_terms", "scoring_copy"]

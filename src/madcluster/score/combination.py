@@ -102,8 +102,8 @@ IQR_PER_STD = 1.349
 
 def series_scale(z: np.ndarray) -> float:
     """A part's scale on a scored series from its z-scores ``z`` there: the interquartile range /
-    1.349 (a standard deviation where the z-scores are normal), at least 1 (never above the
-    training scale)."""
+    1.349 (a standard deviation where the z-scores are normal), at least 1 (a part never counts
+    for more than on its training scale)."""
     if len(z) == 0:
         return 1.0
     q25, q75 = np.quantile(z, [0.25, 0.75])
