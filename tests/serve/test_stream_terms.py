@@ -30,8 +30,11 @@ def model():
 def test_final_and_pending_scores_through_the_server_are_the_whole_series_scores(model):
     client = TestClient(create_app(StreamStore({"m": model}, None)))
     # the default's slowest part decides: KMeans (L rows) or the discord part (its m - 1 rows)
-    final_after = client.get("/models").json()["models"]["m"]["final_after_rows"]
+    info = client.get("/models").json()["models"]["m"]
+    final_after = info["final_after_rows"]
     assert final_after == model.model_.combination.final_after() >= WINDOW
+    # no final score before the first series_scale_rows steps are final (all 150 pending here)
+    assert info["series_scale_rows"] == model.series_scale_rows == 3000
     x = _series(150, 1)
     x[90:95, 1] += 3.0
     final, steps, i, rng = [], [], 0, np.random.default_rng(0)

@@ -216,6 +216,8 @@ def _describe(model: Any) -> dict[str, Any]:
         "embedder": model.embedder if isinstance(model.embedder, str) else "custom",
         "streams": streams,
         "final_after_rows": model.model_.combination.final_after() if streams else 0,
+        # no score of a stream is final before its first series_scale_rows steps all are
+        "series_scale_rows": model.model_.combination.scale_rows,
     }
 
 
