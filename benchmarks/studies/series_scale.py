@@ -52,6 +52,8 @@ SPREADS: dict[str, Callable[[np.ndarray], float]] = {
 
 
 def scores(z: dict, z_train: dict, weights: dict, labels: np.ndarray, first: np.ndarray) -> dict:
+    from part_study import alert_spread
+
     from madcluster.metrics.tsbad import tsbad_vus
 
     excess = {p: weights[p] * np.maximum(z[p], 0.0) for p in PARTS}
@@ -63,7 +65,12 @@ def scores(z: dict, z_train: dict, weights: dict, labels: np.ndarray, first: np.
             totals[f"first {n}, {name}"] = sum(
                 excess[p] / max(1.0, spread(z[p][:n])) for p in PARTS
             )
-    return {k: tsbad_vus(v, labels, first)[1] for k, v in totals.items()}
+    out = {k: tsbad_vus(v, labels, first)[1] for k, v in totals.items()}
+    # where the alerts fall (issue 34 item 5), for the training scales and the chosen rule
+    for rule in ("default (training scales)", "first 3000, iqr"):
+        precision, smear = alert_spread(totals[rule], labels)
+        out[f"precision@k: {rule}"], out[f"smear: {rule}"] = precision, smear
+    return out
 
 
 def main() -> None:
@@ -84,7 +91,8 @@ def main() -> None:
     print("|---|" + "---|" * (len(fams) + 4))
     for rule in rules:
         dev = np.mean([rows[s][rule] for s in rows if family[s].startswith("tsbad")])
-        worst = "" if rule.startswith("part:") else f"{np.min(np.asarray(mean[rule]) - best):+.3f}"
+        measure = rule.startswith(("part:", "precision@k:", "smear:"))
+        worst = "" if measure else f"{np.min(np.asarray(mean[rule]) - best):+.3f}"
         proxy = [np.mean(shifted[(kind, rule)]) for kind in ("test", "shifted")]
         cells = [f"{c:.3f}" for c in [*mean[rule], dev]] + [worst] + [f"{c:.3f}" for c in proxy]
         print(f"| {rule} | " + " | ".join(cells) + " |", flush=True)
