@@ -31,7 +31,9 @@ sys.path.insert(0, str(STUDIES))  # the part studies
 sys.path.insert(0, str(STUDIES.parent))  # benchmarks/: benchlib
 
 
-def combined_scores(name: str, arrays: dict, cache: Path, net: dict) -> tuple[np.ndarray, np.ndarray]:
+def combined_scores(
+    name: str, arrays: dict, cache: Path, net: dict, scale_rows: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """(the default's score, the network part as the default reads it) of one series' test rows
     with ``net``'s network dump in place of the cached one."""
     from part_study import SMOOTH, zscore
@@ -47,11 +49,17 @@ def combined_scores(name: str, arrays: dict, cache: Path, net: dict) -> tuple[np
     train = np.asarray(arrays["train"], dtype=np.float64)
     share = float(np.mean([len(np.unique(c)) > FEW_LEVELS for c in train.T]))
     weights = adaptive(share, "linear")
-    total = sum(weights[p] * np.maximum(zscore(*parts[p]), 0.0) for p in PARTS)
+    from madcluster.score.combination import series_scale
+
+    z = {p: zscore(*parts[p]) for p in PARTS}
+    scales = {p: series_scale(z[p][:scale_rows]) if scale_rows else 1.0 for p in PARTS}
+    total = sum(weights[p] * np.maximum(z[p], 0.0) / scales[p] for p in PARTS)
     return total, parts["own"][0]
 
 
-def measure(bundle: dict, cache: Path, folders: dict[str, Path]) -> tuple[dict, dict, list[str]]:
+def measure(
+    bundle: dict, cache: Path, folders: dict[str, Path], scale_rows: int = 0
+) -> tuple[dict, dict, list[str]]:
     """Per configuration and series: VUS-PR of the whole score and of the network part, fit s."""
     from madcluster.metrics.tsbad import tsbad_vus
 
@@ -63,7 +71,7 @@ def measure(bundle: dict, cache: Path, folders: dict[str, Path]) -> tuple[dict, 
         for config, folder in folders.items():
             with np.load(folder / f"{name}.npz") as dump:
                 net = {k: dump[k] for k in dump.files}
-            total, own = combined_scores(name, arrays, cache, net)
+            total, own = combined_scores(name, arrays, cache, net, scale_rows)
             rows[config][name] = {
                 "default": tsbad_vus(total, labels, first)[1],
                 "network part": tsbad_vus(own, labels, first)[1],
@@ -98,6 +106,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", required=True)
     parser.add_argument("--cache", required=True, help="part_study.py's cache folder")
+    parser.add_argument("--series-scale-rows", type=int, default=0,
+                        help="each part over its spread on the series' first N steps, as the "
+                        "default since issue 34's series scales (3000); 0: the training scales "
+                        "alone, as the tables of issue 36's second and third rounds")
     parser.add_argument("--net", nargs="+", required=True, metavar="NAME=FOLDER",
                         help="network dumps of one training configuration each")
     args = parser.parse_args()
@@ -105,7 +117,9 @@ def main() -> None:
     for item in args.net:
         name, _, folder = item.rpartition("=")
         folders[name or folder] = Path(folder)
-    rows, family, names = measure(read_bundle(args.bundle), Path(args.cache), folders)
+    rows, family, names = measure(
+        read_bundle(args.bundle), Path(args.cache), folders, args.series_scale_rows
+    )
     print(f"{len(names)} series in every folder.\n")
     print(report(rows, family))
 
