@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pickle
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -47,15 +48,20 @@ def scores(z: dict, z_train: dict, weights: dict, labels: np.ndarray, first: np.
     return {k: tsbad_vus(v, labels, first)[1] for k, v in combined(excess, caps).items()}
 
 
-def main() -> None:
+#: (z, z_train, weights, labels, first) -> VUS-PR by rule name: what a study scores each series with
+RuleScores = Callable[[dict, dict, dict, np.ndarray, np.ndarray], dict]
+
+
+def main(rule_scores: RuleScores | None = None, doc: str | None = None) -> None:
+    """The table of ``rule_scores`` (default: the agreement caps) per family and on the proxy."""
     from network_parts import read_bundle, study_arguments
 
     args = study_arguments(
-        __doc__, cache="part_study.py's cache folder", shifted="shifted_parts.py's dumps"
+        doc or __doc__, cache="part_study.py's cache folder", shifted="shifted_parts.py's dumps"
     )
     bundle, cache = read_bundle(args.bundle), Path(args.cache)
-    rows, family = family_rows(bundle, cache)
-    shifted = shifted_rows(Path(args.shifted), bundle, cache)
+    rows, family = family_rows(bundle, cache, rule_scores or scores)
+    shifted = shifted_rows(Path(args.shifted), bundle, cache, rule_scores or scores)
     fams = sorted(set(family.values()))
     print("| rule | " + " | ".join(fams) + " | 46 TSB-AD | shifted proxy: as is | shifted |")
     print("|---|" + "---|" * (len(fams) + 3))
@@ -73,7 +79,7 @@ def series_weights(arrays: dict) -> dict[str, float]:
     return default_part_weights(continuous_share(np.asarray(arrays["train"], dtype=float)))
 
 
-def family_rows(bundle: dict, cache: Path) -> tuple[dict, dict]:
+def family_rows(bundle: dict, cache: Path, rule_scores: RuleScores = scores) -> tuple[dict, dict]:
     """Each rule's VUS-PR per development series, and each series' family."""
     from part_study import zscore
 
@@ -84,12 +90,14 @@ def family_rows(bundle: dict, cache: Path) -> tuple[dict, dict]:
         z = {p: zscore(*parts[p]) for p in PARTS}
         z_train = {p: zscore(parts[p][1], parts[p][1]) for p in PARTS}
         first = np.asarray(arrays["test"])[:, 0]
-        rows[name] = scores(z, z_train, series_weights(arrays), arrays["labels"], first)
+        rows[name] = rule_scores(z, z_train, series_weights(arrays), arrays["labels"], first)
         family[name] = str(arrays["family"])
     return rows, family
 
 
-def shifted_rows(folder: Path, bundle: dict, cache: Path) -> dict[tuple[str, str], list[float]]:
+def shifted_rows(
+    folder: Path, bundle: dict, cache: Path, rule_scores: RuleScores = scores
+) -> dict[tuple[str, str], list[float]]:
     """Each rule's VUS-PR on the dumps' test rows as they are and with their new normal."""
     from part_study import zscore
 
@@ -103,7 +111,8 @@ def shifted_rows(folder: Path, bundle: dict, cache: Path) -> dict[tuple[str, str
         z_train["discord"] = data["test/discord"][:1000]  # a stand-in (module docstring)
         for kind in ("test", "shifted"):
             z = {p: data[f"{kind}/{p}"] for p in PARTS}
-            for rule, value in scores(z, z_train, weights, data["labels"], data["first"]).items():
+            found = rule_scores(z, z_train, weights, data["labels"], data["first"])
+            for rule, value in found.items():
                 out.setdefault((kind, rule), []).append(value)
     return out
 

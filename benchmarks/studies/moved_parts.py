@@ -74,5 +74,4 @@ def scores(z: dict, z_train: dict, weights: dict, labels: np.ndarray, first: np.
 
 
 if __name__ == "__main__":
-    agreement_cap.scores = scores  # the same tables, these rules
-    agreement_cap.main()
+    agreement_cap.main(scores, __doc__)  # agreement_cap.py's tables, these rules

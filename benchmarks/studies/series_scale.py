@@ -80,9 +80,8 @@ def main() -> None:
         __doc__, cache="part_study.py's cache folder", shifted="shifted_parts.py's dumps"
     )
     bundle, cache = read_bundle(args.bundle), Path(args.cache)
-    agreement_cap.scores = scores  # agreement_cap's readers, these rules
-    rows, family = agreement_cap.family_rows(bundle, cache)
-    shifted = agreement_cap.shifted_rows(Path(args.shifted), bundle, cache)
+    rows, family = agreement_cap.family_rows(bundle, cache, scores)  # its readers, these rules
+    shifted = agreement_cap.shifted_rows(Path(args.shifted), bundle, cache, scores)
     fams = sorted(set(family.values()))
     rules = list(next(iter(rows.values())))
     mean = {r: [np.mean([rows[s][r] for s in rows if family[s] == f]) for f in fams] for r in rules}

@@ -276,11 +276,10 @@ class Combination:
         """Each part's series scale (:func:`series_scale`) from its final ``readings`` of the
         scored series' first steps (at most ``scale_rows`` of them are read); 1 without series
         scales."""
+        if self.scale_rows <= 0:
+            return {part.name: 1.0 for part in self.parts}
         out = {}
         for part in self.parts:
-            if self.scale_rows <= 0:
-                out[part.name] = 1.0
-                continue
             mean, std = self.stats[part.name]
             out[part.name] = series_scale((readings[part.name][: self.scale_rows] - mean) / std)
         return out

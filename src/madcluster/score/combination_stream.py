@@ -41,10 +41,8 @@ class CombinationStream:
         }
         self.steps_seen = 0
         self.pending_from = 0  # the first step whose score is not final yet
-        # the series scales once fixed (None: not yet; always 1 without series scales)
-        self.scales: dict[str, float] | None = (
-            None if combination.scale_rows > 0 else combination.series_scales({})
-        )
+        # the series scales once fixed (None: not yet; without series scales none: 1 each)
+        self.scales: dict[str, float] | None = None if combination.scale_rows > 0 else {}
 
     def update(self, own: np.ndarray, rows: np.ndarray) -> CombinedUpdate:
         """``own``: the new rows' own scores (warm-up calibrated); ``rows``: the new checked
@@ -67,7 +65,7 @@ class CombinationStream:
                 self.scales = c.series_scales(self._readings(np.arange(0, c.scale_rows)))
             else:
                 final_to = final_from
-        scores = self._scores(np.arange(final_from, final_to), self.scales or {})
+        scores = self._scores(np.arange(final_from, final_to), self.scales or {})  # None: no steps
         if c.has_at_once:
             steps = np.arange(seen, total)
             terms = [
