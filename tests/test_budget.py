@@ -42,24 +42,32 @@ def test_epoch_windows_bounds_the_steps_per_epoch(monkeypatch):
     MADCluster(**SMALL, epoch_windows=None, validation_size=0.0).fit(X)
     assert sum(steps) == 2 * (900 - 20 + 1)  # every window, every epoch
     assert MADCluster.from_preset("paper").epoch_windows is None
-    with pytest.raises(ValueError, match="epoch_windows must be a positive integer or None"):
+    with pytest.raises(ValueError, match="epoch_windows must be a positive integer, 'auto'"):
         MADCluster(**SMALL, epoch_windows=0).fit(X)
 
 
-def test_fast_preset_trains_the_defaults_steps_in_smaller_batches(monkeypatch):
-    """``fast`` changes only what a step costs: as many steps per epoch and epochs as the default,
-    a quarter of the windows each (the measurement behind it assumes exactly that)."""
-    default, fast = MADCluster(), MADCluster.from_preset("fast")
-    steps = [-(-d.epoch_windows // d.batch_size) for d in (default, fast)]
-    assert steps[0] == steps[1] and fast.epochs == default.epochs
-    assert fast.batch_size * 4 == default.batch_size
-    changed = {k for k, v in fast.get_params().items() if default.get_params()[k] != v}
-    assert changed == {"batch_size", "epoch_windows"}
+def test_auto_batch_is_the_embedders_training_batch(monkeypatch):
+    """The default trains the D-RNN in 15 batches of 32 an epoch (what the fast preset was) and
+    every other embedder in 15 of 128: as many steps either way, the measurement behind the D-RNN's
+    batch assumes exactly that; a batch the user gives wins."""
+    from madcluster.estimator.network_fit import resolve_training_batch
+
+    default = MADCluster()
+    assert (default.batch_size, default.epoch_windows) == ("auto", "auto")
+    assert resolve_training_batch(default.get_params()) == (32, 480)
+    assert resolve_training_batch(MADCluster(embedder="usad").get_params()) == (128, 1920)
+    assert resolve_training_batch(MADCluster(embedder=nn.GRU(3, 4)).get_params()) == (128, 1920)
+    assert resolve_training_batch(MADCluster(batch_size=16, epoch_windows=None).get_params()) == (16, None)
+    assert resolve_training_batch(MADCluster.from_preset("paper").get_params()) == (128, None)
+    fast = MADCluster.from_preset("fast")
+    assert resolve_training_batch(fast.get_params()) == resolve_training_batch(default.get_params())
     X = make_series(2_000, 2)
     counted = _count_steps(monkeypatch)
-    small = {k: v for k, v in SMALL.items() if k != "batch_size"}  # the preset's batch, not SMALL's
-    MADCluster.from_preset("fast", **small, epoch_windows=64, validation_size=0.0).fit(X)
+    small = {k: v for k, v in SMALL.items() if k != "batch_size"}  # the default's batch, not SMALL's
+    MADCluster(**small, epoch_windows=64, validation_size=0.0).fit(X)
     assert counted == [32, 32, 32, 32]
+    with pytest.raises(ValueError, match="batch_size must be a positive integer, 'auto'"):
+        MADCluster(batch_size="big").fit(X)
 
 
 class _ThreadProbe(nn.Module):

@@ -20,6 +20,10 @@ DEFAULT_EPOCHS = 20
 # Training windows per epoch (drawn anew each epoch): an epoch's cost no longer grows with the
 # series. Measured in benchmarks/results/fit_budget.md (synthetic suite and the 20,000 x 6 fit).
 DEFAULT_EPOCH_WINDOWS = 1920
+# Windows per training batch where the embedder does not say otherwise (BaseEmbedder.training_batch)
+DEFAULT_BATCH_SIZE = 128
+# batch_size / epoch_windows: the embedder class's training_batch (the D-RNN: 32 and 480)
+AUTO = "auto"
 # Epochs of a warm-started refit (MADCluster.refit): the network starts trained, and the new
 # scaling, input terms and threshold do most of the work. One epoch stopped the alarms of a level
 # shift as well as three did, at a third of the cost (5,000 rows in 4.7 s on one loaded thread);
@@ -92,6 +96,16 @@ def positive_int(default: Any, *, or_none: str = "") -> Param:
             f"a positive integer or None ({or_none})",
         )
     return Param(default, is_positive_int, "a positive integer")
+
+
+def positive_int_or_auto(default: Any, *, or_none: str = "") -> Param:
+    """An integer >= 1 or ``"auto"`` (the embedder's choice), and None (``or_none``) where given."""
+    none = f", or None ({or_none})" if or_none else ""
+    return Param(
+        default,
+        lambda v: v == AUTO or (v is None and bool(or_none)) or is_positive_int(v),
+        f"a positive integer, 'auto' (the embedder's){none}",
+    )
 
 
 def fraction(default: float, *, below: float = 1.0) -> Param:

@@ -7,8 +7,9 @@ the embedder's paper settings pinned (for the D-RNN: no auxiliary loss), Eq. 7's
 non-overlapping scoring windows, early stopping on the total loss. ``streaming`` is the default
 without the input terms (:mod:`madcluster.score.input_terms`): every score final at once (the
 default streams too, its scores final L rows later, :mod:`madcluster.score.combination`), at the
-cost of the terms' detection. ``fast`` is the default trained in batches of 32 (the same number of
-steps, fewer windows): for fleets and refits, where a fit's minute matters more than the last .005.
+cost of the terms' detection. ``fast`` (batches of 32, 480 windows an epoch) is what the default
+trains a D-RNN with since those became its ``training_batch``; for other embedders it is that
+budget in place of their batches of 128.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from madcluster.defaults import DEFAULT_WINDOW_SIZE
+from madcluster.defaults import DEFAULT_BATCH_SIZE, DEFAULT_WINDOW_SIZE
 from madcluster.exceptions import ParameterError
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -27,14 +28,12 @@ PRESETS: dict[str, dict[str, Any]] = {
         "center_warmup": 0,
         "early_stopping": "loss",
         "epoch_windows": None,  # every window in every epoch, as the paper's training
+        "batch_size": DEFAULT_BATCH_SIZE,  # the batch its results were measured with
         "input_terms": None,  # MADCluster's score alone (Eq. 7), no input-space terms
     },
     "streaming": {"input_terms": None},  # causal: step t's score reads steps <= t only
-    # the default's 300 optimisation steps in batches of 32, not 128: a step costs a third on a CPU
-    # (the D-RNN's 175 sequential cell steps, not the batch, set it), a fit about half the
-    # default's; the same quality on the synthetic suite and the 20,000 x 6 series over three
-    # seeds and on 12 TSB-AD series over two, .005 lower on the 46 at one seed and .011 on the
-    # drifting family (benchmarks/results/fit_budget.md, issue 36)
+    # the D-RNN's batches of 32 (480 windows an epoch) were this preset until they became the
+    # default's (DilatedRNN.training_batch); kept so that commands naming it still run
     "fast": {"batch_size": 32, "epoch_windows": 480},
 }
 # presets that pin the embedder's ``paper_params`` and score each point from one whole window

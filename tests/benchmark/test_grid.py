@@ -123,8 +123,9 @@ def test_benchmark_defaults_train_what_the_detector_trains():
     add_benchmark_arguments(parser)
     (row,) = configs_from_args(parser.parse_args(["--dataset", "MSL"]))
     default = MADCluster()
-    for name in ("epochs", "window_size", "batch_size", "lr", "weight_decay", "validation_size", "patience"):
+    for name in ("epochs", "window_size", "lr", "weight_decay", "validation_size", "patience"):
         assert getattr(row, name) == getattr(default, name), name
+    assert row.batch_size == 128  # every window in batches of 128 (Table 1), not "auto"
     drnn = DilatedRNN(n_features=3)
     assert row.resolved_embedder_params() == {
         "hidden_size": drnn.out_features,

@@ -14,7 +14,7 @@ import numpy as np
 
 from madcluster.benchmark.schema import BASELINE_MODE, BASELINES, DETECTORS
 from madcluster.data.validation import check_positive_int
-from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
+from madcluster.defaults import DEFAULT_BATCH_SIZE, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.estimator.params import MADCLUSTER_PARAMS
 from madcluster.evaluation.released_protocol import check_steps, steps_suffix
 from madcluster.method.config import MODES
@@ -88,7 +88,7 @@ class BenchmarkConfig:
     epochs: int = DEFAULT_EPOCHS  # the detector's, so a default row measures the default
     stride: int | None = None
     window_size: int = DEFAULT_WINDOW_SIZE
-    batch_size: int = MADCLUSTER_PARAMS["batch_size"].default
+    batch_size: int = DEFAULT_BATCH_SIZE  # Table 1's protocol: every window, in batches of 128
     lr: float = MADCLUSTER_PARAMS["lr"].default
     weight_decay: float = MADCLUSTER_PARAMS["weight_decay"].default
     hidden_size: int = 64

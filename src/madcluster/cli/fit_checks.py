@@ -59,6 +59,7 @@ def check_layers(params: dict[str, Any]) -> None:
 def check_series_settings(detector: Any, n_rows: int, warn: Callable[[str], None]) -> None:
     """Refuse a stride or a smoothing longer than the training series; warn about few windows
     and a batch larger than an epoch (each message names the series length or window count)."""
+    from madcluster.estimator.network_fit import resolve_training_batch
     from madcluster.training.loop import validation_rows
 
     p = detector.get_params()
@@ -88,10 +89,11 @@ def check_series_settings(detector: Any, n_rows: int, warn: Callable[[str], None
             f"{train_rows} training rows{split}: few windows teach the model little; a smaller "
             "--stride gives more"
         )
-    per_epoch = windows if p["epoch_windows"] is None else min(windows, int(p["epoch_windows"]))
-    if int(p["batch_size"]) > per_epoch:
+    batch, epoch_windows = resolve_training_batch(p)
+    per_epoch = windows if epoch_windows is None else min(windows, int(epoch_windows))
+    if batch > per_epoch:
         warn(
-            f"--batch-size {p['batch_size']} is more than the {per_epoch} windows an epoch trains "
+            f"--batch-size {batch} is more than the {per_epoch} windows an epoch trains "
             f"on ({windows} training windows): each epoch is one batch of {per_epoch}"
         )
 
@@ -104,6 +106,7 @@ def estimated_bytes(detector: Any, n_features: int, n_rows: int | None = None) -
     import torch
 
     from madcluster.embedders import EMBEDDERS, build_embedder
+    from madcluster.estimator.network_fit import resolve_training_batch
 
     p = detector.get_params()
     if not isinstance(p["embedder"], str) or p["embedder"].lower() not in EMBEDDERS:
@@ -116,9 +119,9 @@ def estimated_bytes(detector: Any, n_features: int, n_rows: int | None = None) -
     parameters = sum(t.numel() for t in embedder.parameters())
     depth = len(getattr(embedder, "layers", ())) or 1
     hidden = int(getattr(embedder, "out_features", 0) or 0)
-    batch = int(p["batch_size"])
-    if p["epoch_windows"] is not None:
-        batch = min(batch, int(p["epoch_windows"]))
+    batch, epoch_windows = resolve_training_batch(p)
+    if epoch_windows is not None:
+        batch = min(batch, int(epoch_windows))
     if n_rows is not None:
         batch = min(batch, max(1, (n_rows - int(p["window_size"])) // int(p["stride"]) + 1))
     activations = ACTIVATION_VALUES * 4 * batch * int(p["window_size"]) * hidden * depth

@@ -57,7 +57,8 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
         {"type": epoch_windows, "metavar": "N|all"},
         (
             "training windows drawn anew each epoch, so an epoch costs the same on any series "
-            "length; 'all' trains on every window each epoch, as before (slow on long series)"
+            "length (auto: 15 batches, 480 for the D-RNN, 1920 for the others); 'all' trains "
+            "on every window each epoch, as before (slow on long series)"
         ),
     ),
     (
@@ -69,7 +70,15 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
             "everything for --epochs epochs, best for concatenated series"
         ),
     ),
-    ("--batch-size", "batch_size", {"type": positive_int}, "windows per batch"),
+    (
+        "--batch-size",
+        "batch_size",
+        {"type": positive_int},
+        (
+            "windows per batch; auto: 32 for the D-RNN, whose step costs about the same at any "
+            "batch on a CPU, 128 for the others"
+        ),
+    ),
     (
         "--lr",
         "lr",

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from madcluster.defaults import DEFAULT_BATCH_SIZE, DEFAULT_EPOCH_WINDOWS
 from madcluster.embedders.optim import Adam, Optimizer
 
 
@@ -72,6 +73,8 @@ class BaseEmbedder(nn.Module):
     causal: ClassVar[bool] = False
     window_dependent: ClassVar[bool] = False
     default_roughness_window: ClassVar[int] = 0
+    # (windows per batch, windows per epoch) of the estimator's batch_size / epoch_windows "auto"
+    training_batch: ClassVar[tuple[int, int]] = (DEFAULT_BATCH_SIZE, DEFAULT_EPOCH_WINDOWS)
     paper_params: ClassVar[dict[str, Any]] = {}
     size_options: ClassVar[dict[str, str]] = {}
 

@@ -52,6 +52,8 @@ class MADCluster(BaseDetector):
         averaged).
     epochs, batch_size, lr, weight_decay : optimisation (Adam; weight decay is lambda * Omega(W));
         ``epochs`` is the maximum (20; validation early stopping usually ends sooner).
+        ``batch_size`` ``"auto"``: the embedder class's ``training_batch`` (the D-RNN: 32, whose
+        step costs about the same at any batch on a CPU; the others and a custom module: 128).
     validation_size : fraction at the END of the training series used for early stopping (never
         test data); 0 disables early stopping.
     patience : epochs without validation improvement before stopping.
@@ -87,8 +89,8 @@ class MADCluster(BaseDetector):
         their published input; a custom module gets 0). See the README's method table.
     epoch_windows : training windows drawn (without replacement, new ones each epoch) per epoch;
         None = every window, as before (the benchmark's and the paper preset's budget). The default
-        bounds an epoch's steps whatever the series' length (the time it saves is measured with the
-        benchmark results).
+        (``"auto"``: 15 batches, 480 windows for the D-RNN, 1,920 for the others) bounds an epoch's
+        steps whatever the series' length (the time it saves: the benchmark results).
     threshold : how ``fit`` sets ``threshold_`` from the training scores: ``quantile`` (their
         ``1 - contamination`` quantile) or ``pot`` (peaks over threshold, Siffer et al. 2017 as in
         OmniAnomaly: a generalized Pareto tail fitted to the top 2 % of training scores, and the
@@ -142,7 +144,7 @@ class MADCluster(BaseDetector):
         stride: int = _D["stride"],
         score_stride: int | None = _D["score_stride"],
         epochs: int = _D["epochs"],
-        batch_size: int = _D["batch_size"],
+        batch_size: int | str = _D["batch_size"],
         lr: float = _D["lr"],
         weight_decay: float = _D["weight_decay"],
         validation_size: float = _D["validation_size"],
@@ -170,7 +172,7 @@ class MADCluster(BaseDetector):
         scaling: str = _D["scaling"],
         precision: str = _D["precision"],
         roughness_window: int | None = _D["roughness_window"],
-        epoch_windows: int | None = _D["epoch_windows"],
+        epoch_windows: int | str | None = _D["epoch_windows"],
         threshold: str = _D["threshold"],
         n_jobs: int | None = _D["n_jobs"],
         input_terms: tuple[str, ...] | str | None = _D["input_terms"],

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from madcluster.defaults import AUTO, DEFAULT_BATCH_SIZE
 from madcluster.estimator.attribution import AttributionBaseline
 from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.warmup import Warmup
@@ -67,7 +68,9 @@ class ScoringGrid:
             window,
             int(stride) if stride is not None else default_score_stride(window, causal),
             causal and params["score_type"] == "point",
-            4 * int(params["batch_size"]),
+            # four training batches of 128 on an accelerator whatever the training batch (a small
+            # one, the D-RNN's 32, is for the CPU's step cost), or four of the batch a user chose
+            4 * (DEFAULT_BATCH_SIZE if params["batch_size"] == AUTO else int(params["batch_size"])),
         )
 
     def batch_on(self, device: torch.device) -> int:

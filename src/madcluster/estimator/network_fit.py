@@ -18,7 +18,9 @@ import numpy as np
 import torch
 
 from madcluster.data.validation import check_device
+from madcluster.defaults import AUTO, DEFAULT_BATCH_SIZE
 from madcluster.embedders import EMBEDDERS, make_embedder
+from madcluster.embedders.base import BaseEmbedder
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head, head_centers
 from madcluster.training.checkpoint import Checkpointing, data_digest
@@ -51,6 +53,18 @@ def resolve_roughness(params: Mapping[str, Any]) -> int:
     embedder = params["embedder"]
     registered = EMBEDDERS.get(embedder) if isinstance(embedder, str) else None
     return int(getattr(registered, "default_roughness_window", 0))
+
+
+def resolve_training_batch(params: Mapping[str, Any]) -> tuple[int, int | None]:
+    """``(batch_size, epoch_windows)``, each ``"auto"`` resolved to the embedder class's
+    ``training_batch`` (128 and 1,920 for a module)."""
+    embedder = params["embedder"]
+    registered = EMBEDDERS.get(embedder) if isinstance(embedder, str) else None
+    batch, windows = getattr(registered, "training_batch", BaseEmbedder.training_batch)
+    return (
+        batch if params["batch_size"] == AUTO else int(params["batch_size"]),
+        windows if params["epoch_windows"] == AUTO else params["epoch_windows"],
+    )
 
 
 def build_network(
@@ -96,8 +110,16 @@ def train_detector_network(
         val_part = series[len(series) - n_val :] if n_val else None
         if extra_val is not None:
             val_part = torch.from_numpy(extra_val).to(device)
+        batch_size, epoch_windows = resolve_training_batch(params)
         settings = TrainSettings(
-            **{k: params[k] for k in TrainSettings.from_estimator}, progress=bool(params["verbose"])
+            **{k: params[k] for k in TrainSettings.from_estimator},
+            batch_size=batch_size,
+            epoch_windows=epoch_windows,
+            # a batch the user chose may be what fits the device's memory: theirs for every pass
+            eval_batch_size=(
+                max(batch_size, DEFAULT_BATCH_SIZE) if params["batch_size"] == AUTO else None
+            ),
+            progress=bool(params["verbose"]),
         )
         path: list[np.ndarray] = []
         checkpointing = None

@@ -16,7 +16,7 @@ from typing import Any
 
 from madcluster.data.scaling import SCALINGS
 from madcluster.defaults import (
-    DEFAULT_EPOCH_WINDOWS,
+    AUTO,
     DEFAULT_EPOCHS,
     DEFAULT_WINDOW_SIZE,
     SHARED_PARAMS,
@@ -27,6 +27,7 @@ from madcluster.defaults import (
     is_int,
     is_number,
     positive_int,
+    positive_int_or_auto,
 )
 from madcluster.exceptions import ParameterError
 from madcluster.method.config import MethodConfig
@@ -61,7 +62,7 @@ MADCLUSTER_PARAMS: dict[str, Param] = {
     "stride": positive_int(1),
     "score_stride": positive_int(None, or_none="the embedder's default"),
     "epochs": positive_int(DEFAULT_EPOCHS),
-    "batch_size": positive_int(128),
+    "batch_size": positive_int_or_auto(AUTO),
     "lr": Param(1e-3, lambda v: is_number(v) and v > 0, "> 0"),
     "weight_decay": Param(1e-5, lambda v: is_number(v) and v >= 0, ">= 0"),
     "validation_size": fraction(0.2),
@@ -96,7 +97,7 @@ MADCLUSTER_PARAMS: dict[str, Param] = {
     "roughness_window": Param(
         None, lambda v: v is None or (is_int(v) and v >= 0), "an integer >= 0 (0: off) or None"
     ),
-    "epoch_windows": positive_int(DEFAULT_EPOCH_WINDOWS, or_none="every window"),
+    "epoch_windows": positive_int_or_auto(AUTO, or_none="every window"),
     "threshold": SHARED_PARAMS["threshold"],
     "n_jobs": Param(DEFAULT_N_JOBS, validate=check_n_jobs),
     "input_terms": Param(DEFAULT_INPUT_TERMS, validate=check_input_terms),

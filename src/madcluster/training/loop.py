@@ -21,7 +21,7 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from madcluster.defaults import DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
+from madcluster.defaults import DEFAULT_BATCH_SIZE, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.embedders.base import EmbedderOutput
 from madcluster.embedders.optim import Optimizer
 from madcluster.exceptions import ParameterError
@@ -51,18 +51,16 @@ class TrainSettings:
         "window_size",
         "stride",
         "epochs",
-        "batch_size",
         "lr",
         "weight_decay",
         "patience",
         "early_stopping",
         "pretrain_epochs",
-        "epoch_windows",
-    )
+    )  # batch_size and epoch_windows: resolved first (the estimator's may say "auto")
     window_size: int = DEFAULT_WINDOW_SIZE
     stride: int = 1
     epochs: int = DEFAULT_EPOCHS
-    batch_size: int = 128
+    batch_size: int = DEFAULT_BATCH_SIZE
     lr: float = 1e-3
     weight_decay: float = 1e-5
     patience: int = 3
@@ -72,6 +70,10 @@ class TrainSettings:
     progress: bool = False
     description: str = "MADCluster"
     sampler: Sampler | None = None  # None: windows of window_size every stride steps
+    # windows per batch of the passes without gradients (the head's start and per-epoch update,
+    # validation); None: batch_size. Larger than a small training batch is cheaper on a CPU (512
+    # windows of the D-RNN: 0.21 against 0.28 s in batches of 128 and 32) and the same numbers.
+    eval_batch_size: int | None = None
 
     def samples(self) -> Sampler:
         return (
@@ -104,8 +106,9 @@ def _tiles(series: torch.Tensor, settings: TrainSettings) -> Iterator[torch.Tens
     end-aligned)."""
     sampler = settings.samples()
     starts = sampler.starts(len(series), tiles=True)
-    for i in range(0, len(starts), settings.batch_size):
-        yield sampler.gather(series, starts[i : i + settings.batch_size])
+    size = settings.eval_batch_size or settings.batch_size
+    for i in range(0, len(starts), size):
+        yield sampler.gather(series, starts[i : i + size])
 
 
 def feature_source(
