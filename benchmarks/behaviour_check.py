@@ -109,6 +109,8 @@ def detector_results() -> dict[str, Any]:
         }
         if isinstance(detector, MADCluster):
             entry["embed"] = _digest(detector.embed(test[:32]))
+            if detector.model_.grid.causal and detector.n_clusters == 1:  # what a stream answers
+                entry["at_once_scores"] = _digest(detector.stream().update(test).scores)
             with tempfile.TemporaryDirectory() as folder:
                 path = Path(folder) / "m.mcz"
                 detector.save(path)

@@ -2,8 +2,8 @@
 
 For each series: fit ``MADCluster(random_state=seed)`` (the default) on the training points, then
 feed the test points to ``detector.stream()`` one row at a time, as a live feed would. Each row
-gets its at-once score (every part read from steps <= t, the KMeans part on the window ending at
-t) and its final score L rows later (:mod:`madcluster.score.combination`). Reported, TSB-AD's
+gets its at-once score (every part read from steps <= t, the KMeans part from the covering
+windows' prefixes, :mod:`madcluster.score.kmeans_prefix`) and its final score L rows later (:mod:`madcluster.score.combination`). Reported, TSB-AD's
 VUS-PR of:
 
 * ``final``: the final scores (with the last rows' pending ones), checked equal to

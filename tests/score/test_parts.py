@@ -3,6 +3,8 @@ reading, its stream (= the whole series), and the combination's statistics of ea
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -57,10 +59,42 @@ def test_window_kmeans_against_a_direct_loop(train, test_rows):
         block = [distance[s] for s in starts if first <= s <= first + L - 1]
         whole.append(np.mean(block))
     _close(part.values(test_rows), whole)
-    padded = np.vstack([np.repeat(test_rows[:1], L - 1, axis=0), test_rows])
-    trailing = [_nearest(part, padded[t : t + L]) for t in range(n)]
-    _close(part.at_once(test_rows), trailing)
     assert part.final_after() == L and part.reads_ahead
+
+
+def _prefix_error(part: WindowKMeans, prefix_rows: np.ndarray) -> float:
+    """The least squared distance over the centroids of ``prefix_rows`` to each one's first rows."""
+    z = (prefix_rows[:, part.columns].astype(np.float64) - part.scaler_mean) / part.scaler_scale
+    centroids = part.centroids.astype(np.float64).reshape(len(part.centroids), L, -1)
+    return float(np.min(((centroids[:, : len(z)] - z) ** 2).sum(axis=(1, 2))))
+
+
+def test_window_kmeans_causal_reading_against_a_direct_loop(train, test_rows):
+    """At once, each grid window starting in [t - L + 1, t] is matched on its rows so far; the
+    value pools their squared errors per observed row, times L (the series' first row stands in
+    for the rows before it). Files from before it read the window ending at t."""
+    part = WindowKMeans.fit(train, FitContext(L, 0))
+    assert part.prefix_at_once
+    n = len(test_rows)
+    padded = np.vstack([np.repeat(test_rows[:1], L, axis=0), test_rows])  # step t is row t + L
+    direct = []
+    for t in range(n):
+        starts = [s for s in range(-L, t + 1) if s % part.stride == 0 and s > t - L]
+        errors = [_prefix_error(part, padded[s + L : t + L + 1]) for s in starts]
+        observed = sum(t - s + 1 for s in starts)
+        direct.append(np.sqrt(sum(errors) / observed * L))
+    _close(part.at_once(test_rows), direct)
+    old = dataclasses.replace(part, prefix_at_once=False)
+    trailing = [_nearest(part, padded[t + 1 : t + L + 1]) for t in range(n)]
+    _close(old.at_once(test_rows), trailing)
+    stream, at, causal = old.stream(), 0, []
+    for size in (1, 30, 7, 112):  # a stream of such a file reads the same
+        causal.append(stream.append(test_rows[at : at + size]))
+        at += size
+    _close(np.concatenate(causal), trailing)
+    assert WindowKMeans.from_arrays(part.to_arrays()).prefix_at_once
+    arrays = {k: v for k, v in part.to_arrays().items() if k != "prefix_at_once"}
+    assert not WindowKMeans.from_arrays(arrays).prefix_at_once  # a file from before it
 
 
 def test_autoregressive_against_a_direct_loop(train, test_rows):

@@ -8,8 +8,8 @@ one turns each toggle into a jump of ten or more deviations; constant columns st
 are how a move reaches the model, :mod:`madcluster.data.constant_columns`).
 
 The whole-series value averages windows that start after a step, so a stream's value of step t is
-final L rows later (:class:`KMeansStream`); its causal reading is the distance of the window
-*ending* at t (:meth:`WindowKMeans.at_once`).
+final L rows later (:class:`KMeansStream`); its causal reading takes the windows that will cover
+t as far as they go (:mod:`madcluster.score.kmeans_prefix`; :meth:`WindowKMeans.at_once`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from madcluster.score.kmeans_prefix import prefix_reading
 from madcluster.score.parts import FitContext, Part, PartStream
 
 FEW_LEVELS = 3  # columns with 2..FEW_LEVELS distinct training values are left out
@@ -47,6 +48,9 @@ class WindowKMeans(Part):
     balanced_edges: bool = (
         False  # False: files from before edges averaged as many windows as the middle
     )
+    # the causal reading: the covering windows' prefixes (kmeans_prefix); False: files from before
+    # it, which read the window ending at t
+    prefix_at_once: bool = False
 
     name: ClassVar[str] = "kmeans"
 
@@ -91,6 +95,7 @@ class WindowKMeans(Part):
             stride=stride,
             columns=columns,
             balanced_edges=True,
+            prefix_at_once=True,
         )
 
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -103,6 +108,8 @@ class WindowKMeans(Part):
         }
         if self.balanced_edges:
             out["balanced_edges"] = np.asarray(1, dtype=np.int64)
+        if self.prefix_at_once:
+            out["prefix_at_once"] = np.asarray(1, dtype=np.int64)
         if self.columns is not None:
             out["columns"] = np.asarray(self.columns, dtype=np.int64)
         return out
@@ -118,6 +125,7 @@ class WindowKMeans(Part):
             stride,
             arrays.get("columns"),
             bool(arrays.get("balanced_edges", 0)),
+            bool(arrays.get("prefix_at_once", 0)),
         )
 
     def read(self, rows: np.ndarray) -> np.ndarray:
@@ -140,9 +148,13 @@ class WindowKMeans(Part):
         return window_scores_to_points(distances, starts, self.window_size, len(read))
 
     def at_once(self, rows: np.ndarray) -> np.ndarray:
-        """Per step, the distance of the window *ending* there (before the first full window, the
-        series' first row repeated before it)."""
+        """Per step, the covering windows read as far as they go
+        (:func:`~madcluster.score.kmeans_prefix.prefix_reading`); files from before it: the
+        distance of the window *ending* there (before the first full window, the series' first
+        row repeated before it)."""
         read = self.read(rows)
+        if self.prefix_at_once:
+            return prefix_reading(self, read, 0, np.arange(len(read)))
         padded = np.vstack([np.repeat(read[:1], self.window_size - 1, axis=0), read])
         return window_distances(self, padded, np.arange(len(read)))
 
@@ -264,8 +276,9 @@ class KMeansStream(PartStream):
         return at_once
 
     def _trailing(self, buffer: np.ndarray, seen: int, total: int) -> np.ndarray:
-        """Distances of the windows ending at steps ``seen..total-1``
-        (:meth:`WindowKMeans.at_once`)."""
+        """The causal reading of steps ``seen..total-1`` (:meth:`WindowKMeans.at_once`)."""
+        if self.part.prefix_at_once:
+            return prefix_reading(self.part, buffer, self.rows_start, np.arange(seen, total))
         window = self.part.window_size
         lo = seen - window + 1  # the first row those windows read
         source, start = buffer, self.rows_start
