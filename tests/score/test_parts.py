@@ -84,6 +84,15 @@ def test_window_kmeans_causal_reading_against_a_direct_loop(train, test_rows):
         observed = sum(t - s + 1 for s in starts)
         direct.append(np.sqrt(sum(errors) / observed * L))
     _close(part.at_once(test_rows), direct)
+    stream, at, causal = part.stream(), 0, []
+    for size in (1, 1, 30, 1, 7, 110):  # a row at a time, in chunks, and restored mid-way
+        causal.append(stream.append(test_rows[at : at + size]))
+        at += size
+        if at == 32:
+            restored = part.stream()
+            restored.load(stream.state())
+            stream = restored
+    _close(np.concatenate(causal), direct)
     old = dataclasses.replace(part, prefix_at_once=False)
     trailing = [_nearest(part, padded[t + 1 : t + L + 1]) for t in range(n)]
     _close(old.at_once(test_rows), trailing)

@@ -321,7 +321,6 @@ class Combination:
         return RULES[self.rule].total(terms)
 
 
-
 __all__ = [
     "DEFAULT_RULE",
     "FILE_RULE",

@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from madcluster.score.kmeans_prefix import prefix_reading
+from madcluster.score.kmeans_prefix import PrefixStream, prefix_reading
 from madcluster.score.parts import FitContext, Part, PartStream
 
 FEW_LEVELS = 3  # columns with 2..FEW_LEVELS distinct training values are left out
@@ -242,6 +242,10 @@ class KMeansStream(PartStream):
         default_factory=lambda: np.empty(0, dtype=np.int64)
     )  # grid windows kept
     distances: np.ndarray = field(default_factory=lambda: np.empty(0))
+    prefix: PrefixStream = field(init=False, repr=False)  # the causal reading's running sums
+
+    def __post_init__(self) -> None:
+        self.prefix = PrefixStream(self.part)
 
     def final_before(self, n_steps: int) -> int:
         window = self.part.window_size
@@ -278,7 +282,7 @@ class KMeansStream(PartStream):
     def _trailing(self, buffer: np.ndarray, seen: int, total: int) -> np.ndarray:
         """The causal reading of steps ``seen..total-1`` (:meth:`WindowKMeans.at_once`)."""
         if self.part.prefix_at_once:
-            return prefix_reading(self.part, buffer, self.rows_start, np.arange(seen, total))
+            return self.prefix.values(buffer, self.rows_start, range(seen, total))
         window = self.part.window_size
         lo = seen - window + 1  # the first row those windows read
         source, start = buffer, self.rows_start
@@ -310,6 +314,7 @@ class KMeansStream(PartStream):
         self.steps_seen, self.rows_start = (int(v) for v in arrays["steps"])
         self.rows, self.distances = arrays["rows"], arrays["distances"]
         self.starts = arrays["starts"].astype(np.int64)
+        self.prefix.reset()  # rebuilt from the kept rows at the next row
 
 
 __all__ = [
