@@ -14,7 +14,8 @@ score with each part's causal reading): the 46 TSB-AD series .515 -> .541, the c
 .522 -> .578, no family lower by more than .011 (point anomalies).
 
 Before the series' first row the rows are the first row repeated (as the old reading padded).
-Both the whole series and a stream go through :func:`prefix_reading` on the same rows, so a
+The whole series (:func:`prefix_reading`) and a stream (:class:`PrefixStream`, which extends each
+open window's sums by the new row) add the same squared differences in the same order, so a
 stream's values are the whole series' to the bit.
 """
 
