@@ -258,7 +258,7 @@ class KMeansStream(PartStream):
 
     def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
         """Add checked ``rows`` (all columns); score the grid windows they complete; return the
-        distances of the windows ending at the new rows."""
+        new rows' causal reading (:meth:`WindowKMeans.at_once`)."""
         read = self.part.read(np.asarray(rows, dtype=np.float64))
         window, stride = self.part.window_size, self.part.stride
         buffer = read if len(self.rows) == 0 else np.concatenate([self.rows, read])
