@@ -69,7 +69,7 @@ def prefix_readings(part, rows: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def main() -> None:
-    from at_once_scales import at_once_z
+    from at_once_scales import at_once_z, print_server_roc, record_reading
     from network_parts import family_table, read_bundle, study_arguments
     from part_scores import default_rows
     from which_model import series_weights
@@ -79,8 +79,6 @@ def main() -> None:
     from madcluster.score.window_kmeans import WindowKMeans
 
     args = study_arguments(__doc__, at_once="at_once_study.py cache")
-    from sklearn.metrics import roc_auc_score
-
     rows, families, server_roc = {}, {}, {}
     for name, arrays in sorted(read_bundle(args.bundle).items()):
         causal = pickle.loads((Path(args.at_once) / f"{name}.pkl").read_bytes())
@@ -96,18 +94,14 @@ def main() -> None:
             variants[f"{reading}"] = dict(causal, kmeans=(on_test[reading], on_train[reading]))
         for variant, readings in variants.items():
             score = sum(np.maximum(z, 0.0) for z in at_once_z(readings, weights).values())
-            row[variant] = tsbad_vus(score, labels, first)[1]
-            if str(arrays["family"]) == "server":  # the at-once bar: ROC-AUC near the final's
-                server_roc.setdefault(variant, []).append(roc_auc_score(labels, score))
+            record_reading(row, server_roc, variant, score, arrays)
         for reading in on_test:  # the part alone
             row[f"kmeans part alone, {reading}"] = tsbad_vus(on_test[reading], labels, first)[1]
         row["kmeans part alone, window ending at t"] = tsbad_vus(causal["kmeans"][0], labels, first)[1]
         rows[name], families[name] = row, str(arrays["family"])
         print(name, {k: round(v, 3) for k, v in row.items()}, file=sys.stderr, flush=True)
     print(family_table(rows, families, "at-once KMeans reading"))
-    print("\nROC-AUC on the server family, at once:")
-    for variant, values in server_roc.items():
-        print(f"- {variant}: {np.mean(values):.3f}")
+    print_server_roc(server_roc)
 
 
 if __name__ == "__main__":

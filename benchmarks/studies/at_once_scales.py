@@ -54,6 +54,28 @@ def causal_scales(z: np.ndarray, rows: int, every: int, first: int) -> np.ndarra
     return scales
 
 
+def record_reading(
+    row: dict, server_roc: dict, variant: str, score: np.ndarray, arrays: dict
+) -> None:
+    """``score``'s VUS-PR into ``row[variant]`` and, on the server family (the issue's at-once bar:
+    a ROC-AUC near the final score's), its ROC-AUC into ``server_roc[variant]``."""
+    from sklearn.metrics import roc_auc_score
+
+    from madcluster.metrics.tsbad import tsbad_vus
+
+    labels, first = np.asarray(arrays["labels"]), np.asarray(arrays["test"])[:, 0]
+    row[variant] = tsbad_vus(score, labels, first)[1]
+    if str(arrays["family"]) == "server":
+        server_roc.setdefault(variant, []).append(roc_auc_score(labels, score))
+
+
+def print_server_roc(server_roc: dict) -> None:
+    """The mean ROC-AUC of each variant on the server family."""
+    print("\nROC-AUC on the server family, at once:")
+    for variant, values in server_roc.items():
+        print(f"- {variant}: {np.mean(values):.3f}")
+
+
 def main() -> None:
     from network_parts import family_table, read_bundle, study_arguments
     from which_model import series_weights

@@ -32,31 +32,23 @@ VARIANTS = {
 
 
 def main() -> None:
-    from at_once_scales import at_once_z
+    from at_once_scales import at_once_z, print_server_roc, record_reading
     from network_parts import family_table, read_bundle, study_arguments
-    from sklearn.metrics import roc_auc_score
     from which_model import series_weights
-
-    from madcluster.metrics.tsbad import tsbad_vus
 
     args = study_arguments(__doc__, at_once="at_once_study.py cache")
     rows, families, server_roc = {}, {}, {}
     for name, arrays in sorted(read_bundle(args.bundle).items()):
         causal = pickle.loads((Path(args.at_once) / f"{name}.pkl").read_bytes())
         weights = series_weights(arrays["train"])
-        labels, first = np.asarray(arrays["labels"]), np.asarray(arrays["test"])[:, 0]
         row = {}
         for variant, factors in VARIANTS.items():
             scaled = {p: w * factors.get(p, 1.0) for p, w in weights.items()}
             score = sum(np.maximum(z, 0.0) for z in at_once_z(causal, scaled).values())
-            row[variant] = tsbad_vus(score, labels, first)[1]
-            if str(arrays["family"]) == "server":
-                server_roc.setdefault(variant, []).append(roc_auc_score(labels, score))
+            record_reading(row, server_roc, variant, score, arrays)
         rows[name], families[name] = row, str(arrays["family"])
     print(family_table(rows, families, "at-once weights"))
-    print("\nROC-AUC on the server family:")
-    for variant, values in server_roc.items():
-        print(f"- {variant}: {np.mean(values):.3f}")
+    print_server_roc(server_roc)
 
 
 if __name__ == "__main__":
