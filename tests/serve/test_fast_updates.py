@@ -46,9 +46,9 @@ REQUESTS = [  # (stream, body): updates, then errors of each kind
 def _answers(models, fast: bool, monkeypatch) -> list[tuple[int, dict]]:
     if not fast:
         monkeypatch.setattr(fast_updates, "parse_update", lambda body, max_rows: None)
-    client = TestClient(create_app(StreamStore(dict(models))))
-    out = [(r.status_code, r.json()) for r in (client.post(f"/streams/{s}", json=body) for s, body in REQUESTS)]
-    metrics = client.get("/metrics").text
+    with TestClient(create_app(StreamStore(dict(models)))) as client:  # the lifespan stops the store
+        out = [(r.status_code, r.json()) for r in (client.post(f"/streams/{s}", json=body) for s, body in REQUESTS)]
+        metrics = client.get("/metrics").text
     assert 'endpoint="/streams/{stream_id}"' in metrics and "madcluster_rows_scored_total" in metrics
     monkeypatch.undo()
     return out
