@@ -40,5 +40,5 @@ def test_training_help_imports_no_torch(command):
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": SRC})
     assert done.returncode == 0, done.stderr
-    assert "(default: 64)" in done.stdout or command == "demo"
+    assert "(default: 32)" in done.stdout or command == "demo"
     assert done.stdout.rsplit("LOADED:", 1)[1].split() == []
