@@ -129,7 +129,7 @@ def test_points_take_the_window_with_most_history():
 
 def test_paper_preset_is_the_papers_formulation():
     paper = MADCluster.from_preset("paper", window_size=40)
-    assert paper.embedder_params == {"auxiliary": "none", "bias": True}
+    assert paper.embedder_params == {"hidden_size": 64, "auxiliary": "none", "bias": True}
     assert paper.score_scaling == "raw" and paper.score_stride == 40 and paper.early_stopping == "loss"
     with pytest.raises(ValueError, match="unknown preset"):
         MADCluster.from_preset("nope")

@@ -26,9 +26,12 @@ def test_benchmark_config_defaults_are_the_constructors():
     # except the batch: a benchmark row trains every window (Table 1's protocol) in batches of 128,
     # the detector's "auto" is the embedder's batch for its sampled epochs
     assert _default(MADCluster, "batch_size") == "auto" and config.batch_size == 128
+    # and the D-RNN's size: the paper's (its paper_params: 64 units, Table 1), the detector's 32 apart
     drnn = EMBEDDERS["drnn"]
     for argument, setting in drnn.size_options.items():
-        assert getattr(config, setting) == _default(drnn, argument), setting
+        expected = drnn.paper_params.get(argument, _default(drnn, argument))
+        assert getattr(config, setting) == expected, setting
+    assert _default(drnn, "hidden_size") == 32 and config.hidden_size == 64
     assert config.n_centroids == _default(KMeansDetector, "n_centroids")
     assert config.n_components == _default(PCADetector, "n_components")
 

@@ -128,9 +128,10 @@ def test_benchmark_defaults_train_what_the_detector_trains():
     assert row.batch_size == 128  # every window in batches of 128 (Table 1), not "auto"
     drnn = DilatedRNN(n_features=3)
     assert row.resolved_embedder_params() == {
-        "hidden_size": drnn.out_features,
+        "hidden_size": DilatedRNN.paper_params["hidden_size"],  # Table 1's 64 units, not the default's 32
         "n_layers": len(drnn.dilations),
     }
+    assert drnn.out_features == 32
 
 
 def test_tasks_per_seed_and_entity_and_fingerprint(dataset, tmp_path):

@@ -91,7 +91,7 @@ class BenchmarkConfig:
     batch_size: int = DEFAULT_BATCH_SIZE  # Table 1's protocol: every window, in batches of 128
     lr: float = MADCLUSTER_PARAMS["lr"].default
     weight_decay: float = MADCLUSTER_PARAMS["weight_decay"].default
-    hidden_size: int = 64
+    hidden_size: int = 64  # Table 1's: the paper's D-RNN (the detector's default is 32 units)
     layers: int = 3
     validation_size: float = MADCLUSTER_PARAMS["validation_size"].default
     patience: int = MADCLUSTER_PARAMS["patience"].default
