@@ -53,7 +53,7 @@ def test_format_2_files_are_upgraded_to_one_combination_record():
         and "input_term/kmeans/at_once" in written["fitted"]["score_stats_"]
     )
     config, _ = read_model_file(FIXTURES / "default.mcz")
-    assert config["format_version"] == FORMAT_VERSION == 3
+    assert config["format_version"] == FORMAT_VERSION == 4
     record = config["fitted"]["combination"]
     assert record["parts"] == ["own", "kmeans", "ar"]
     assert set(record["stats"]) == {"own", "kmeans", "ar"}

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 FORMAT = "madcluster-model"
 #: 2: every parameter and fitted key is written (format 1 files may lack the ones added after them;
 #: :func:`upgrade_format_1` fills those in with what they meant). 3: the combination as one record
-#: (:func:`upgrade_format_2`).
-FORMAT_VERSION = 3
+#: (:func:`upgrade_format_2`). 4: the D-RNN's default became 32 units (:func:`upgrade_format_3`).
+FORMAT_VERSION = 4
 MODEL_FILE = ArchiveKind(
     FORMAT, FORMAT_VERSION, "config.json", "arrays.npz", ModelFileError, "madcluster model file"
 )
@@ -122,8 +122,22 @@ def upgrade_format_2(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> N
     fitted["score_stats_"], fitted["combination"] = head, record
 
 
+def upgrade_format_3(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """A format 3 file as format 4, in place: a D-RNN file that left its size to the default was
+    trained with 64 units (the default until issue 36's fifth round; 32 since), so its
+    ``embedder_params`` say so and the network is built to the size its weights have."""
+    config["format_version"] = 4
+    if config.get("kind") == "image":
+        return
+    params = config["params"]
+    if params.get("embedder") == "drnn":
+        embedder_params = dict(params.get("embedder_params") or {})
+        embedder_params.setdefault("hidden_size", 64)
+        params["embedder_params"] = embedder_params
+
+
 #: format version -> the function that upgrades a file of that version to the next
-UPGRADES = {1: upgrade_format_1, 2: upgrade_format_2}
+UPGRADES = {1: upgrade_format_1, 2: upgrade_format_2, 3: upgrade_format_3}
 
 
 @dataclass(frozen=True)
