@@ -32,20 +32,20 @@ WINDOW = 100
 def prefix_errors(part, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each grid window start s (every stride from -(L - stride), so every step has L / stride
     windows starting in [t - L + 1, t]; rows before 0 are the first row repeated) and each prefix
-    length m = 1..L: the least squared error over the centroids of its first m rows,
+    length m = 1..L: the least squared error over the centroids of its first m rows
+    (:func:`madcluster.score.kmeans_prefix.prefix_errors`, the default's reading),
     ``errors [n_windows, L]``, and the starts."""
+    from madcluster.score.kmeans_prefix import prefix_errors as least_prefix_errors
+
     read = part.read(rows)
     scaled = (np.asarray(read, dtype=np.float64) - part.scaler_mean) / part.scaler_scale
     pad = WINDOW
     scaled = np.vstack([np.repeat(scaled[:1], pad, axis=0), scaled, np.repeat(scaled[-1:], pad, axis=0)])
-    centroids = np.asarray(part.centroids, dtype=np.float64).reshape(len(part.centroids), WINDOW, -1)
     starts = np.arange(-WINDOW + part.stride, len(read), part.stride)
     errors = np.empty((len(starts), WINDOW))
     for lo in range(0, len(starts), 256):
         chunk = starts[lo : lo + 256] + pad
-        windows = scaled[chunk[:, None] + np.arange(WINDOW)]  # [w, L, C]
-        per_step = ((windows[:, None] - centroids[None]) ** 2).sum(axis=-1)  # [w, k, L]
-        errors[lo : lo + len(chunk)] = np.cumsum(per_step, axis=-1).min(axis=1)
+        errors[lo : lo + len(chunk)] = least_prefix_errors(part, scaled[chunk[:, None] + np.arange(WINDOW)])
     return errors, starts
 
 
