@@ -29,3 +29,17 @@ def test_demo_reaches_roc_auc_0_9(tmp_path, capsys):
     assert metrics["auc_roc"] >= 0.9, metrics
     for name in ("demo_scores.png", "demo_training.png", "demo_model.mcz"):
         assert (tmp_path / name).stat().st_size > 1000
+
+
+def test_demo_runs_with_a_head_that_records_no_nu(tmp_path, monkeypatch, capsys):
+    """base-only (and k > 1) heads record no nu: the demo's training line names what they did record
+    instead of ending in a KeyError."""
+    import madcluster.data.synthetic as synthetic
+
+    small = synthetic.make_demo_data(n_train=600, n_test=1000)
+    monkeypatch.setattr(synthetic, "make_demo_data", lambda: small)
+    argv = ["demo", "--mode", "base-only", "--embedder", "usad", "--epochs", "1", "--quiet"]
+    assert main([*argv, "--output-dir", str(tmp_path), "--window-size", "20"]) == 0
+    line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("trained "))
+    assert "loss " in line and "nu " not in line
+    assert (tmp_path / "demo_model.mcz").is_file()

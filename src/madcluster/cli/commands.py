@@ -284,12 +284,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     scores = detector.decision_function(data.test)
     contributions = detector.explain(data.test, rows=scores > detector.threshold_)
     h = detector.history_
-    say(
-        f"trained {len(h['epoch'])} epochs in {sum(h['seconds']):.1f} s: "
-        f"nu {h['nu'][0]:.4f} -> {h['nu'][-1]:.4f}, "
-        f"R {h['radius'][0]:.4f} -> {h['radius'][-1]:.4f}, "
-        f"loss {h['train_loss'][0]:.4f} -> {h['train_loss'][-1]:.4f}"
-    )
+    say(f"trained {len(h['epoch'])} epochs in {sum(h['seconds']):.1f} s: {_trend(h)}")
     metrics = print_metrics(scores, data.labels, detector.threshold_)
     metrics["auc_roc_by_kind"] = _auc_by_kind(scores, data)
     say(
@@ -342,6 +337,17 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     from madcluster.cli.benchmark import run_benchmark_command
 
     return run_benchmark_command(args)
+
+
+def _trend(history: dict) -> str:
+    """nu, R and the training loss from the first epoch to the last, for those the head records
+    (base-only has no nu or R; k > 1 has no nu)."""
+    names = (("nu", "nu"), ("radius", "R"), ("train_loss", "loss"))
+    return ", ".join(
+        f"{label} {history[key][0]:.4f} -> {history[key][-1]:.4f}"
+        for key, label in names
+        if history.get(key)
+    )
 
 
 def _final_values(history: dict) -> str:
