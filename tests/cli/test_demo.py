@@ -34,7 +34,7 @@ def test_demo_reaches_roc_auc_0_9(tmp_path, capsys):
 def test_demo_runs_with_a_head_that_records_no_nu(tmp_path, monkeypatch, capsys):
     """base-only (and k > 1) heads record no nu: the demo's training line names what they did record
     instead of ending in a KeyError."""
-    import madcluster.data.synthetic as synthetic
+    from madcluster.data import synthetic
 
     small = synthetic.make_demo_data(n_train=600, n_test=1000)
     monkeypatch.setattr(synthetic, "make_demo_data", lambda: small)
