@@ -1,4 +1,4 @@
-"""CI: the torch-free install scores an ONNX file (README: "ONNX without torch").
+"""CI: the torch-free install scores an ONNX file (docs/export.md: "The torch-free install").
 
 Run with the python of a virtualenv that has this package installed with ``pip install --no-deps``
 plus numpy and onnxruntime only (``.ci/run`` makes it). Scores the committed export of the default

@@ -42,6 +42,11 @@ SOURCES: dict[str, tuple[str, Any]] = {
     "stream.streaming.p99_ms": ("stream_latency.json", lambda r: _model(r, "streaming preset (")["p99_ms"]),
     "stream.rerun.p50_ms": ("stream_latency.json", lambda r: _model(r, "streaming preset, stepper off")["p50_ms"]),
     "stream.rerun.p99_ms": ("stream_latency.json", lambda r: _model(r, "streaming preset, stepper off")["p99_ms"]),
+    **{
+        f"tsbad.{config}.{source}": (record, lambda r, c=config, s=source: r["summary"][c][s])
+        for config, record in (("default", "parts/default_hidden32_seed0.json"), ("paper", "tsbad/paper_seed0.json"))
+        for source in ("MSL", "SMAP", "SMD", "all")
+    },
 }
 
 
