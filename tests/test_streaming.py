@@ -66,6 +66,21 @@ def test_state_saves_and_restores_mid_stream(fitted, tmp_path):
     np.testing.assert_allclose(np.concatenate([first, rest]), fitted.decision_function(x), atol=1e-5, rtol=0)
 
 
+def test_restore_takes_the_detector_or_its_fitted_model(fitted, tmp_path):
+    """Both spellings resume (the detector is what earlier releases documented); anything else, an
+    unfitted detector included, is refused by name."""
+    x = _series(120, 8)
+    scorer = fitted.stream()
+    first = scorer.update(x[:50]).scores
+    scorer.save(tmp_path / "s.mcs")
+    expected = fitted.decision_function(x)
+    for owner in (fitted, fitted.model_):
+        rest = StreamScorer.restore(owner, tmp_path / "s.mcs").update(x[50:]).scores
+        np.testing.assert_allclose(np.concatenate([first, rest]), expected, atol=1e-5, rtol=0)
+    with pytest.raises(StreamError, match="fitted detector or its model_, got MADCluster"):
+        StreamScorer.restore(MADCluster(), tmp_path / "s.mcs")
+
+
 def test_restore_refuses_another_models_state_and_garbage(fitted, tmp_path):
     scorer = fitted.stream()
     scorer.update(_series(30, 4))

@@ -229,17 +229,18 @@ class StreamScorer:
 
     @classmethod
     def restore(
-        cls, model: FittedModel, path: str | os.PathLike, n_jobs: int | None = DEFAULT_N_JOBS
+        cls, model: Any, path: str | os.PathLike, n_jobs: int | None = DEFAULT_N_JOBS
     ) -> StreamScorer:
         """A scorer that goes on where the one saved to ``path`` stopped, for the same fitted
-        model (``n_jobs``: torch threads while scoring, as the estimator's)."""
+        ``model`` (a FittedModel or the fitted detector holding it as ``model_``; ``n_jobs``: torch
+        threads while scoring, as the estimator's)."""
         meta, buffer, last_row, arrays = _read_state(path)
         steps_seen, buffer_start = meta["steps_seen"], meta["buffer_start"]
-        if not isinstance(model, FittedModel):
+        fitted = getattr(model, "model_", model)
+        if not isinstance(fitted, FittedModel):
             raise StreamError(
-                f"restore takes the fitted model (detector.model_), got {type(model).__name__}"
+                f"restore takes a fitted detector or its model_, got {type(model).__name__}"
             )
-        fitted = model
         if meta.get("model") != model_fingerprint(fitted):
             raise StreamError(
                 f"{os.fspath(path)!r} holds the stream of another model; open a new stream"
