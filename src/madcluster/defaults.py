@@ -15,7 +15,7 @@ from madcluster.exceptions import ParameterError
 
 DEFAULT_WINDOW_SIZE = 100  # window length L (the paper's)
 # At most 20 epochs (validation early stopping usually ends sooner); the measurements behind the
-# choice are in the README's method table.
+# choice are in docs/method.md.
 DEFAULT_EPOCHS = 20
 # Training windows per epoch (drawn anew each epoch): an epoch's cost no longer grows with the
 # series. Measured in benchmarks/results/fit_budget.md (synthetic suite and the 20,000 x 6 fit).

@@ -1,8 +1,8 @@
 """Named configurations of :class:`~madcluster.estimator.detector.MADCluster`
 (``MADCluster.from_preset``).
 
-``default`` is the constructor's defaults (what was measured to detect, see the README's method
-table); ``paper`` is the paper's formulation exactly (the README's "The method and its options"):
+``default`` is the constructor's defaults (what was measured to detect, see
+docs/method.md); ``paper`` is the paper's formulation exactly (docs/method.md):
 the embedder's paper settings pinned (for the D-RNN: no auxiliary loss), Eq. 7's raw sum,
 non-overlapping scoring windows, early stopping on the total loss. ``streaming`` is the default
 without the input terms (:mod:`madcluster.score.input_terms`): every score final at once (the

@@ -3,8 +3,9 @@
 ``n_jobs`` follows scikit-learn: ``None`` means one thread, ``-1`` every core this process may
 use, ``-2`` all but one, and a positive number exactly that many. One thread is the default
 because a PyTorch model on a shared machine pays dearly for more: GRU training slowed by about
-30x when two torch threads competed with another busy process (README), and a default should not
-risk that. Whoever owns the cores asks for them with ``n_jobs=-1`` / ``--threads -1``.
+30x when two torch threads competed with another busy process (benchmarks/README.md,
+"Threads"), and a default should not risk that. Whoever owns the cores asks for them with
+``n_jobs=-1`` / ``--threads -1``.
 """
 
 from __future__ import annotations

@@ -115,7 +115,8 @@ def _add_demo_parser(sub) -> None:
         action="store_true",
         help="no progress bars, epoch lines or notes (results still print)",
     )
-    # Demo settings (lr 3e-3, rho 0.1, stride 5) were picked on the demo series itself; see README.
+    # Demo settings (lr 3e-3, rho 0.1, stride 5) were picked on the demo series itself; see
+    # docs/results.md.
     demo_settings = {**CLI_SETTINGS, "epochs": 10, "stride": 5, "lr": 3e-3, "rho": 0.1}
     add_training_options(demo, demo_settings)
     demo.set_defaults(func=cmd_demo)

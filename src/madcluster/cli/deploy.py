@@ -1,4 +1,4 @@
-"""The ``serve`` and ``export`` commands: deployment paths for a fitted model (issue 20).
+"""The ``serve`` and ``export`` commands: deployment paths for a fitted model.
 
 Both import their optional stacks (FastAPI / uvicorn, onnx / onnxruntime) only when run, so the
 core install and ``import madcluster`` stay as they are.
@@ -268,8 +268,8 @@ def score_onnx_command(args: argparse.Namespace, outputs: tuple[str, str | None]
     """``madcluster score model.onnx DATA``: scores with onnxruntime and numpy alone (no torch:
     :class:`madcluster.OnnxScorer`), the same CSV and plot as a ``.mcz`` model gives, without
     the per-channel attribution (it needs the torch model). Imports no torch, pandas or
-    matplotlib, so the torch-free install runs it (README: "ONNX without torch"); without
-    matplotlib the plot is skipped with a note."""
+    matplotlib, so the torch-free install runs it (docs/export.md: "The torch-free install");
+    without matplotlib the plot is skipped with a note."""
     from madcluster import OnnxScorer
     from madcluster.cli.console import print_note
     from madcluster.cli.input_options import check_input_columns, read_input

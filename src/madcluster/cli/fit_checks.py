@@ -1,4 +1,4 @@
-"""What ``madcluster fit`` checks before training starts (issue 37 items 2 and 3).
+"""What ``madcluster fit`` checks before training starts.
 
 Sizes that cannot work are refused with one line and exit status 2, before any epoch runs:
 

@@ -2,8 +2,9 @@
 
 The defaults of an embedder's size flags (``--hidden-size``, ``--layers``: the D-RNN's signature)
 and of the image flags (``IMAGE_PARAMS``) live in modules that import torch and scikit-learn,
-which made ``fit --help`` take seconds (issue 37 item 10). Their source is parsed here instead of
-run: the signature's literal default, or the literal first argument of the table's ``Param(...)``.
+which made ``fit --help`` take seconds (torch's import alone). Their source is parsed here
+instead of run: the signature's literal default, or the literal first argument of the table's
+``Param(...)``.
 Anything not written as a literal is left to :func:`madcluster.cli.options.signature_default`,
 which imports; ``tests/cli/test_help_defaults.py`` checks both give the same value.
 """

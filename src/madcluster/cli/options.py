@@ -107,7 +107,7 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
             "default without input terms: its streamed scores are final at once (the default's L "
             "rows later), at the cost of the terms' detection; fast = the default trained in "
             "batches of 32 (the same 300 steps): about half its fit time, up to .01 lower on "
-            "the development series; see the README's method table"
+            "the development series; see docs/method.md"
         ),
     ),
     (
@@ -191,8 +191,8 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
         {"choices": ("positive-zscore-sum", "zscore-sum", "zscore-max")},
         (
             "how the standardised, weighted parts add up (default positive-zscore-sum: a part "
-            "below its training mean adds nothing; zscore-sum: the plain sum, the rule before "
-            "issue 34)"
+            "below its training mean adds nothing; zscore-sum: the plain sum, the rule of "
+            "older model files)"
         ),
     ),
     (

@@ -49,7 +49,7 @@ def apply_runtime(args: argparse.Namespace) -> None:
 
 
 #: ``--threads N`` is warned about when a test product runs this many times slower on N threads
-#: than on one (on a busy 2-core machine, 2 threads ran a batch 50x slower than one: issue 37).
+#: than on one (on a busy 2-core machine, 2 threads ran a batch 50x slower than one).
 SLOW_THREADS = 2.0
 
 

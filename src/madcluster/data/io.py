@@ -82,7 +82,7 @@ def read_table(
     for everything else that makes the file unusable.
     """
     path = Path(path)
-    if not has_pandas():  # the torch-free install (README: "ONNX without torch")
+    if not has_pandas():  # the torch-free install (docs/export.md)
         from madcluster.data.plain_table import read_plain_columns, table_from_columns
 
         if fill_missing:

@@ -1,8 +1,9 @@
 """Reading a CSV / TSV / ``.npy`` file into a :class:`~madcluster.data.io.Table` without pandas.
 
-The torch-free install (``pip install --no-deps madcluster`` plus numpy and onnxruntime, README:
-"ONNX without torch") scores an ``.onnx`` file with ``madcluster score``; it has no pandas, so
-:func:`~madcluster.data.io.read_table` reads with this module when pandas cannot be imported.
+The torch-free install (``pip install --no-deps madcluster`` plus numpy and onnxruntime,
+docs/export.md: "The torch-free install") scores an ``.onnx`` file with ``madcluster score``;
+it has no pandas, so :func:`~madcluster.data.io.read_table` reads with this module when pandas
+cannot be imported.
 The format is detected as with pandas (:mod:`madcluster.data.csv_format`: encoding, separator,
 decimal mark, header row) and the same column rules apply (label, ``--columns``,
 ``--drop-columns``, timestamp columns dropped and checked for time order, non-numeric columns

@@ -55,7 +55,7 @@ class DilatedRNN(BaseEmbedder):
     parameter count grows by about 70 when MADCluster is added, i.e. a center of about 64
     components): ``paper`` and the benchmark's Table 1 rows pin them. 32 units keep the default's
     quality within .005 on the 46 TSB-AD series, the synthetic suite and every development family
-    (two or three seeds) at about 0.72 of the fit (benchmarks/results/fit_budget.md, issue 36).
+    (two or three seeds) at about 0.72 of the fit (benchmarks/results/fit_budget.md).
 
     Two remedies against hypersphere collapse are options, both measured and both off by default
     because they lowered the ROC-AUC of the synthetic suite and MSL's VUS-PR (the measurements are
@@ -68,12 +68,12 @@ class DilatedRNN(BaseEmbedder):
     """
 
     causal = True
-    # the roughness channels the estimator adds by default (measured: the README's method table)
+    # the roughness channels the estimator adds by default (measured: docs/method.md)
     default_roughness_window = 3
     # 15 steps of 32 windows an epoch, not of 128: a step's cost is set by the 175 sequential cell
     # steps, not the batch, so on a CPU a fit takes about half the time, within .005 of batches of
     # 128 on the 46 TSB-AD series and the synthetic suite over two seeds
-    # (benchmarks/results/fit_budget.md, issue 36)
+    # (benchmarks/results/fit_budget.md)
     training_batch = (32, 480)
     # the paper's D-RNN (its 64 units; the other defaults pinned)
     paper_params: ClassVar[dict[str, Any]] = {"hidden_size": 64, "auxiliary": "none", "bias": True}

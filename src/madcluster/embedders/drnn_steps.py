@@ -1,4 +1,4 @@
-"""One row at a time through a Dilated RNN: the streaming scorer's fast path (issue 20 part 2).
+"""One row at a time through a Dilated RNN: the streaming scorer's fast path.
 
 A causal model scores step t from its window on the fixed grid (starts every ``stride`` steps,
 :func:`~madcluster.data.windows.causal_window_of`). Rerunning that window for each new row costs

@@ -86,7 +86,7 @@ class MADCluster(BaseDetector):
         over the trailing w steps (``madcluster.data.features.roughness``) to what the embedder
         sees; 0 (the paper) feeds the scaled input only. Default (None): the embedder class's
         ``default_roughness_window`` (3 for the D-RNN, 0 for the others, so the base models see
-        their published input; a custom module gets 0). See the README's method table.
+        their published input; a custom module gets 0). Measured: docs/method.md.
     epoch_windows : training windows drawn (without replacement, new ones each epoch) per epoch;
         None = every window, as before (the benchmark's and the paper preset's budget). The default
         (``"auto"``: 15 batches, 480 windows for the D-RNN, 1,920 for the others) bounds an epoch's
@@ -113,7 +113,7 @@ class MADCluster(BaseDetector):
         its spread on the series' first ``series_scale_rows`` steps (the interquartile range of
         its z-scores / 1.349, at least 1), so a part that moved on most rows cannot drown the
         others; a stream's first final scores wait for those steps. 0: off (the training scales
-        alone, as before issue 34's second round). Only with input terms.
+        alone, as files from before series scales read). Only with input terms.
 
     Each parameter's default and allowed values:
     :data:`madcluster.estimator.params.MADCLUSTER_PARAMS`.

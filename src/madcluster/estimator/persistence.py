@@ -124,7 +124,7 @@ def upgrade_format_2(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> N
 
 def upgrade_format_3(config: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
     """A format 3 file as format 4, in place: a D-RNN file that left its size to the default was
-    trained with 64 units (the default until issue 36's fifth round; 32 since), so its
+    trained with 64 units (the default before the 32 of today), so its
     ``embedder_params`` say so and the network is built to the size its weights have."""
     config["format_version"] = 4
     if config.get("kind") == "image":

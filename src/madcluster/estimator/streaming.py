@@ -82,8 +82,9 @@ class StreamScorer:
     def __init__(
         self, model: FittedModel, step_rows: int = STEP_ROWS, n_jobs: int | None = DEFAULT_N_JOBS
     ) -> None:
-        """``model``: a fitted model that streams (:attr:`FittedModel.streams`); ``step_rows``:
-        chunks up to this many rows take the stepper (0: every chunk reruns its windows);
+        """``model``: a fitted model that streams (a causal one, ``model.grid.causal``);
+        ``step_rows``: chunks up to this many rows take the stepper (0: every chunk reruns its
+        windows);
         ``n_jobs``: torch threads while scoring, as the estimator's."""
         if not model.grid.causal:
             why = (

@@ -2,7 +2,7 @@
 measured.
 
 The paper's authors report numbers from a protocol that differs from the paper's text
-(the README's "Evaluation"). Each difference is a step
+(docs/evaluation.md). Each difference is a step
 that a benchmark row can switch on (``BenchmarkConfig(released_steps=...)``, ``madcluster
 benchmark --released-steps a b ...``); the decomposition benchmark adds them cumulatively:
 

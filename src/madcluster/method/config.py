@@ -1,7 +1,7 @@
 """Options of the MADCluster objective.
 
-Defaults are the estimator's (``MADCluster``'s signature; where they differ from the paper, the
-README's "The method and its options" says why); every behaviour of the authors' released
+Defaults are the estimator's (``MADCluster``'s signature; where they differ from the paper,
+docs/method.md says why); every behaviour of the authors' released
 code is a named option so either can be reproduced and compared.
 """
 

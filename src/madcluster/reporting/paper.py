@@ -2,7 +2,7 @@
 
 Values as printed in the paper (F1, Aff-P, Aff-R, R_A_R, R_A_P, V_ROC, V_PR), per dataset and base
 model: (the model alone, the model + MADCluster). The paper's protocol for them is the released
-code's (best-F1 on the test labels among others; see the README's "Evaluation"), which is why they
+code's (best-F1 on the test labels among others; see docs/evaluation.md), which is why they
 are shown apart from the measured numbers and never mixed into them.
 """
 

@@ -4,7 +4,8 @@ The score of a model with input terms is ``rule(part readings)``; the default ru
 (:class:`PositiveZScoreSum`, ``"positive-zscore-sum"``) is ``sum over parts of w_p max(z_p, 0)``,
 each part's reading standardised with its training mean and standard deviation and weighted by
 ``part_weights``, in the parts' order (own first); the plain sum (:class:`ZScoreSum`,
-``"zscore-sum"``) is the rule of files from before issue 34 and of ``part_rule="zscore-sum"``. A
+``"zscore-sum"``) is the rule of files from before the positive parts and of
+``part_rule="zscore-sum"``. A
 point-wise part (own, ar) is first read through a centred mean of ``smoothing[name]`` steps
 (:mod:`madcluster.score.smoothing`). Every table (statistics, weights, smoothing) is keyed by the
 part's name (``own``, ``kmeans``, ``ar``); the statistics of a part's causal reading, where it
@@ -63,7 +64,7 @@ class ZScoreSum:
 class PositiveZScoreSum(ZScoreSum):
     """``sum of w_p max(z_p, 0)``: a part at or below its training mean adds nothing, so one
     part's normal noise cannot hide another's excess, and a part that falls (a next-step error
-    on a flat stretch) cannot cancel one that rises (issue 34; chosen on the development
+    on a flat stretch) cannot cancel one that rises (chosen on the development
     families, ``benchmarks/results/parts/families.md``)."""
 
     name: ClassVar[str] = "positive-zscore-sum"
@@ -88,13 +89,15 @@ class ZScoreMaximum(ZScoreSum):
 RULES: dict[str, ZScoreSum] = {
     rule.name: rule for rule in (ZScoreSum(), PositiveZScoreSum(), ZScoreMaximum())
 }
-#: The rule of new fits: the positive parts' sum (issue 34's study per family). Files that name
-#: no rule were written with :data:`FILE_RULE`, the plain sum.
+#: The rule of new fits: the positive parts' sum (chosen per family,
+#: benchmarks/results/parts/families.md). Files that name no rule were written with
+#: :data:`FILE_RULE`, the plain sum.
 DEFAULT_RULE = PositiveZScoreSum.name
 FILE_RULE = ZScoreSum.name
 
 
-#: Rows of a scored series whose z-scores set each part's series scale in new fits (issue 34).
+#: Rows of a scored series whose z-scores set each part's series scale in new fits
+#: (benchmarks/results/parts/series_scale.md).
 SERIES_SCALE_ROWS = 3000
 # the interquartile range of a standard normal: a spread as the training standard deviation's
 IQR_PER_STD = 1.349

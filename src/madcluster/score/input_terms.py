@@ -21,7 +21,7 @@ from madcluster.score.parts import OWN, term_names
 from madcluster.score.window_kmeans import FEW_LEVELS, column_levels
 
 INPUT_TERMS = term_names()  # the registered kinds when the CLI reads them
-#: The discord part joined the default in issue 34: chosen on every development family, not on
+#: The discord part is in the default because it held on every development family, not on
 #: one set's mean (``benchmarks/results/parts/families.md``).
 DEFAULT_INPUT_TERMS = ("kmeans", "ar", "discord")
 #: The default weights of a series whose training columns all have few values (command and

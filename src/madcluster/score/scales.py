@@ -1,4 +1,4 @@
-"""Scales read from the training series instead of constants (issue 34).
+"""Scales read from the training series instead of constants (benchmarks/results/parts/families.md).
 
 Why: one window length is a few cycles of one series and a fraction of a cycle of another.
 TSB-AD sets each detector's window per series from the autocorrelation's highest peak

@@ -9,7 +9,7 @@ over ``L // 2`` steps and of the next-step error over ``L // 10`` lifted every d
 series .985 -> .989: ``benchmarks/results/parts/smoothing.md``).
 
 Each step averages exactly ``width`` values, the block centred on it; near either end, the block
-of as many values nearest to it (as :func:`~madcluster.score.input_terms.balanced_window_means`
+of as many values nearest to it (as :func:`~madcluster.score.window_kmeans.balanced_window_means`
 does for windows), so the first and last steps swing no more than the middle. A step's mean reads
 up to ``width // 2`` later steps, so a stream's value of it is final a few rows later
 (:class:`SmoothedStream`); what a stream answers at once reads the block cut at the step (a

@@ -9,7 +9,7 @@ DEFAULT_MAX_ROWS = 20_000
 DEFAULT_MAX_CONCURRENT = 64  # requests in flight; rows in flight are held to 2 x max rows
 DEFAULT_SAVE_INTERVAL = 1.0  # seconds between saves of the streams that changed (--state-dir)
 # streams known at once (in memory or expired to --state-dir): 3,000 one-row streams took ~47 MB
-# of server memory (~15 KB each, issue 37), so 10,000 hold ~150 MB
+# of server memory (~15 KB each, docs/serving.md), so 10,000 hold ~150 MB
 DEFAULT_MAX_STREAMS = 10_000
 DEFAULT_IDLE_SECONDS = 3600.0  # a stream not updated for an hour is expired (0: never)
 DEFAULT_BODY_SECONDS = 10.0  # a request body not complete after this long gets 408

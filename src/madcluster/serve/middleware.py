@@ -247,7 +247,7 @@ _TRIM: list[Any] = []  # libc's malloc_trim, looked up once (None where there is
 
 def trim_memory() -> bool:
     """Give freed heap memory back to the system (glibc's ``malloc_trim``): after bursts of large
-    requests the server's RSS stayed at 1.1 GB with 0.4 GB in use (issue 37). False where
+    requests the server's RSS stayed at 1.1 GB with 0.4 GB in use (docs/serving.md). False where
     unavailable."""
     if not _TRIM:
         import ctypes

@@ -327,7 +327,7 @@ class StreamStore:
 
     def swap_model(self, name: str, detector: MADCluster) -> tuple[int, int]:
         """Serve ``detector`` as model ``name`` from now on (a refit of it: the same columns) and
-        hand each of its streams over (:func:`~madcluster.serve.swap.handover`); returns the
+        hand each of its streams over (:func:`~madcluster.serve.streams.handover`); returns the
         new version and how many streams moved. A stream answers with the old version until its
         turn comes (one stream locked at a time: the others keep answering)."""
         old = self.model(name)

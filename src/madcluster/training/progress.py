@@ -196,7 +196,8 @@ def task_bar(
     stream: TextIO | None = None,
 ) -> object:
     """A tqdm bar over tasks on a terminal; elsewhere (a log file, a pipe) :class:`TaskLines`,
-    so long runs write lines, not tqdm's redraw frames, into files (issue 37)."""
+    so long runs write lines, not tqdm's redraw frames, into files (a log
+    of redraw frames is unreadable)."""
     stream = stream if stream is not None else sys.stderr
     if enabled and _is_terminal(stream):
         return tqdm(total=total, initial=initial, desc=desc, unit=unit, file=stream)

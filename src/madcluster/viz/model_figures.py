@@ -286,7 +286,7 @@ def plot_distance_bands(
         share = float(np.mean(outside[~normal])) if (~normal).any() else float("nan")
         ax.set_title(f"{name}: c = {kind}; anomalous steps beyond 3σ: {share:.1%}", fontsize=9)
         ax.set_ylabel("||h - c||")
-        # beside the axes, not on them: inside, it covered the peaks it describes (issue 37)
+        # beside the axes, not on them: inside, it covered the peaks it describes
         ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0.0, fontsize=7)
         ax.set_xlabel(xlabel)
     if x is not None and np.issubdtype(np.asarray(x).dtype, np.datetime64):

@@ -63,7 +63,7 @@ def time_axis(n: int, timestamps: Any) -> tuple[np.ndarray, str]:
 
 
 #: The narrowest shaded span, as a fraction of the x range: a labelled one-row anomaly in 10,000
-#: rows is a 0.01% band, invisible, and its flagged dots read as false alarms (issue 37).
+#: rows is a 0.01% band, invisible, and its flagged dots read as false alarms.
 MIN_SPAN_FRACTION = 0.004
 
 
