@@ -1,9 +1,10 @@
 """Development families: generated series of the kinds the TSB-AD development set lacks.
 
 Why: defaults chosen on the mean of one development set (46 TSB-AD MSL / SMAP / SMD series) did
-not transfer to data of other kinds (issue 34). Each family here is one kind of data with the
-anomalies that kind has, generated from fixed seeds (no downloaded anomaly data), so a default can
-be required to hold on *every* family (its worst family decides), not on one set's mean:
+not transfer to data of other kinds (benchmarks/results/parts/families.md). Each family here is
+one kind of data with the anomalies that kind has, generated from fixed seeds (no downloaded
+anomaly data), so a default can be required to hold on *every* family (its worst family
+decides), not on one set's mean:
 
 * ``chaotic``: one deterministic or chaotic channel (Mackey-Glass, a pulse train with harmonics);
   anomalies change the shape of a few cycles (time reversal, a local time warp, a splice at the
@@ -16,19 +17,39 @@ be required to hold on *every* family (its worst family decides), not on one set
 * ``drift``: server metrics whose normal level and spread move during the test (a shifted normal
   that must not be flagged as a whole) with broken-correlation and rhythm anomalies on top.
 
+Five more (``ALL_FAMILIES``; the makers live in :mod:`madcluster.data.families_plant` and
+:mod:`madcluster.data.families_signals`) are kinds on which the parts disagreed on real data:
+
+* ``states``: a machine cycling through discrete states (a command channel, six sensors following
+  each state); anomalies break the sequence (a state skipped, repeated, out of order, held too
+  long), every value in its normal range.
+* ``accelerometer``: nine channels (three sensors x three axes) of a subject walking; anomalies are
+  100-600 rows of another movement (running, stairs, standing still, a fall and lying).
+* ``dailydrops``: six service metrics at 5 minutes (a daily cycle of 288 rows, quieter weekends);
+  anomalies are partial outages (traffic falls to 20-60 % for 6-60 rows), some falling slowly.
+* ``water``: 33 channels of a water network (tank levels, pumps switched on them, pressures, a
+  valve, hourly demand); attacks of 100-240 rows spoof a level, force a pump, close the valve or
+  make a reading drift.
+* ``chaotic20``: Mackey-Glass, Lorenz or Rossler; anomalies are 20-row shape changes (reversed,
+  warped, another phase) that meet their neighbours.
+
+``FAMILIES`` stays the first five (the studies that iterate over it keep their series).
 ``make_family(name, seed)`` returns a :class:`FamilySeries`; same arguments, same arrays.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 
+from madcluster.data import families_plant, families_signals
+from madcluster.data.families_signals import mackey_glass, slots
 from madcluster.exceptions import ParameterError
 
 FAMILIES = ("chaotic", "rhythm", "server", "point", "drift")
+# the families of the left-out study: the first five and five more (kinds the first lacked)
+ALL_FAMILIES = (*FAMILIES, "states", "accelerometer", "dailydrops", "water", "chaotic20")
 SERIES_PER_FAMILY = 4
 
 
@@ -50,29 +71,12 @@ def family_names(name: str) -> list[str]:
 def make_family(name: str, seed: int, n_train: int = 5000, n_test: int = 5000) -> FamilySeries:
     """One series of family ``name`` (see the module docstring)."""
     if name not in _MAKERS:
-        raise ParameterError(f"unknown family {name!r}; choose one of {', '.join(FAMILIES)}")
-    rng = np.random.default_rng([FAMILIES.index(name), seed])
+        raise ParameterError(f"unknown family {name!r}; choose one of {', '.join(ALL_FAMILIES)}")
+    rng = np.random.default_rng([ALL_FAMILIES.index(name), seed])
     train, test, labels = _MAKERS[name](rng, n_train, n_test, seed)
     return FamilySeries(
         f"{name}-{seed}", train.astype(np.float32), test.astype(np.float32), labels.astype(np.uint8)
     )
-
-
-def _slots(rng: np.random.Generator, n_test: int, count: int, longest: int) -> list[int]:
-    """``count`` anomaly starts spread over the test rows, none in the first 10%."""
-    usable = n_test - n_test // 10 - longest
-    edges = np.linspace(n_test // 10, n_test // 10 + usable, count + 1)
-    return [int(rng.integers(lo, max(lo + 1, hi - longest))) for lo, hi in pairwise(edges)]
-
-
-def _mackey_glass(n: int, rng: np.random.Generator, tau: int = 17, step: int = 3) -> np.ndarray:
-    """Mackey-Glass series (chaotic for tau = 17), sampled every ``step`` unit-time steps."""
-    total = n * step + 500
-    x = np.empty(total + tau)
-    x[: tau + 1] = 1.2 + 0.1 * rng.normal(size=tau + 1)
-    for t in range(tau, total + tau - 1):
-        x[t + 1] = x[t] + 0.2 * x[t - tau] / (1 + x[t - tau] ** 10) - 0.1 * x[t]
-    return x[tau + 500 :: step][:n]
 
 
 def _pulse_train(n: int, rng: np.random.Generator, period: float) -> np.ndarray:
@@ -83,12 +87,12 @@ def _pulse_train(n: int, rng: np.random.Generator, period: float) -> np.ndarray:
 
 def _chaotic(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
     n = n_train + 2 * n_test
-    signal = _mackey_glass(n, rng) if seed % 2 == 0 else _pulse_train(n, rng, rng.uniform(40, 70))
+    signal = mackey_glass(n, rng) if seed % 2 == 0 else _pulse_train(n, rng, rng.uniform(40, 70))
     signal = (signal - signal.mean()) / signal.std()
     train, test = signal[:n_train].copy(), signal[n_train : n_train + n_test].copy()
     spare = signal[n_train + n_test :]
     labels = np.zeros(n_test)
-    for i, start in enumerate(_slots(rng, n_test, 6, 160)):
+    for i, start in enumerate(slots(rng, n_test, 6, 160)):
         length = int(rng.integers(40, 120))
         segment = test[start : start + length]
         kind = i % 3
@@ -123,7 +127,7 @@ def _rhythm(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
         1 + 0.03 * np.convolve(rng.normal(size=n), np.ones(50) / 50, "same")
     )
     labels = np.zeros(n_test)
-    for i, start in enumerate(_slots(rng, n_test, 5, 320)):
+    for i, start in enumerate(slots(rng, n_test, 5, 320)):
         length = int(rng.integers(100, 220))
         kind = i % 3
         at = n_train + start
@@ -162,7 +166,7 @@ def _server_anomalies(
 ) -> np.ndarray:
     labels = np.zeros(len(test))
     scale = test.std(axis=0)
-    for i, start in enumerate(_slots(rng, len(test), count, 260)):
+    for i, start in enumerate(slots(rng, len(test), count, 260)):
         kind, length = kinds[i % len(kinds)], int(rng.integers(60, 200))
         end = start + length
         if kind == "frequency":  # requests (and what follows them) cycle 4x faster
@@ -199,7 +203,7 @@ def _point(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
     train, test = rows[:n_train], rows[n_train:].copy()
     scale = train.std(axis=0)
     labels = np.zeros(n_test)
-    for start in _slots(rng, n_test, 15, 5):
+    for start in slots(rng, n_test, 15, 5):
         length = int(rng.integers(1, 4))
         chans = rng.choice(channels, size=int(rng.integers(1, 3)), replace=False)
         test[start : start + length, chans] += (
@@ -231,4 +235,9 @@ _MAKERS = {
     "server": _server,
     "point": _point,
     "drift": _drift,
+    "states": families_plant.states,
+    "accelerometer": families_signals.accelerometer,
+    "dailydrops": families_signals.dailydrops,
+    "water": families_plant.water,
+    "chaotic20": families_signals.chaotic20,
 }
