@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from benchlib import write_record
 
 from madcluster import MADCluster
-from madcluster.atomic import atomic_write_text
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -145,10 +145,7 @@ def main() -> None:
         "not_exit_2": [r["command"] for r in refused if r["exit"] != 2],
         "slowest_seconds": max(r["seconds"] for r in results), "results": results, "server": server,
     }
-    print(json.dumps(summary, indent=2))
-    out = Path("benchmarks/results/bad_inputs.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, json.dumps(summary, indent=2) + "\n")
+    write_record(Path("benchmarks/results/bad_inputs.json"), summary)
 
 
 def issue37_cli(folder: Path) -> list[dict]:

@@ -1,6 +1,6 @@
 """What the benchmark scripts share: the repository's paths, TSB-AD's 46 series and their
-options, a server started, its port and memory, ``--set`` overrides read, a result record or an
-``.npz`` of arrays written, a table per TSB-AD source printed. One library, not a script: scripts
+options, a server started, its port and memory, ``--set`` overrides read, a result record
+(stamped with the commit and the configuration it measured) or an ``.npz`` of arrays written, a table per TSB-AD source printed. One library, not a script: scripts
 import it and never import each other.
 
 A script at the top of ``benchmarks/`` imports it directly (Python puts the script's folder first
@@ -115,11 +115,77 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     return {key: value(text) for key, text in (item.split("=", 1) for item in items)}
 
 
-def write_record(path: str | Path, record: dict[str, Any]) -> None:
-    """Print a result record and write it as JSON (its folder made, the file written atomically)."""
+def configuration(preset: str = "default", params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a record measured, as far as the parameters say: the estimator's parameters (the
+    preset's, ``params`` over them; threads, seed, device and verbosity left out: they do not
+    change what is measured), the embedder's own defaults (its size, training batch, roughness
+    window) and the model file's record (its format version and the part kinds it knows)."""
+    import inspect
+
+    from madcluster import MADCluster
+    from madcluster.embedders import EMBEDDERS
+    from madcluster.estimator.persistence import FORMAT_VERSION
+    from madcluster.score.parts import PART_KINDS
+
+    detector = MADCluster.from_preset(preset, **(params or {}))
+    estimator = {k: v for k, v in detector.get_params().items()
+                 if k not in ("n_jobs", "random_state", "device", "verbose")}
+    embedder = estimator["embedder"]
+    kind = EMBEDDERS.get(embedder) if isinstance(embedder, str) else type(embedder)
+    signature = inspect.signature(kind.__init__) if kind is not None else None
+    return {
+        "estimator": estimator,
+        "embedder": {
+            "defaults": {name: p.default for name, p in (signature.parameters.items() if signature else [])
+                         if p.default is not inspect.Parameter.empty},
+            "training_batch": getattr(kind, "training_batch", None),
+            "default_roughness_window": getattr(kind, "default_roughness_window", None),
+        },
+        "model_file": {"format_version": FORMAT_VERSION, "part_kinds": sorted(PART_KINDS)},
+    }
+
+
+def fingerprint(config: dict[str, Any]) -> str:
+    """A short hash of a :func:`configuration`: equal configurations, equal fingerprints."""
+    import hashlib
+
+    text = json.dumps(config, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def stamp(configs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The code a record measured: the commit, whether the tree was dirty (and which files), the
+    fingerprint of the default of that code, and per configuration measured (``{name: {"preset":
+    ..., **params}}``, default ``{"default": {"preset": "default"}}``) what was asked for, its
+    fingerprint and the :func:`configuration` it resolved to. ``docs_numbers.py --check`` compares
+    these with today's code to name the records made by another configuration."""
+    from madcluster.benchmark.provenance import git_state
+
+    configs = configs or {"default": {"preset": "default"}}
+    resolved = {}
+    for name, config in configs.items():
+        params = {k: v for k, v in config.items() if k != "preset"}
+        try:
+            resolved[name] = configuration(config.get("preset", "default"), params)
+        except (TypeError, ValueError, KeyError) as exc:  # a baseline or a peer, not the estimator
+            resolved[name] = {"not resolved": f"{type(exc).__name__}: {exc}", "requested": config}
+    return {
+        **git_state(ROOT),
+        "default": fingerprint(configuration()),
+        "requested": configs,
+        "measured": {name: fingerprint(config) for name, config in resolved.items()},
+        "configurations": resolved,
+    }
+
+
+def write_record(path: str | Path, record: dict[str, Any], *,
+                 configs: dict[str, dict[str, Any]] | None = None, indent: int = 2) -> None:
+    """Print a result record and write it as JSON (its folder made, the file written atomically),
+    stamped (:func:`stamp`) with the code and the configurations it measured."""
     from madcluster.atomic import atomic_write_text
 
-    text = json.dumps(record, indent=2)
+    record = {**record, "stamp": stamp(configs)}
+    text = json.dumps(record, indent=indent, default=repr)
     print(text)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, text + "\n")

@@ -19,13 +19,12 @@ import json
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
+from benchlib import write_record
 
 from madcluster import MADCluster
-from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
 from madcluster.estimator.streaming import STEP_ROWS, StreamScorer, row_stepper
 
@@ -111,8 +110,9 @@ def main() -> None:
         "results": results,
         "default_cpu_ms_per_chunk": chunks,
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.out, json.dumps(payload, indent=2) + "\n")
+    configs = {name: {"preset": "default", "random_state": 0, "epochs": args.epochs, **params}
+               for name, (params, _) in MODELS.items()}
+    write_record(args.out, payload, configs=configs)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ Writes a JSON and a Markdown table::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -99,7 +98,7 @@ def markdown(record: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from benchlib import add_series_arguments, load_series
+    from benchlib import add_series_arguments, load_series, write_record
 
     from madcluster.atomic import atomic_write_text
 
@@ -118,7 +117,7 @@ def main() -> None:
             results.append(row)
             print(f"[{done}/{len(futures)}] {row['series']}: " + ", ".join(f"{k} {v:.3f}" for k, v in row["vus_pr"].items()), flush=True)
     record = {"command": "PYTHONPATH=src python " + " ".join(sys.argv), "seed": args.seed, "results": results}
-    atomic_write_text(args.out, json.dumps(record, indent=1))
+    write_record(args.out, record, configs={"default": {"preset": "default", "random_state": args.seed}}, indent=1)
     atomic_write_text(args.out.with_suffix(".md"), markdown(record))
     print(markdown(record))
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 import numpy as np
 import torch
-from benchlib import parse_overrides
+from benchlib import parse_overrides, write_record
 
 from madcluster import KMeansDetector, MADCluster, PCADetector
 from madcluster.data.synthetic import BASE_SIGNALS, make_anomaly_suite, roc_auc_by_kind
@@ -72,8 +73,10 @@ def main() -> None:
         worst = min(min(r[k] for k in kinds if k != "all") for r in sel)
         print(f"| {variant} | " + " | ".join(f"{m:.3f}" for m in means) + f" | {worst:.3f} | {np.mean([r['seconds'] for r in sel]):.0f} |")
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
+        configs = {v: {**(dict(VARIANTS[v]) if v in VARIANTS else json.loads(v)), "window_size": WINDOW, **overrides}
+                   for v in args.variants if v not in ("pca", "kmeans")}
+        write_record(args.json, {"command": "python benchmarks/synthetic_suite.py " + " ".join(sys.argv[1:]),
+                                 "rows": rows}, configs=configs, indent=1)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from benchlib import add_series_arguments, load_series
+from benchlib import add_series_arguments, load_series, stamp
 
 DATASETS = ("MSL", "SMAP", "SMD")
 
@@ -148,6 +148,8 @@ def main(argv: list[str] | None = None) -> None:
         a if a.replace("-", "").replace("_", "").replace("/", "").replace(".", "").isalnum() else repr(a)
         for a in (argv if argv is not None else sys.argv[1:]))
     record["provenance"] = provenance(command, argv if argv is not None else sys.argv[1:], jobs=args.jobs)
+    # the code of this run; results kept from an earlier run of the same file are counted apart
+    record["stamp"] = {**stamp(configs), "results_from_an_earlier_run": len(record["results"])}
     meta = {s.name: (d, e) for d, e, s in series}
     # longest series first, so the pool does not wait on one SMD series at the end
     tasks = sorted(((name, cfg, s) for name, cfg in configs.items() for _, _, s in series

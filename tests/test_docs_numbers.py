@@ -1,10 +1,12 @@
-"""Issue 37 item 11: numbers quoted in README.md and docs/ come from benchmarks/results/numbers.json,
-itself generated from the result records; a retyped or stale number fails here."""
+"""Numbers quoted in README.md and docs/ come from benchmarks/results/numbers.json, itself generated
+from the result records; a retyped number fails here, and a record made by another configuration
+than today's is named stale."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,3 +34,37 @@ def test_a_stale_number_is_named(tmp_path):
     assert docs_numbers.rewrite(numbers, [page]) == 2
     assert page.read_text() == "ROC-AUC **.985**<!--n:demo.auc_roc--> and 1.57<!--n:stream.default.p50_ms--> ms"
     docs_numbers.ROOT = ROOT
+
+
+def test_a_record_is_current_stale_or_unknown_by_its_stamp():
+    today = {"default": "aaaa", "paper": "bbbb"}.get
+    requested = {"default": {"preset": "default"}}
+
+    def status(stamp):
+        record = {} if stamp is None else {"stamp": stamp}
+        return docs_numbers.record_status(record, "default", lambda r: today(r["preset"]))[0]
+
+    assert status(None) == "unknown"
+    assert status({"configuration": "unknown", "note": "made before stamps"}) == "unknown"
+    assert status({"earlier_default": "before series scales"}) == "stale"
+    assert status({"requested": requested, "measured": {"default": "aaaa"}, "commit": "0" * 40}) == "current"
+    assert status({"requested": requested, "measured": {"default": "cccc"}}) == "stale"
+
+
+def test_every_record_the_docs_quote_has_a_state_and_the_quoted_count():
+    states = docs_numbers.statuses(today=lambda requested: "never")
+    assert set(states) == {record for record, _ in docs_numbers.SOURCES.values()}
+    assert {state for state, _ in states.values()} <= {"current", "stale", "unknown"}
+    quoted = docs_numbers.quoted_keys()
+    assert sum(quoted.values()) >= 10 and set(quoted) <= set(docs_numbers.SOURCES)
+
+
+def test_the_stamp_fingerprint_follows_the_configuration():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from benchlib import configuration, fingerprint
+
+    default = fingerprint(configuration())
+    assert default == fingerprint(configuration("default", {"random_state": 3, "n_jobs": 2}))
+    assert default != fingerprint(configuration("default", {"epochs": 5}))
+    assert default != fingerprint(configuration("paper"))
+    assert configuration()["model_file"]["format_version"] >= 4
