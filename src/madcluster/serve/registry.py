@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from madcluster.estimator.detector import MADCluster
-from madcluster.exceptions import DataError
+from madcluster.exceptions import DataError, ModelFileError
+from madcluster.serve.kept import Former, KeptModel, KeptModels, fingerprint, served_models
 from madcluster.serve.limits import (
     DEFAULT_IDLE_SECONDS,
     DEFAULT_MAX_STREAMS,
@@ -67,10 +68,19 @@ class StreamStore:
         self.models = models
         self.versions = {name: 1 for name in models}  # + 1 at each swap_model
         self.folder = StateFolder(state_dir) if state_dir is not None else None
+        # the fingerprints of the models read from files (a refit descends from one)
+        self._file_prints = {name: fingerprint(m) for name, m in models.items()}
+        self._formers: dict[str, Former] = {}  # at start: models a stream may be saved under
+        self.kept = None if self.folder is None else KeptModels(self.folder.path)
+        if self.folder is not None and self.kept is not None:
+            self.folder.remove_leftovers()
+            self.models, self.versions, self._formers = served_models(models, self.kept)
         self.state_dir = None if self.folder is None else self.folder.path
         self.save_interval = save_interval
         self.max_streams, self.idle_seconds = max_streams, idle_seconds
-        self._parked: set[str] = set()  # expired streams whose state is in state_dir
+        # expired streams whose state is in state_dir: their model's name
+        self._parked: dict[str, str] = {}
+        self._swapping: set[str] = set()  # models whose streams are being handed over
         self._janitor: threading.Thread | None = None
         self._streams: dict[str, Stream] = {}
         self._lock = threading.Lock()
@@ -78,9 +88,13 @@ class StreamStore:
         self._dirty: set[str] = set()
         self._stop = threading.Event()
         self._saver: threading.Thread | None = None
+        self._flushing = threading.Lock()  # one flush at a time: a later one writes later
+        self._prints = {name: fingerprint(m) for name, m in self.models.items()}
         if self.folder is not None:
             for stream_id in self.folder.stream_ids():
-                self._streams[stream_id] = self.folder.read(stream_id, self.models, self.versions)
+                self._streams[stream_id] = self._read_back(stream_id)
+            self._formers = {}
+            self._drop_kept(list(self.models))
             if save_interval > 0:
                 self._saver = threading.Thread(
                     target=self._save_loop, name="stream-saver", daemon=True
@@ -207,6 +221,10 @@ class StreamStore:
         shutdown, after which the thread stops); returns how many were saved."""
         if self.state_dir is None:
             return 0
+        with self._flushing:
+            return self._flush()
+
+    def _flush(self) -> int:
         with self._lock:
             dirty, self._dirty = self._dirty, set()
         saved = 0
@@ -286,6 +304,7 @@ class StreamStore:
                 if (
                     self._streams.get(stream_id) is not stream
                     or now - stream.last_used < self.idle_seconds
+                    or stream.model in self._swapping
                 ):
                     continue
                 if self.state_dir is not None:
@@ -295,7 +314,7 @@ class StreamStore:
                     self._streams.pop(stream_id, None)
                     self._dirty.discard(stream_id)
                     if self.state_dir is not None:
-                        self._parked.add(stream_id)
+                        self._parked[stream_id] = stream.model
                 expired += 1
             finally:
                 stream.lock.release()
@@ -321,29 +340,94 @@ class StreamStore:
         """Under ``self._lock``: read an expired stream back from its state file."""
         if stream_id not in self._parked or stream_id in self._streams:
             return
-        assert self.folder is not None
-        self._streams[stream_id] = self.folder.read(stream_id, self.models, self.versions)
-        self._parked.discard(stream_id)
+        self._streams[stream_id] = self._read_back(stream_id)
+        self._parked.pop(stream_id, None)
 
-    def swap_model(self, name: str, detector: MADCluster) -> tuple[int, int]:
+    def _read_back(self, stream_id: str) -> Stream:
+        """A stream from its state file: a stream of the served model it was saved under, or, saved
+        under a former version of a served model (a restart after a crash during a swap, or after
+        the model file was replaced), handed over to the served one (a swap's replay)."""
+        assert self.folder is not None
+        saved_under = self.folder.fingerprint(stream_id)
+        for name, served in self._prints.items():
+            if served == saved_under:
+                return self.folder.read(stream_id, name, self.models[name], self.versions[name])
+        former = self._formers.get(saved_under)
+        if former is None:
+            kept = "" if self.kept is None else f" nor to a refit kept in {str(self.kept.path)!r}"
+            raise ModelFileError(
+                f"stream state {str(self.folder.file(stream_id))!r} belongs to none of the "
+                f"loaded models{kept}; move it away or serve its model"
+            )
+        name, source = former
+        if isinstance(source, KeptModel):
+            source = source.load()
+            self._formers[saved_under] = (name, source)
+        old = self.folder.read(stream_id, name, source, 0)
+        rows, detector = old.tail.rows(), self.models[name]
+        scorer, offset = handover(detector, rows, old.steps_seen)
+        tail = RowTail.of(rows, handover_rows(detector))
+        logger.info(
+            "stream %r: saved under a former version of model %r, handed over to version %d",
+            stream_id,
+            name,
+            self.versions[name],
+        )
+        self._dirty.add(stream_id)
+        return Stream(name, scorer, threading.Lock(), tail, self.versions[name], offset)
+
+    def _drop_kept(self, names: list[str]) -> None:
+        """Save the streams handed over, then delete the kept versions of ``names`` older than the
+        served ones (kept, to be read back, when a save fails)."""
+        if self.kept is None:
+            return
+        try:
+            self.flush()
+        except OSError as exc:
+            logger.warning("kept the former model versions: saving the streams failed: %s", exc)
+            return
+        for name in names:
+            self.kept.drop_older(name, self.versions[name])
+
+    def swap_model(self, name: str, detector: MADCluster, saved: bool = False) -> tuple[int, int]:
         """Serve ``detector`` as model ``name`` from now on (a refit of it: the same columns) and
         hand each of its streams over (:func:`~madcluster.serve.streams.handover`); returns the
         new version and how many streams moved. A stream answers with the old version until its
-        turn comes (one stream locked at a time: the others keep answering)."""
+        turn comes (one stream locked at a time: the others keep answering). With a state folder
+        the model is kept there first (``saved``: its model file now holds it), so a restart
+        serves it (:mod:`madcluster.serve.kept`)."""
         old = self.model(name)
         if int(detector.n_features_in_) != int(old.n_features_in_):
             raise DataError(
                 f"model {name!r} takes {old.n_features_in_} columns; its replacement takes "
                 f"{detector.n_features_in_}: serve a model of other columns under another name"
             )
+        if saved:
+            self._file_prints[name] = fingerprint(detector)
+        if self.kept is not None:  # before any stream is saved under it
+            self.kept.keep(name, self.versions[name] + 1, detector, self._file_prints[name])
         with self._lock:
+            self._swapping.add(name)  # none of its streams expires during the handover
             for stream_id in sorted(self._parked):  # read back while the old model is served
-                if self.folder.model_of(stream_id, self.models) == name:
+                if self._parked[stream_id] == name:
                     self._unpark(stream_id)
             self.models[name] = detector
+            self._prints[name] = fingerprint(detector)
             self.versions[name] += 1
             version = self.versions[name]
             streams = [(sid, s) for sid, s in self._streams.items() if s.model == name]
+        try:
+            moved = self._move_streams(streams, detector, version)
+        finally:
+            with self._lock:
+                self._swapping.discard(name)
+        self._drop_kept([name])
+        return version, moved
+
+    def _move_streams(
+        self, streams: list[tuple[str, Stream]], detector: MADCluster, version: int
+    ) -> int:
+        """Hand ``streams`` over to ``detector`` (version ``version``); returns how many moved."""
         moved = 0
         for stream_id, stream in streams:
             with stream.lock:  # a snapshot; the replay (~0.1 s) runs without the lock
@@ -363,7 +447,7 @@ class StreamStore:
                 with self._lock:
                     self._dirty.add(stream_id)
             moved += 1
-        return version, moved
+        return moved
 
     def _save_loop(self) -> None:
         while not self._stop.wait(self.save_interval):
@@ -378,7 +462,7 @@ class StreamStore:
             self.get(stream_id)
         with self._files, self._lock:
             self._streams.pop(stream_id, None)
-            self._parked.discard(stream_id)
+            self._parked.pop(stream_id, None)
             self._dirty.discard(stream_id)
             if self.state_dir is not None:
                 self.folder.file(stream_id).unlink(missing_ok=True)

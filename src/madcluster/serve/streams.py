@@ -19,10 +19,10 @@ from madcluster.estimator.streaming import (
     STATE_FILE,
     StreamResult,
     StreamScorer,
-    model_fingerprint,
     state_model_fingerprint,
 )
 from madcluster.exceptions import MADClusterError, ModelFileError
+from madcluster.serve.kept import KEPT_FOLDER
 from madcluster.serve.rows import STREAM_ID
 
 
@@ -146,7 +146,8 @@ def handover_rows(detector: MADCluster) -> int:
 
 class StateFolder:
     """A server's ``--state-dir``: one ``<stream id>.mcs`` state file per stream, naming (by its
-    fingerprint) the model it belongs to."""
+    fingerprint) the model it belongs to, and the refitted models no model file holds
+    (:mod:`madcluster.serve.kept`)."""
 
     SUFFIX = ".mcs"
 
@@ -160,23 +161,28 @@ class StateFolder:
     def stream_ids(self) -> list[str]:
         return [p.name[: -len(self.SUFFIX)] for p in sorted(self.path.glob(f"*{self.SUFFIX}"))]
 
-    def model_of(self, stream_id: str, models: dict[str, MADCluster]) -> str | None:
-        """The name of the model among ``models`` that the stream's file belongs to, or None."""
-        by_fingerprint = {model_fingerprint(m.model_): name for name, m in models.items()}
-        return by_fingerprint.get(state_model_fingerprint(self.file(stream_id)))
+    def fingerprint(self, stream_id: str) -> str:
+        """The fingerprint of the model the stream's file was saved under."""
+        return state_model_fingerprint(self.file(stream_id))
 
-    def read(
-        self, stream_id: str, models: dict[str, MADCluster], versions: dict[str, int]
-    ) -> Stream:
-        """The stream saved in the folder, for the model it belongs to; a ``ModelFileError`` for
-        a file of no loaded model (or a name that is no stream id)."""
-        name = self.model_of(stream_id, models)
-        if name is None or not STREAM_ID.match(stream_id):
+    def read(self, stream_id: str, name: str, model: MADCluster, version: int) -> Stream:
+        """The stream saved in the folder, as a stream of ``model`` (named ``name``)."""
+        if not STREAM_ID.match(stream_id):
             raise ModelFileError(
-                f"stream state {str(self.file(stream_id))!r} belongs to none of the loaded "
-                "models; move it away or serve its model"
+                f"{str(self.file(stream_id))!r} is no stream's state: its name is no stream id; "
+                "move it away"
             )
-        return restore_stream(self.file(stream_id), name, models[name], versions[name])
+        return restore_stream(self.file(stream_id), name, model, version)
+
+    def remove_leftovers(self) -> int:
+        """Delete the temporary files of atomic writes a killed server left (``.NAME.XXXX.tmp``,
+        never renamed into place); returns how many."""
+        removed = 0
+        for folder in (self.path, self.path / KEPT_FOLDER):
+            for leftover in folder.glob(".*.tmp") if folder.is_dir() else ():
+                leftover.unlink(missing_ok=True)
+                removed += 1
+        return removed
 
 
 def handover(detector: MADCluster, tail: np.ndarray, steps: int) -> tuple[StreamScorer, int]:

@@ -120,7 +120,7 @@ class Refits:
                 path = self.model_files[job.model]
                 refitted.save(path)  # atomic: a restart serves the new model
                 job.saved_to = str(path)
-            job.version, job.streams_moved = self.store.swap_model(job.model, refitted)
+            job.version, job.streams_moved = self.store.swap_model(job.model, refitted, saved=save)
             job.state = "done"
             logger.info(
                 "model %r refitted on %d rows in %.1f s: version %d, %d stream(s) handed over",
