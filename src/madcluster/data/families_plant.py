@@ -19,18 +19,26 @@ from madcluster.data.families_signals import slots
 # --- states: a batch machine cycling through discrete operating states -------------------------
 
 
-def _schedule(rng: np.random.Generator, n: int, mean: np.ndarray, breaks: dict[int, str]):
-    """(state per row, label per row) of cycles through the states in order; cycle ``c`` in
-    ``breaks`` is broken: a state ``skipped``, ``repeated``, two ``swapped`` or one ``held``."""
+def _schedule(
+    rng: np.random.Generator, n: int, mean: np.ndarray, breaks: dict[int, str], optional: int = 0
+):
+    """(state, label, cycle) per row of cycles through the states in order, each state lasting
+    0.75-1.25 of its ``mean``; cycle ``c`` in ``breaks`` is broken: a state ``skipped``,
+    ``repeated``, two ``swapped`` or one ``held`` 2-3 times its mean. State ``optional`` (if
+    not 0) is left out of a third of the normal cycles (a second program of the machine)."""
     k = len(mean)
     states: list[int] = []
     flags: list[bool] = []
+    cycles: list[int] = []
     cycle = 0
     while len(states) < n:
         order, hold, kind = list(range(k)), np.ones(k + 1), breaks.get(cycle)
         at = int(rng.integers(1, k - 1))
+        at = at + 1 if at == optional else at
         wrong: set[int] = set()
-        if kind == "skipped":
+        if optional and kind is None and rng.random() < 1 / 3:
+            order.remove(optional)
+        elif kind == "skipped":
             order.pop(at)
             wrong = {at}  # the state that came too early
         elif kind == "repeated":
@@ -40,14 +48,15 @@ def _schedule(rng: np.random.Generator, n: int, mean: np.ndarray, breaks: dict[i
             order[at], order[at + 1] = order[at + 1], order[at]
             wrong = {at, at + 1}
         elif kind == "held":
-            hold[at] = rng.uniform(2.5, 3.5)
+            hold[at] = rng.uniform(2.0, 3.0)
             wrong = {at}
         for j, s in enumerate(order):
-            rows = max(3, round(mean[s] * hold[j] * rng.uniform(0.85, 1.15)))
+            rows = max(3, round(mean[s] * hold[j] * rng.uniform(0.75, 1.25)))
             states += [s] * rows
             flags += [j in wrong] * rows
+            cycles += [cycle] * rows
         cycle += 1
-    return np.array(states[:n]), np.array(flags[:n], dtype=float)
+    return np.array(states[:n]), np.array(flags[:n], dtype=float), np.array(cycles[:n])
 
 
 def _follow(target: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -64,17 +73,25 @@ def states(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
     k, sensors = int(rng.integers(5, 8)), 6
     mean = rng.uniform(25, 70, size=k)  # how long each state lasts, in rows
     command = rng.permutation(np.arange(k) % 4).astype(float)  # 4 command levels for k states
-    levels = rng.uniform(0, 1, size=(k, sensors))  # where each sensor settles in each state
-    tau = rng.uniform(2, 12, size=sensors)
+    # where each sensor settles in each state: two actuators (a valve, a motor) on or off, four
+    # process values at one of three levels, so that neighbouring states often share a level
+    levels = np.column_stack(
+        [rng.integers(0, 2, size=(k, 2)), rng.choice([0.2, 0.5, 0.8], size=(k, sensors - 2))]
+    ).astype(float)
+    tau = np.r_[1.0, 1.0, rng.uniform(3, 15, size=sensors - 3), 60.0]  # the last never settles
     cycle_rows = int(mean.sum())
     kinds = ("skipped", "repeated", "swapped", "held")
     starts = slots(rng, n_test, 5, 3 * cycle_rows)
     breaks = {s // cycle_rows + 1: kinds[(i + seed) % 4] for i, s in enumerate(starts)}
-    train, _ = _schedule(rng, n_train, mean, {})
-    test, labels = _schedule(rng, n_test, mean, breaks)
+    optional = int(rng.integers(1, k - 2))
+    train, _, train_cycles = _schedule(rng, n_train, mean, {}, optional)
+    test, labels, test_cycles = _schedule(rng, n_test, mean, breaks, optional)
     rows = []
-    for states in (train, test):
-        sensor = _follow(levels[states], tau) + rng.normal(scale=0.03, size=(len(states), sensors))
+    for states, cycles in ((train, train_cycles), (test, test_cycles)):
+        batch = 1 + 0.08 * rng.normal(size=(cycles[-1] + 1, sensors))  # batch-to-batch spread
+        batch[:, :2] = 1
+        target = levels[states] * batch[cycles]
+        sensor = _follow(target, tau) + rng.normal(scale=0.04, size=(len(states), sensors))
         rows.append(np.column_stack([command[states], sensor]))
     return rows[0], rows[1], labels
 

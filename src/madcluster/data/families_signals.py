@@ -36,7 +36,7 @@ def mackey_glass(n: int, rng: np.random.Generator, tau: int = 17, step: int = 3)
 # --- accelerometer: 3 sensors x 3 axes, walking with episodes of another movement -------------
 
 _MODES = ("walk", "run", "stairs", "still", "fall")
-_RATE = np.array([1.0, 1.55, 0.75, 1.0, 1.0])  # step rate of each mode, relative to walking
+_RATE = np.array([1.0, 1.25, 0.85, 1.0, 1.0])  # step rate of each mode, relative to walking
 
 
 def _motion(phase: np.ndarray, amp: np.ndarray, lag: np.ndarray) -> np.ndarray:
@@ -60,7 +60,7 @@ def accelerometer(rng: np.random.Generator, n_train: int, n_test: int, seed: int
     labels = np.zeros(n_test)
     impacts = []
     for i, start in enumerate(slots(rng, n_test, 2, 250)):
-        length, mode = int(rng.integers(100, 250)), 1 + (i + 2 * seed) % 4
+        length, mode = int(rng.integers(100, 250)), 1 + (i + seed) % 4
         at = n_train + start
         fade = np.clip(np.minimum(np.arange(length) + 1, length - np.arange(length)) / 12, 0, 1)
         weight[at : at + length, 0] -= fade
@@ -68,21 +68,22 @@ def accelerometer(rng: np.random.Generator, n_train: int, n_test: int, seed: int
         labels[start : start + length] = 1
         if _MODES[mode] == "fall":
             impacts.append(at)
-    cadence = 1 + 0.04 * np.convolve(rng.normal(size=n), np.ones(200) / 200 * 10, "same")
+    # the subject walks faster and slower, with more and less vigour, over a few hundred rows
+    cadence = 1 + 0.08 * np.convolve(rng.normal(size=n), np.ones(400) / 20, "same")
     rate = 2 * np.pi / period * cadence * (weight @ _RATE)
     phase = np.cumsum(rate)
-    strength = 1 + 0.1 * np.convolve(rng.normal(size=n), np.ones(300) / 300 * 10, "same")
-    run = walk * np.array([1.8, 2.2, 2.8, 3.2])
-    stairs = walk[:, ::-1] * 0.8 + 0.1 * walk
-    stairs[3:6, 0] += 0.25  # the hip lifts the body at every step
+    strength = 1 + 0.2 * np.convolve(rng.normal(size=n), np.ones(300) / 300 * 10, "same")
+    run = walk * np.array([1.25, 1.35, 1.5, 1.7])
+    stairs = walk * np.array([1.1, 1.2, 0.8, 0.7])
+    stairs[3:6, 0] += 0.1  # the hip lifts the body at every step
     moving = (
         weight[:, :1] * _motion(phase, walk, lag)
         + weight[:, 1:2] * _motion(phase, run, lag)
-        + weight[:, 2:3] * _motion(phase, stairs, lag + 0.8)
+        + weight[:, 2:3] * _motion(phase, stairs, lag + 0.4)
     )
     sway = 0.02 * np.sin(2 * np.pi * np.arange(n) / 400)[:, None]
     gravity = (1 - weight[:, 4:5]) * up[None] + weight[:, 4:5] * lying[None]
-    gravity = gravity + weight[:, 2:3] * 0.15 * np.roll(up, 1)[None]  # leaning into the stairs
+    gravity = gravity + weight[:, 2:3] * 0.08 * np.roll(up, 1)[None]  # leaning into the stairs
     rows = gravity + strength[:, None] * moving + weight[:, 3:4] * sway
     for at in impacts:  # the fall itself: a short burst of large accelerations
         rows[at : at + 8] += rng.normal(scale=1.2, size=(8, 9))
@@ -106,9 +107,12 @@ def _traffic(rng: np.random.Generator, n: int) -> np.ndarray:
     weekend = ((t // 288) % 7 >= 5).astype(float)
     weekly = 1 - rng.uniform(0.2, 0.4) * np.convolve(weekend, np.ones(24) / 24, "same")
     trend = 1 + 0.1 * t / n
-    level = rng.uniform(500, 3000)
-    mean = level * daily * weekly * trend
-    return mean * np.exp(rng.normal(scale=0.04, size=n)) + rng.normal(size=n) * np.sqrt(mean)
+    busy = np.repeat(rng.normal(scale=0.08, size=n // 288 + 1), 288)[:n]  # some days are busier
+    burst = np.convolve(rng.random(n) < 0.004, np.ones(6), "same") * rng.uniform(
+        0.2, 0.6
+    )  # campaigns
+    mean = rng.uniform(500, 3000) * daily * weekly * trend * np.exp(busy) * (1 + burst)
+    return mean * np.exp(rng.normal(scale=0.06, size=n)) + rng.normal(size=n) * np.sqrt(mean)
 
 
 def dailydrops(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
