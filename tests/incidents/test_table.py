@@ -21,7 +21,10 @@ def test_csv_and_frame_agree(tmp_path):
     frame = incident_frame(INCIDENTS)
     assert list(read.columns) == list(frame.columns) == list(COLUMNS)
     assert read["channels"].tolist() == frame["channels"].tolist() == ["cpu;latency", 'disk,"io"']
-    assert read["end"].tolist() == [30, ""] and frame["end"].isna().tolist() == [False, True]
+    assert read["end"].astype(str).tolist() == ["30", ""] and frame["end"].isna().tolist() == [
+        False,
+        True,
+    ]
     assert read["confirmed"].astype(str).str.lower().tolist() == ["true", ""]
     assert read["peak_score"].tolist() == [4.5, 3.25]
 
