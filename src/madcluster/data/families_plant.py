@@ -119,11 +119,13 @@ def _demand(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def _plant(rng: np.random.Generator, demand: np.ndarray) -> dict[str, np.ndarray]:
     """One network's pump flows, tank areas and the control's switching levels."""
-    flow = rng.uniform(0.8, 1.2, size=(_TANKS, 2)) * [1.0, 0.7] * demand.mean(axis=0)[:, None] * 1.6
+    # the lead pump alone falls behind the morning peak, so the lag pump runs most days
+    lead = rng.uniform(1.0, 1.3, size=_TANKS) * demand.mean(axis=0) * np.where(_PUMPS > 1, 1.0, 1.4)
+    flow = np.column_stack([lead, 0.7 * lead])
     flow[_PUMPS == 1, 1] = 0.0
     return {
         "flow": flow,
-        "area": rng.uniform(6, 12, size=_TANKS),
+        "area": rng.uniform(1.5, 3.0, size=_TANKS),
         "low": rng.uniform(1.0, 1.8, size=_TANKS),
         "high": rng.uniform(4.0, 5.0, size=_TANKS),
         "start": rng.uniform(2.0, 4.0, size=_TANKS),
@@ -146,7 +148,7 @@ def _simulate(
     for i in range(len(demand)):
         read = np.where(np.isnan(spoof[i]), level, spoof[i])
         on[:, 0] = (read < low) | (on[:, 0] & (read <= high))
-        on[:, 1] = (_PUMPS > 1) & ((read < low - 0.4) | (on[:, 1] & (read < (low + high) / 2)))
+        on[:, 1] = (_PUMPS > 1) & ((read < low - 0.1) | (on[:, 1] & (read < (low + high) / 2)))
         on[:, 0] = np.where(np.isnan(force[i]), on[:, 0], force[i] > 0)
         outflow = demand[i] * (1 - through_valve * (1 - valve[i]))
         level = np.clip(level + ((on * flow).sum(axis=1) - outflow) / plant["area"], 0.05, 6.0)
@@ -185,7 +187,8 @@ def water(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
     demand = _demand(rng, n)
     plant = _plant(rng, demand)
     spoof, force = np.full((n, _TANKS), np.nan), np.full((n, _TANKS), np.nan)
-    valve, labels, drifts = np.ones(n), np.zeros(n_test), []
+    valve = (np.arange(n) % 24 >= 5).astype(float)  # closed from midnight to five each night
+    labels, drifts = np.zeros(n_test), []
     kinds = ("spoof", "pump", "valve", "drift")
     normal = None
     for i, start in enumerate(slots(rng, n_test, 2, 240)):
@@ -198,7 +201,7 @@ def water(rng: np.random.Generator, n_train: int, n_test: int, seed: int):
         elif kind == "pump":  # forced on until the tank is full, or off until it is empty
             force[rows, tank] = float(i % 2 == 0)
         elif kind == "valve":
-            valve[rows] = 0.0
+            valve[rows] = 0.0  # closed by day too
         else:  # a level or pressure reading drifts away, by up to 2.5 of its deviations
             channel = int(rng.choice(np.r_[0:_TANKS, 21 : 21 + 2 * _TANKS]))
             drifts.append((rows, channel, np.linspace(0, rng.choice([-2.5, 2.5]), length)))
