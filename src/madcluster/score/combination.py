@@ -139,6 +139,9 @@ class Combination:
     smoothing: dict[str, int] = field(default_factory=dict)  # a part not in it: none
     rule: str = FILE_RULE
     scale_rows: int = 0  # 0: the training scales alone (files from before series scales)
+    # what the fit measured of each part on held-out rows (madcluster.score.evidence's record;
+    # empty where the weights were given or the file predates it): read, never used to score
+    evidence: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ building
     @classmethod

@@ -50,16 +50,23 @@ def default_part_weights(share: float) -> dict[str, float]:
     }
 
 
+#: ``part_weights="columns"``: the weights by column kind (:func:`default_part_weights`) even
+#: where evidence could be measured (the default before per-series evidence).
+COLUMN_WEIGHTS = "columns"
+
+
 def check_part_weights(value: object, share: float = 0.0) -> dict[str, float]:
-    """``value`` (None: the default weights of a series ``share`` of whose columns are
-    continuous, :func:`default_part_weights`; a mapping of some parts' names to weights >= 0, the
-    others keeping their default) as a full weight table, or a ``ParameterError``."""
-    if value is None:
+    """``value`` (None or ``"columns"``: the weights by column kind of a series ``share`` of whose
+    columns are continuous, :func:`default_part_weights`, which a fit replaces by its evidence
+    when ``value`` is None; a mapping of some parts' names to weights >= 0, the others keeping
+    their default) as a full weight table, or a ``ParameterError``."""
+    if value is None or value == COLUMN_WEIGHTS:
         return default_part_weights(share)
     known = (OWN, *term_names())
     if not isinstance(value, dict):
         raise ParameterError(
-            f"part_weights must be None or a dict of weights by part ({', '.join(known)}), got "
+            f"part_weights must be None (evidence), 'columns' or a dict of weights by part "
+            f"({', '.join(known)}), got "
             f"{value!r}"
         )
     unknown = [k for k in value if k not in known]
@@ -115,6 +122,7 @@ def check_input_terms(value: object) -> tuple[str, ...]:
 
 
 __all__ = [
+    "COLUMN_WEIGHTS",
     "CONTINUOUS_PART_WEIGHTS",
     "DEFAULT_INPUT_TERMS",
     "DISCRETE_PART_WEIGHTS",

@@ -60,6 +60,7 @@ def combination_record(combination: Combination) -> dict[str, Any]:
         "smoothing": dict(combination.smoothing),
         "rule": combination.rule,
         "scale_rows": combination.scale_rows,
+        **({"evidence": combination.evidence} if combination.evidence else {}),
     }
 
 
@@ -82,6 +83,7 @@ def combination_from(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
         {n: int(w) for n, w in record.get("smoothing", {}).items()},
         str(record.get("rule", FILE_RULE)),
         int(record.get("scale_rows", 0)),  # files from before series scales: none
+        dict(record.get("evidence", {})),  # files from before per-series evidence: none
     )
 
 

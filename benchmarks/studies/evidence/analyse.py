@@ -1,0 +1,267 @@
+"""Turn evidence into weights: every candidate rule on every development series, and the rule
+chosen with each family left out (``benchmarks/results/parts/evidence.md``).
+
+Reads the dumps of ``fit_dump.py`` (the network's own score on the test rows and on the injected
+copies of the held-out training rows) and refits the cheap parts as the default fits them: the
+final parts on all training rows (their test contributions) and the probe parts on the rows before
+the holdout (their contributions on the copies). A score is then ``sum_p w_p c_p`` for any weights
+``w`` (the default rule's total), so every rule is tried without a new fit.
+
+    python benchmarks/studies/evidence/analyse.py --bundle BUNDLE.npz --dumps DUMPS/ \
+        --cache CACHE/ --json benchmarks/results/parts/evidence.json > evidence.md
+
+The first table is each family's mean VUS-PR (TSB-AD's protocol) per rule and part; the second
+chooses a rule on all families but one (the worst family's shortfall against its best single part,
+then the mean) and reports it on the family left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+Weights = dict[str, float]
+Reading = dict[str, np.ndarray]
+
+
+def series_readings(name: str, arrays: dict, dump: dict, cache: Path | None) -> dict:
+    """{test: part -> contribution, copies: part -> list, labels, copy_labels, kinds, family}."""
+    if cache is not None and (cache / f"{name}.npz").exists():
+        with np.load(cache / f"{name}.npz", allow_pickle=False) as f:
+            flat = {k: f[k] for k in f.files}
+        return unflatten(flat)
+    from madcluster import MADCluster
+    from madcluster.score.combination import Combination
+    from madcluster.score.evidence import contributions, holdout_start
+    from madcluster.score.input_terms import DEFAULT_INPUT_TERMS
+    from madcluster.score.parts import FitContext
+    from madcluster.score.smoothing import resolve_part_smoothing
+
+    params = MADCluster().get_params()
+    widths = resolve_part_smoothing(params["part_smoothing"], params["window_size"])
+    rule = "positive-zscore-sum"
+    scale_rows = params["series_scale_rows"]
+    context = FitContext(params["window_size"], 0)
+    train = np.asarray(arrays["train"], dtype=np.float32)
+    test = np.asarray(arrays["test"], dtype=np.float32)
+    out: dict = {"family": str(dump["family"]), "labels": np.asarray(dump["labels"]), "test_rows": test}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        final = Combination.fit(DEFAULT_INPUT_TERMS, train, dump["own_train"], context, {}, widths,
+                                rule, scale_rows)
+        out["test"] = contributions(final, test, dump["own_test"])
+        start = holdout_start(len(train), int(dump["n_validation"]), params["window_size"])
+        copies = sorted({k.split("/")[0] for k in dump if k.startswith("copy")})
+        out["copies"] = {p: [] for p in out["test"]}
+        out["copy_labels"], out["kinds"], out["starts"], out["ends"] = [], [], [], []
+        if start is not None and copies:
+            probe = Combination.fit(DEFAULT_INPUT_TERMS, train[:start], dump["own_train"][:start],
+                                    context, {}, widths, rule, scale_rows)
+            for c in copies:
+                values = contributions(probe, dump[f"{c}/rows"], dump[f"{c}/own"])
+                for p, v in values.items():
+                    out["copies"][p].append(v)
+                out["copy_labels"].append(dump[f"{c}/labels"])
+                out["kinds"].append(dump[f"{c}/kinds"])
+                out["starts"].append(dump[f"{c}/starts"])
+                out["ends"].append(dump[f"{c}/ends"])
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(cache / f"{name}.npz", **flatten(out))
+    return out
+
+
+def flatten(out: dict) -> dict[str, np.ndarray]:
+    flat = {"family": np.asarray(out["family"]), "labels": out["labels"], "test_rows": out["test_rows"]}
+    for p, v in out["test"].items():
+        flat[f"test/{p}"] = v
+    for p, vs in out["copies"].items():
+        for i, v in enumerate(vs):
+            flat[f"copies/{p}/{i}"] = v
+    for key in ("copy_labels", "kinds", "starts", "ends"):
+        for i, v in enumerate(out[key]):
+            flat[f"{key}/{i}"] = v
+    return flat
+
+
+def unflatten(flat: dict[str, np.ndarray]) -> dict:
+    out: dict = {"family": str(flat["family"]), "labels": flat["labels"], "test_rows": flat["test_rows"],
+                 "test": {}, "copies": {}, "copy_labels": [], "kinds": [], "starts": [], "ends": []}
+    def order(key: str) -> tuple[str, int]:
+        head, _, tail = key.rpartition("/")
+        return (head, int(tail)) if tail.isdigit() else (key, 0)
+
+    for key in sorted(flat, key=order):
+        parts = key.split("/")
+        if parts[0] == "test" and len(parts) == 2:
+            out["test"][parts[1]] = flat[key]
+        elif parts[0] == "copies":
+            out["copies"].setdefault(parts[1], []).append(flat[key])
+        elif parts[0] in ("copy_labels", "kinds", "starts", "ends"):
+            out[parts[0]].append(flat[key])
+    return out
+
+
+# ---------------------------------------------------------------------------------------- rules
+def column_weights(r: dict) -> Weights:
+    from madcluster.score.input_terms import continuous_share, default_part_weights
+
+    return default_part_weights(continuous_share(r["train_rows"])) if "train_rows" in r else {}
+
+
+def copy_precision(r: dict) -> tuple[dict[str, float], float]:
+    from madcluster.metrics.pointwise import auc_pr
+
+    labels = np.concatenate(r["copy_labels"]) if r["copy_labels"] else np.zeros(0)
+    chance = float(labels.mean()) if len(labels) else 0.0
+    return {p: (auc_pr(np.concatenate(v), labels) if len(v) else chance)
+            for p, v in r["copies"].items()}, chance
+
+
+def power_rule(power: float) -> Callable[[dict], Weights | None]:
+    def rule(r: dict) -> Weights | None:
+        from madcluster.score.evidence import weights_from
+
+        if not r["copy_labels"]:
+            return None
+        precision, chance = copy_precision(r)
+        return weights_from(precision, chance, power)
+    return rule
+
+
+GRID = (0.0, 0.5, 1.0, 2.0)
+
+
+def search_rule(top: int) -> Callable[[dict], Weights | None]:
+    """The weights (of a grid) whose combined score ranks the copies' events best; the mean of
+    the ``top`` best."""
+    def rule(r: dict) -> Weights | None:
+        from madcluster.metrics.pointwise import auc_pr
+
+        if not r["copy_labels"]:
+            return None
+        names = list(r["copies"])
+        labels = np.concatenate(r["copy_labels"])
+        stacked = np.stack([np.concatenate(r["copies"][p]) for p in names])
+        scored = []
+        for w in itertools.product(GRID, repeat=len(names)):
+            if not any(w):
+                continue
+            scored.append((auc_pr(np.asarray(w) @ stacked, labels), w))
+        scored.sort(key=lambda x: -x[0])
+        mean = np.mean([w for _, w in scored[:top]], axis=0)
+        return {p: float(v) for p, v in zip(names, mean, strict=True)}
+    return rule
+
+
+def best_part_rule(r: dict) -> Weights | None:
+    if not r["copy_labels"]:
+        return None
+    precision, _ = copy_precision(r)
+    best = max(precision, key=precision.get)
+    return {p: float(p == best) for p in precision}
+
+
+def plain_rule(r: dict) -> Weights:
+    return {p: 1.0 for p in r["test"]}
+
+
+RULES: dict[str, Callable[[dict], Weights | None]] = {
+    "columns (today)": column_weights,
+    "plain average": plain_rule,
+    "evidence: best part": best_part_rule,
+    **{f"evidence: precision^{g:g}": power_rule(g) for g in (0.5, 1, 2, 4)},
+    **{f"evidence: search top {k}": search_rule(k) for k in (1, 5, 20)},
+}
+
+
+def vus_pr(score: np.ndarray, labels: np.ndarray, rows: np.ndarray) -> float:
+    from madcluster.metrics.tsbad import tsbad_vus
+
+    return float(tsbad_vus(score, labels, rows)[1])
+
+
+def evaluate(r: dict) -> dict[str, float]:
+    """VUS-PR of each part alone and of each rule's score on one series."""
+    row = {f"part: {p}": vus_pr(v, r["labels"], r["test_rows"]) for p, v in r["test"].items()}
+    for name, rule in RULES.items():
+        w = rule(r) or column_weights(r)
+        score = sum(w.get(p, 1.0) * v for p, v in r["test"].items())
+        row[name] = vus_pr(score, r["labels"], r["test_rows"])
+    return row
+
+
+def family_means(table: dict[str, dict[str, float]], families: dict[str, str]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, list[float]]] = {}
+    for name, row in table.items():
+        for k, v in row.items():
+            out.setdefault(k, {}).setdefault(families[name], []).append(v)
+    return {k: {f: float(np.mean(v)) for f, v in fams.items()} for k, fams in out.items()}
+
+
+def shortfall(means: dict[str, dict[str, float]], rule: str, fams: list[str]) -> float:
+    """The worst family's shortfall of ``rule`` against that family's best single part."""
+    parts = [k for k in means if k.startswith("part: ")]
+    return min(means[rule][f] - max(means[p][f] for p in parts) for f in fams)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", required=True)
+    parser.add_argument("--dumps", required=True)
+    parser.add_argument("--cache")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fit_dump import bundle_series, generated_series
+
+    arrays = dict(bundle_series(args.bundle, None))
+    arrays.update({n: a for n, a in generated_series(None) if n not in arrays})
+    table, families = {}, {}
+    for path in sorted(Path(args.dumps).glob("*.npz")):
+        name = path.stem
+        with np.load(path) as f:
+            dump = {k: f[k] for k in f.files}
+        r = series_readings(name, arrays[name], dump, Path(args.cache) if args.cache else None)
+        r["train_rows"] = np.asarray(arrays[name]["train"])
+        table[name], families[name] = evaluate(r), r["family"]
+        print(f"{name}: " + ", ".join(f"{k}={v:.3f}" for k, v in table[name].items()), file=sys.stderr)
+    report(table, families)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"vus_pr": table, "family": families}, indent=1))
+
+
+def report(table: dict[str, dict[str, float]], families: dict[str, str]) -> None:
+    means = family_means(table, families)
+    fams = sorted(set(families.values()))
+    tsbad = [n for n, f in families.items() if f.startswith("tsbad")]
+    print("| rule | " + " | ".join(fams) + " | 46 TSB-AD | worst shortfall |")
+    print("|---" * (len(fams) + 3) + "|")
+    for k in means:
+        all46 = np.mean([table[n][k] for n in tsbad]) if tsbad else float("nan")
+        worst = "" if k.startswith("part: ") else f"{shortfall(means, k, fams):+.3f}"
+        print(f"| {k} | " + " | ".join(f"{means[k][f]:.3f}" for f in fams) + f" | {all46:.3f} | {worst} |")
+    print("\nLeft out in turn: the rule chosen on the other families (best worst-family shortfall, "
+          "then mean), and on the family left out its mean, its best single part and the shortfall.\n")
+    print("| left out | chosen | its VUS-PR | best part | shortfall | today (columns) |")
+    print("|---|---|---|---|---|---|")
+    rules = [k for k in means if not k.startswith("part: ")]
+    parts = [k for k in means if k.startswith("part: ")]
+    for f in fams:
+        others = [g for g in fams if g != f]
+        chosen = max(rules, key=lambda k: (round(shortfall(means, k, others), 3),
+                                             np.mean([means[k][g] for g in others])))
+        best = max(parts, key=lambda p: means[p][f])
+        print(f"| {f} | {chosen} | {means[chosen][f]:.3f} | {best[6:]} {means[best][f]:.3f} | "
+              f"{means[chosen][f] - means[best][f]:+.3f} | {means['columns (today)'][f]:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

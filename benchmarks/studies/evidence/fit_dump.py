@@ -1,0 +1,126 @@
+"""Fit the default once per development series and dump what the evidence study reads.
+
+Why: the network is the one expensive part of a fit. Choosing how evidence becomes weights means
+trying many rules over the same series, so each series' network readings are dumped once: the own
+score on the test rows and on every injected copy of the held-out training rows (with the copies
+themselves), and the default's ``decision_function``. The cheap parts are refitted by the reader
+(``analyse.py``), so a change to a cheap part does not need new fits.
+
+    python benchmarks/studies/dev_bundle.py --data-dir ../shared/datasets --out BUNDLE.npz
+    python benchmarks/studies/evidence/fit_dump.py --bundle BUNDLE.npz --out DUMPS/ [--family F ...]
+    python benchmarks/studies/evidence/fit_dump.py --families-only --out DUMPS/   # generated ones
+
+Each series is written to ``DUMPS/<name>.npz`` as soon as it is done (an interrupted run keeps
+them; a rerun skips them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+SEED = 0
+
+
+def bundle_series(path: str, families: list[str] | None) -> Iterator[tuple[str, dict[str, np.ndarray]]]:
+    """(name, {train, test, labels, family}) of a bundle from ``dev_bundle.py``."""
+    with np.load(path) as bundle:
+        grouped: dict[str, dict[str, np.ndarray]] = {}
+        for key in bundle.files:
+            name, field = key.rsplit("/", 1)
+            grouped.setdefault(name, {})[field] = bundle[key]
+    for name, arrays in grouped.items():
+        if families is None or str(arrays["family"]) in families:
+            yield name, arrays
+
+
+def generated_series(families: list[str] | None) -> Iterator[tuple[str, dict[str, np.ndarray]]]:
+    """Every generated family's series (``madcluster.data.families``), made on the spot."""
+    from madcluster.data import families as fam
+
+    names = getattr(fam, "ALL_FAMILIES", fam.FAMILIES)
+    for family in names:
+        if families is not None and family not in families:
+            continue
+        for name in fam.family_names(family):
+            s = fam.make_family(family, int(name.rsplit("-", 1)[1]))
+            yield name, {"train": s.train, "test": s.test, "labels": s.labels,
+                         "family": np.asarray(family)}
+
+
+def dump_one(name: str, arrays: dict[str, np.ndarray], out: Path) -> float:
+    """Fit, read and write one series; returns the fit's CPU seconds."""
+    from madcluster import MADCluster
+    from madcluster.estimator.part_evidence import probe_readings
+    from madcluster.score.parts import FitContext
+    from madcluster.training.loop import validation_rows
+
+    train = np.asarray(arrays["train"], dtype=np.float32)
+    test = np.asarray(arrays["test"], dtype=np.float32)
+    start = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        detector = MADCluster(random_state=SEED).fit(train)
+        fit_cpu = time.process_time() - start
+        model = detector.model_
+        data = model.inputs.check_rows(train)
+        own_train = model.own_scores(model.inputs.model_input(data))
+        rows_test = model.inputs.check_rows(test)
+        own_test = model.own_scores(model.inputs.model_input(rows_test))
+        default_test = detector.decision_function(test)
+        c = model.combination
+        n_val = validation_rows(len(data), detector.validation_size, detector.window_size)
+        read = probe_readings(
+            model, data, own_train, tuple(p.name for p in c.terms),
+            FitContext(detector.window_size, SEED), dict(c.smoothing), c.rule, c.scale_rows, n_val,
+        )
+    record: dict[str, np.ndarray] = {
+        "own_train": own_train, "own_test": own_test, "default_test": default_test,
+        "labels": np.asarray(arrays["labels"]), "family": np.asarray(str(arrays["family"])),
+        "n_validation": np.asarray(n_val), "fit_cpu": np.asarray(fit_cpu),
+    }
+    if read is not None:
+        _, copies = read
+        for i, copy in enumerate(copies):
+            record[f"copy{i}/rows"] = copy.rows.astype(np.float32)
+            record[f"copy{i}/labels"] = copy.labels
+            record[f"copy{i}/kinds"] = np.asarray(copy.kinds)
+            record[f"copy{i}/starts"] = copy.starts
+            record[f"copy{i}/ends"] = copy.ends
+            # the own score on the copy (not its contribution): what the reader refits around
+            record[f"copy{i}/own"] = model.own_scores(model.inputs.model_input(copy.rows.astype(np.float32)))
+    tmp = out / f".{name}.tmp.npz"
+    np.savez_compressed(tmp, **record)
+    os.replace(tmp, out / f"{name}.npz")
+    return fit_cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", help="development bundle from dev_bundle.py")
+    parser.add_argument("--families-only", action="store_true", help="generated families only")
+    parser.add_argument("--family", action="append", help="only these families (repeatable)")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--reverse", action="store_true", help="last series first (a second worker)")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    series = (generated_series(args.family) if args.families_only or not args.bundle
+              else bundle_series(args.bundle, args.family))
+    if args.reverse:
+        series = reversed(list(series))
+    for name, arrays in series:
+        if (out / f"{name}.npz").exists():
+            continue
+        fit_cpu = dump_one(name, arrays, out)
+        print(f"{name}: fit {fit_cpu:.1f} CPU s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

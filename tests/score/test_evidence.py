@@ -1,0 +1,104 @@
+"""Per-series evidence: the injected anomalies, the weights they give, and the fit that records
+them (madcluster.score.injection, madcluster.score.evidence, estimator.part_evidence)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from madcluster import MADCluster
+from madcluster.estimator.part_evidence import evidence_lines
+from madcluster.exceptions import ParameterError
+from madcluster.score.evidence import Evidence, holdout_start, read_evidence, weights_from
+from madcluster.score.injection import KINDS, MIN_CHANGE, inject
+from madcluster.score.input_terms import default_part_weights
+
+TINY = {"window_size": 16, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
+
+
+def _rows(n: int = 1200, width: int = 3, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)[:, None]
+    return (
+        np.sin(2 * np.pi * t / (25 + 7 * np.arange(width))) + 0.1 * rng.normal(size=(n, width))
+    ).astype(np.float32)
+
+
+def test_injection_is_deterministic_and_labels_exactly_what_moved() -> None:
+    rows = _rows(5000)
+    scale = rows.std(axis=0)
+    a, b = inject(rows, scale, seed=3, skip=50), inject(rows, scale, seed=3, skip=50)
+    assert np.array_equal(a.rows, b.rows) and np.array_equal(a.labels, b.labels)
+    assert a.labels[:50].sum() == 0  # the warm-up rows stay clean
+    assert 0.05 < a.labels.mean() < 0.2
+    assert set(a.kinds) == set(KINDS)  # every kind present on a long enough series
+    changed = np.abs(a.rows - rows).max(axis=1) > 1e-9
+    assert not changed[a.labels == 0].any()  # nothing moves outside a labelled event
+    for start, end in zip(a.starts, a.ends, strict=True):
+        moved = np.abs(a.rows[start:end] - rows[start:end]) / scale
+        assert moved.max() >= MIN_CHANGE
+        assert a.labels[start:end].all()
+    assert not np.array_equal(inject(rows, scale, seed=4).rows, a.rows)
+
+
+def test_weights_follow_precision_above_chance() -> None:
+    w = weights_from({"own": 0.9, "kmeans": 0.5, "ar": 0.1}, chance=0.1)
+    assert w["own"] == pytest.approx(2.0)
+    assert w["ar"] == 0.0  # no better than chance: no weight
+    assert 0.0 < w["kmeans"] < w["own"]
+    assert weights_from({"own": 0.05, "kmeans": 0.1}, chance=0.1) == {"own": 1.0, "kmeans": 1.0}
+
+
+def test_read_evidence_finds_the_part_that_sees_the_events() -> None:
+    rows = _rows()
+    copies = [inject(rows, rows.std(axis=0), seed=s, skip=50) for s in range(2)]
+    rng = np.random.default_rng(0)
+    seeing = [c.labels * 5.0 + rng.random(len(c.labels)) for c in copies]  # high on every event
+    blind = [rng.random(len(c.labels)) for c in copies]
+    evidence = read_evidence({"own": seeing, "kmeans": blind}, copies)
+    assert evidence.precision["own"] > 0.95
+    assert evidence.precision["kmeans"] < 0.5
+    assert evidence.weights["own"] > 10 * evidence.weights["kmeans"]
+    assert all(v == 1.0 for v in evidence.found["own"].values())
+    assert Evidence.from_record(evidence.to_record()).to_record() == evidence.to_record()
+
+
+def test_holdout_needs_room_for_events_and_the_probe() -> None:
+    assert holdout_start(5000, 1000, 100) == 4000
+    assert holdout_start(50_000, 10_000, 100) == 50_000 - 4000  # at most MAX_HOLDOUT rows read
+    assert holdout_start(600, 120, 100) is None  # fewer than MIN_ROWS held out
+
+
+def test_fit_weights_the_parts_by_their_evidence_and_records_it(tmp_path) -> None:
+    rows = _rows(1500)
+    detector = MADCluster(**TINY).fit(rows)
+    evidence = detector.model_.combination.evidence
+    assert evidence and detector.part_weights_ == evidence["weights"]
+    assert set(evidence["precision"]) == {"own", "kmeans", "ar", "discord"}
+    lines = evidence_lines(detector.model_.combination)
+    assert lines[0].startswith("weights from 300 held-out training rows")
+    path = tmp_path / "model.mcz"
+    detector.save(path)
+    loaded = MADCluster.load(path)
+    assert loaded.model_.combination.evidence == evidence
+    assert np.allclose(loaded.decision_function(rows[:400]), detector.decision_function(rows[:400]))
+
+
+def test_columns_and_given_weights_measure_no_evidence() -> None:
+    rows = _rows(1500)
+    by_columns = MADCluster(**TINY, part_weights="columns").fit(rows)
+    assert by_columns.model_.combination.evidence == {}
+    assert by_columns.part_weights_ == pytest.approx(default_part_weights(1.0))
+    given = MADCluster(**TINY, part_weights={"own": 3.0}).fit(rows)
+    assert given.model_.combination.evidence == {} and given.part_weights_["own"] == 3.0
+
+
+def test_a_short_series_keeps_the_weights_by_column_kind() -> None:
+    detector = MADCluster(**TINY).fit(_rows(400))  # 80 held-out rows: too few
+    assert detector.model_.combination.evidence == {}
+    assert detector.part_weights_ == pytest.approx(default_part_weights(1.0))
+
+
+def test_unknown_weight_rule_is_named() -> None:
+    with pytest.raises(ParameterError, match="'columns'"):
+        MADCluster(part_weights="evidence-please").fit(_rows(400))
