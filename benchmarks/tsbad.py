@@ -10,14 +10,14 @@ default 0, passed as ``random_state``); every worker runs one torch thread.
 
     python benchmarks/tsbad.py --config default --config paper --jobs 2 \\
         --out benchmarks/results/tsbad/madcluster.json
-    python benchmarks/tsbad.py --config benchmarks/studies/score/tsbad_candidates.json --jobs 16 \\
+    python benchmarks/tsbad.py --config benchmarks/studies/archive/score/tsbad_candidates.json --jobs 16 \\
         --data-dir /path/to/datasets --out /tmp/candidates.json
     python benchmarks/tsbad.py --config '{"roughness_window": 5}' --series 002_MSL 144_SMAP --jobs 1
 
 A ``--config`` is a preset name (``default``, ``paper``), a JSON object of ``MADCluster`` keyword
 arguments (``"preset"`` picks the base preset; ``"detector": "pca" | "kmeans"`` picks a window
 baseline), or a JSON file holding one such object or an object of named ones (e.g.
-``benchmarks/studies/score/tsbad_candidates.json``; keys starting with ``_`` are comments). Results are written
+``benchmarks/studies/archive/score/tsbad_candidates.json``; keys starting with ``_`` are comments). Results are written
 after every finished series (JSON + a markdown table beside it); rerunning with the same ``--out``
 skips the (configuration, series) pairs already there, so an interrupted grid resumes.
 """

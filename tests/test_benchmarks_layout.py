@@ -1,6 +1,7 @@
-"""Issue 35 item 5: ``benchmarks/`` as a suite. At most 12 scripts a user runs at its top, one
-shared library (``benchlib.py``) instead of scripts importing scripts, and every path a doc,
-result record or docstring gives for a benchmark script names a file that exists."""
+"""``benchmarks/`` as a suite. At most 12 scripts a user runs at its top, one shared library
+(``benchlib.py``) instead of scripts importing scripts, the studies by topic with a README in each
+folder and one shared module (``studies/lib.py``) instead of studies importing studies, and every
+path a doc, result record or docstring gives for a benchmark script names a file that exists."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
 LIBRARY = "benchlib"
+STUDIES = BENCHMARKS / "studies"
+STUDY_LIBRARY = "lib"
 
 
 def _top_level_scripts() -> list[Path]:
@@ -21,6 +24,7 @@ def _top_level_scripts() -> list[Path]:
 
 
 def _imported_names(path: Path) -> set[str]:
+    """The top-level names of every module ``path`` imports, at any depth of its code."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -45,10 +49,35 @@ def test_scripts_a_user_runs_import_the_library_not_each_other():
     assert not _imported_names(BENCHMARKS / f"{LIBRARY}.py") & stems
 
 
+def _folders(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_dir() and "__pycache__" not in p.parts)
+
+
 def test_each_benchmark_folder_says_what_it_holds():
-    folders = [BENCHMARKS, BENCHMARKS / "tables", *(p for p in (BENCHMARKS / "studies").iterdir() if p.is_dir())]
-    missing = [str(f.relative_to(ROOT)) for f in folders if f.name != "__pycache__" and not (f / "README.md").is_file()]
-    assert missing == []
+    folders = [BENCHMARKS, BENCHMARKS / "tables", STUDIES, *_folders(STUDIES)]
+    missing = [str(f.relative_to(ROOT)) for f in folders if not (f / "README.md").is_file()]
+    assert missing == [], "each folder of benchmarks/studies/ names its scripts in a README.md"
+
+
+def test_studies_sit_in_topic_folders():
+    loose = [p.name for p in STUDIES.glob("*.py") if p.stem != STUDY_LIBRARY]
+    assert loose == [], "a study goes into a topic folder of benchmarks/studies/"
+
+
+def test_no_study_imports_another():
+    studies = sorted(p for p in STUDIES.rglob("*.py") if "__pycache__" not in p.parts)
+    stems = {p.stem for p in studies} - {STUDY_LIBRARY}
+    crossing = [f"{p.relative_to(ROOT)} imports {sorted(_imported_names(p) & stems)}"
+                for p in studies if _imported_names(p) & stems]
+    assert crossing == [], "shared code goes into benchmarks/studies/lib.py"
+    top = {p.stem for p in _top_level_scripts()}
+    assert not _imported_names(STUDIES / f"{STUDY_LIBRARY}.py") & (top | stems)
+
+
+def test_the_import_check_sees_an_import_inside_a_function(tmp_path):
+    study = tmp_path / "study.py"
+    study.write_text("import numpy\n\ndef main():\n    from network_parts import read_bundle\n")
+    assert _imported_names(study) == {"numpy", "network_parts"}
 
 
 def test_every_benchmark_script_path_in_the_tree_exists():

@@ -8,7 +8,7 @@ follow the training columns, the positive z-sum; ``part_weights.py``). Prints, p
 each family's mean VUS-PR (TSB-AD's) of the whole score and of the network part alone, the 46
 TSB-AD series, and the mean fit seconds the dumps recorded.
 
-    python benchmarks/studies/network_parts.py --bundle /tmp/dev_bundle.npz --out /tmp/net_b32 \\
+    python benchmarks/studies/parts/network_parts.py --bundle /tmp/dev_bundle.npz --out /tmp/net_b32 \\
         --params '{"batch_size": 32, "epoch_windows": 480}'
     python benchmarks/studies/speed/training_quality.py --bundle /tmp/dev_bundle.npz \\
         --cache /tmp/part_cache --net default=/tmp/net "batch 32=/tmp/net_b32"
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 STUDIES = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(STUDIES))  # the part studies
+sys.path.insert(0, str(STUDIES))  # benchmarks/studies/: lib
 sys.path.insert(0, str(STUDIES.parent))  # benchmarks/: benchlib
 
 
@@ -36,8 +36,7 @@ def combined_scores(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(the default's score, the network part as the default reads it) of one series' test rows
     with ``net``'s network dump in place of the cached one."""
-    from part_study import SMOOTH, zscore
-    from part_weights import FEW_LEVELS, PARTS, adaptive, discord_reading
+    from lib import FEW_LEVELS, PARTS, SMOOTH, adaptive, discord_reading, zscore
 
     from madcluster.score.smoothing import centred_means
 
@@ -101,7 +100,7 @@ def report(rows: dict, family: dict) -> str:
 
 
 def main() -> None:
-    from network_parts import read_bundle
+    from lib import read_bundle
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", required=True)

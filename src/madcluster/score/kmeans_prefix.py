@@ -9,7 +9,7 @@ distance of all those observed rows pooled, scaled to a whole window:
 ``sqrt(L * sum_w min_c SSE_w,c / sum_w m_w)``. It is the final value with the rows still to come
 assumed as typical as the rows seen, and it reads steps <= t only.
 
-Measured on the development families (``benchmarks/studies/at_once_prefix.py``, the at-once
+Measured on the development families (``benchmarks/studies/streaming/at_once_prefix.py``, the at-once
 score with each part's causal reading): the 46 TSB-AD series .515 -> .541, the chaotic family
 .522 -> .578, no family lower by more than .011 (point anomalies).
 
