@@ -135,7 +135,7 @@ def test_the_refit_job_keeps_its_model_for_a_restart(models, tmp_path, monkeypat
     path, after, _ = models
     store = StreamStore(_served(path), tmp_path)
     store.update("a", None, _series(60, 10).tolist(), None)
-    monkeypatch.setattr(swap, "refit_in_child", lambda *args: after)
+    monkeypatch.setattr(swap, "refit_in_child", lambda *args: (after, {}))
     job = Refits(store, {"m": path}).start("m", _series(60, 11))
     assert job.done.wait(30) and job.state == "done", job.error
     store.stop()

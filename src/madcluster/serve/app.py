@@ -63,6 +63,9 @@ class RefitRequest(RowsRequest):
     wait: bool = Field(
         default=False, description="answer once the refit is done (else 202 at once)"
     )
+    force: bool = Field(
+        default=False, description="refit and swap in whatever the rows' and model's checks say"
+    )
 
 
 def create_app(
@@ -169,13 +172,14 @@ def create_app(
     async def refit(model: str, body: RefitRequest) -> JSONResponse:
         detector = store.model(model)
         rows = await run_in_threadpool(rows_array, detector, body.rows, body.columns)
-        job = refits.start(model, rows, body.epochs, body.from_scratch, body.save)
+        job = refits.start(model, rows, body.epochs, body.from_scratch, body.save, body.force)
         if not body.wait:
             return JSONResponse({"refit": job.describe()}, status_code=202)
         await run_in_threadpool(job.done.wait)
-        if job.state == "failed":
+        if job.state in ("failed", "rejected"):  # rejected: the refitted model failed its checks
+            status = 400 if job.state == "failed" else 422
             return JSONResponse(
-                {"error": f"refit failed: {job.error}", "refit": job.describe()}, 400
+                {"error": f"refit {job.state}: {job.error}", "refit": job.describe()}, status
             )
         return JSONResponse({"refit": job.describe()})
 

@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
 from madcluster.estimator.detector import MADCluster
 from madcluster.exceptions import DataError, ModelFileError
 from madcluster.serve.kept import Former, KeptModel, KeptModels, fingerprint, served_models
@@ -30,6 +32,7 @@ from madcluster.serve.limits import (
     DEFAULT_MAX_STREAMS,
     DEFAULT_SAVE_INTERVAL,
 )
+from madcluster.serve.refit_checks import RECENT_ROWS, RECENT_STREAMS
 from madcluster.serve.rows import check_stream_id, rows_array
 from madcluster.serve.streams import (
     Conflict,
@@ -448,6 +451,31 @@ class StreamStore:
                     self._dirty.add(stream_id)
             moved += 1
         return moved
+
+    def recent_rows(
+        self, name: str, streams: int = RECENT_STREAMS, rows: int = RECENT_ROWS
+    ) -> list[np.ndarray]:
+        """The kept rows of model ``name``'s most recently updated open streams (at most
+        ``streams`` of them and ``rows`` rows, each at least a window), which a refitted model is
+        checked on (:mod:`madcluster.serve.refit_checks`)."""
+        window = int(self.model(name).window_size)
+        with self._lock:
+            recent = sorted(
+                (s for s in self._streams.values() if s.model == name),
+                key=lambda s: s.last_used,
+                reverse=True,
+            )
+        out: list[np.ndarray] = []
+        left = rows
+        for stream in recent:
+            if len(out) >= streams or left < window:
+                break
+            with stream.lock:
+                tail = stream.tail.rows()[-left:]
+            if len(tail) >= window:
+                out.append(tail)
+                left -= len(tail)
+        return out
 
     def _save_loop(self) -> None:
         while not self._stop.wait(self.save_interval):

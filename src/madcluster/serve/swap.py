@@ -19,6 +19,7 @@ which model gave a score.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -32,8 +33,10 @@ from typing import Any
 
 import numpy as np
 
+from madcluster.defaults import REFIT_EPOCHS
 from madcluster.estimator.detector import MADCluster
 from madcluster.exceptions import DataError, MADClusterError
+from madcluster.serve.refit_checks import measure, model_problems, row_problems
 from madcluster.serve.registry import StreamStore
 from madcluster.serve.streams import Conflict
 
@@ -48,16 +51,19 @@ class RefitJob:
 
     model: str
     rows: int
-    epochs: int | None
+    epochs: int  # the refit's (from scratch: the model's own)
     from_scratch: bool
     version_from: int
-    state: str = "running"  # running, done or failed
+    force: bool = False  # swapped in whatever the checks say
+    state: str = "running"  # running, done, rejected (by the checks) or failed
     version: int | None = None  # the served version once done
     started: float = field(default_factory=time.time)  # unix seconds
     seconds: float | None = None
     streams_moved: int = 0
     saved_to: str | None = None
     error: str | None = None
+    # the refitted model's flag rates, thresholds and score scale (refit_checks.measure)
+    checks: dict[str, Any] | None = None
     done: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def describe(self) -> dict[str, Any]:
@@ -85,14 +91,22 @@ class Refits:
         epochs: int | None = None,
         from_scratch: bool = False,
         save: bool = False,
+        force: bool = False,
     ) -> RefitJob:
-        """Start refitting model ``name`` on ``rows`` (checked, in its column order); a refit of
-        the same model already running is a ``Conflict``."""
+        """Start refitting model ``name`` on ``rows`` (checked, in its column order; rows unfit
+        to train on are a ``DataError`` unless ``force``); a refit of the same model already
+        running is a ``Conflict``."""
         detector = self.store.model(name)
         if len(rows) < detector.window_size:
             raise DataError(
                 f"a refit needs at least one window of rows ({detector.window_size}), "
                 f"got {len(rows)}; send the recent normal rows, oldest first"
+            )
+        problems = [] if force else row_problems(detector, rows)
+        if problems:
+            raise DataError(
+                f"refit of model {name!r} refused: {'; '.join(problems)}; send the recent normal "
+                'rows, or "force": true to refit on these'
             )
         if save and name not in self.model_files:
             raise DataError(f"model {name!r} was not loaded from a file: nothing to save to")
@@ -104,7 +118,8 @@ class Refits:
                     f"{time.time() - running.started:.0f} "
                     f"s ago): GET /models/{name}/refit until it is done, then refit again"
                 )
-            job = RefitJob(name, len(rows), epochs, from_scratch, self.store.versions[name])
+            planned = detector.epochs if from_scratch else epochs or REFIT_EPOCHS
+            job = RefitJob(name, len(rows), planned, from_scratch, self.store.versions[name], force)
             self._jobs[name] = job
         thread = threading.Thread(
             target=self._run, args=(job, detector, rows, save), name=f"refit-{name}", daemon=True
@@ -115,7 +130,19 @@ class Refits:
     def _run(self, job: RefitJob, detector: MADCluster, rows: np.ndarray, save: bool) -> None:
         start = time.perf_counter()
         try:
-            refitted = refit_in_child(detector, rows, job.epochs, job.from_scratch)
+            recent = self.store.recent_rows(job.model)
+            refitted, job.checks = refit_in_child(
+                detector, rows, job.epochs, job.from_scratch, recent
+            )
+            problems = model_problems(job.checks)
+            if problems and not job.force:
+                job.state = "rejected"
+                job.error = (
+                    f"the refitted model was not swapped in: {'; '.join(problems)}; the served "
+                    'model stays (refit on other rows, or send "force": true)'
+                )
+                logger.warning("refit of model %r rejected: %s", job.model, job.error)
+                return
             if save:
                 path = self.model_files[job.model]
                 refitted.save(path)  # atomic: a restart serves the new model
@@ -135,14 +162,22 @@ class Refits:
 
 
 def refit_in_child(
-    detector: MADCluster, rows: np.ndarray, epochs: int | None, from_scratch: bool
-) -> MADCluster:
+    detector: MADCluster,
+    rows: np.ndarray,
+    epochs: int | None,
+    from_scratch: bool,
+    recent: list[np.ndarray] | None = None,
+) -> tuple[MADCluster, dict[str, Any]]:
     """``detector`` refitted on ``rows`` in a child Python process (``python -m
-    madcluster.serve.swap``), read back; a failed refit raises with the child's message."""
+    madcluster.serve.swap``), read back, with the numbers the refit's checks judge
+    (:func:`~madcluster.serve.refit_checks.measure`, on ``rows`` and the streams' ``recent``
+    rows); a failed refit raises with the child's message."""
     with tempfile.TemporaryDirectory(prefix="madcluster-refit-") as tmp:
         source, data, out = Path(tmp, "model.mcz"), Path(tmp, "rows.npy"), Path(tmp, "new.mcz")
         detector.save(source)
         np.save(data, np.asarray(rows, dtype=np.float64), allow_pickle=False)
+        tails = Path(tmp, "recent.npz")
+        np.savez(tails, *[np.asarray(r, dtype=np.float64) for r in recent or ()])
         package_root = str(Path(__file__).resolve().parents[2])  # the madcluster being served
         path = os.environ.get("PYTHONPATH")
         env = {
@@ -154,12 +189,14 @@ def refit_in_child(
         command += [
             str(epochs) if epochs is not None else "-",
             "scratch" if from_scratch else "warm",
+            str(tails),
         ]
         done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
             raise MADClusterError(lines[-1] if lines else f"exit status {done.returncode}")
-        return MADCluster.load(out)
+        checks = json.loads(Path(f"{out}.json").read_text(encoding="utf-8"))
+        return MADCluster.load(out), checks
 
 
 def below_the_server() -> None:
@@ -172,31 +209,36 @@ def below_the_server() -> None:
             os.nice(REFIT_NICENESS)
 
 
-def _child(source: str, data: str, out: str, epochs: str, mode: str) -> None:
+def _child(source: str, data: str, out: str, epochs: str, mode: str, recent: str) -> None:
     """The child's side of :func:`refit_in_child`."""
     import torch
 
     below_the_server()
     torch.set_num_threads(REFIT_THREADS)
-    detector = MADCluster.load(source)
+    detector, served = MADCluster.load(source), MADCluster.load(source)
     rows: Any = np.load(data, allow_pickle=False)
     names = getattr(detector, "feature_names_in_", None)
+    frame = rows
     if names is not None:  # the served model keeps its column names
         import pandas as pd
 
-        rows = pd.DataFrame(rows, columns=[str(n) for n in names])
+        frame = pd.DataFrame(rows, columns=[str(n) for n in names])
     if mode == "scratch":
-        detector.refit(rows, from_scratch=True)
+        detector.refit(frame, from_scratch=True)
     elif epochs == "-":
-        detector.refit(rows)
+        detector.refit(frame)
     else:
-        detector.refit(rows, epochs=int(epochs))
+        detector.refit(frame, epochs=int(epochs))
+    with np.load(recent, allow_pickle=False) as tails:
+        kept = [tails[k] for k in sorted(tails.files, key=lambda k: int(k.split("_")[-1]))]
+    checks = measure(served, detector, rows, kept)
     detector.save(out)
+    Path(f"{out}.json").write_text(json.dumps(checks), encoding="utf-8")
 
 
 if __name__ == "__main__":
     try:
-        _child(*sys.argv[1:6])
+        _child(*sys.argv[1:7])
     except MADClusterError as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         sys.exit(2)
