@@ -6,6 +6,7 @@
     for chunk in incoming:                    # (m, D) with m >= 1
         result = scorer.update(chunk)         # result.scores, result.flags: one per new row
         result.final_steps, result.final_scores   # the steps whose score is now final
+        result.incidents_opened, result.incidents_closed   # docs/incidents.md
     scorer.save("stream.mcs")  # later: StreamScorer.restore(detector.model_, "stream.mcs")
 
 With the default input terms (:mod:`madcluster.score.combination`) the window-KMeans term
@@ -42,7 +43,9 @@ from madcluster.data.window_grid import causal_window_of
 from madcluster.embedders.drnn_steps import DilatedRNNSteps
 from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
 from madcluster.estimator.fitted import FittedModel
-from madcluster.exceptions import StreamError
+from madcluster.estimator.incident_scoring import StreamIncidents, default_incident_policy
+from madcluster.exceptions import ParameterError, StreamError
+from madcluster.incidents.policy import Incident, IncidentPolicy
 from madcluster.score.combination_stream import CombinationStream
 from madcluster.score.schema import combination_arrays
 from madcluster.score.scoring import MIN_SCORING_BATCH
@@ -65,7 +68,9 @@ class StreamResult:
     """Scores of the rows just added: ``steps`` (their index in the stream), ``scores`` (at once:
     read from steps <= t), and ``flags`` (score > the model's threshold); and the steps whose
     scores became final with this update (``final_*``: the new rows themselves where every part is
-    causal; with the KMeans term, the rows L steps back, the whole series' scores)."""
+    causal; with the KMeans term, the rows L steps back, the whole series' scores); the incidents
+    this update opened, closed and confirmed or refuted (``incidents_*``,
+    :mod:`madcluster.incidents`)."""
 
     steps: np.ndarray
     scores: np.ndarray
@@ -73,6 +78,9 @@ class StreamResult:
     final_steps: np.ndarray
     final_scores: np.ndarray
     final_flags: np.ndarray
+    incidents_opened: tuple[Incident, ...] = ()
+    incidents_closed: tuple[Incident, ...] = ()
+    incidents_confirmed: tuple[Incident, ...] = ()
 
 
 class StreamScorer:
@@ -80,12 +88,17 @@ class StreamScorer:
     :meth:`MADCluster.stream <madcluster.estimator.detector.MADCluster.stream>`."""
 
     def __init__(
-        self, model: FittedModel, step_rows: int = STEP_ROWS, n_jobs: int | None = DEFAULT_N_JOBS
+        self,
+        model: FittedModel,
+        step_rows: int = STEP_ROWS,
+        n_jobs: int | None = DEFAULT_N_JOBS,
+        incident_policy: IncidentPolicy | None = None,
     ) -> None:
         """``model``: a fitted model that streams (a causal one, ``model.grid.causal``);
         ``step_rows``: chunks up to this many rows take the stepper (0: every chunk reruns its
         windows);
-        ``n_jobs``: torch threads while scoring, as the estimator's."""
+        ``n_jobs``: torch threads while scoring, as the estimator's; ``incident_policy``: the
+        incidents' (None: the model's default, :func:`default_incident_policy`)."""
         if not model.grid.causal:
             why = (
                 "window-level scores (score_type='window')"
@@ -119,6 +132,7 @@ class StreamScorer:
         self._fingerprint: str | None = None
         combination = model.combination
         self._terms = CombinationStream(combination) if combination.combines else None
+        self._incidents = StreamIncidents(model, incident_policy or default_incident_policy(model))
 
     def update(self, rows: Any) -> StreamResult:
         """Append ``rows`` (one row ``(D,)`` or a chunk ``(m, D)``) and score each of them."""
@@ -148,14 +162,25 @@ class StreamScorer:
             update = self._terms.update(scores, chunk)
             scores, final_from, final = update.scores, update.final_from, update.final_scores
         threshold = self.model.threshold
+        final_steps = np.arange(final_from, final_from + len(final))
+        changes = self._incidents.update(chunk, scores, final_steps, final)
         return StreamResult(
             steps=steps,
             scores=scores,
             flags=scores > threshold,
-            final_steps=np.arange(final_from, final_from + len(final)),
+            final_steps=final_steps,
             final_scores=final,
             final_flags=final > threshold,
+            incidents_opened=changes.opened,
+            incidents_closed=changes.closed,
+            incidents_confirmed=changes.confirmed,
         )
+
+    @property
+    def incidents(self) -> list[Incident]:
+        """The stream's incidents so far, oldest first (the latest
+        :data:`~madcluster.incidents.policy.KEPT_INCIDENTS`; an open one last)."""
+        return self._incidents.incidents
 
     def pending(self) -> StreamResult:
         """The steps whose scores are not final yet, scored on the rows so far: with the final
@@ -219,13 +244,19 @@ class StreamScorer:
             "model": self._fingerprint,
             "steps_seen": self.steps_seen,
             "buffer_start": self._buffer_start,
+            "incidents": self._incidents.state(),
         }
         # None: no row seen yet
         last = {} if self._last_row is None else {"last_row": self._last_row}
         terms = {} if self._terms is None else self._terms.state()
         return meta, {
             name: np.array(value, copy=True)
-            for name, value in {"buffer": self._buffer, **last, **terms}.items()
+            for name, value in {
+                "buffer": self._buffer,
+                "incident_rows": self._incidents.recent,
+                **last,
+                **terms,
+            }.items()
         }
 
     @classmethod
@@ -273,6 +304,12 @@ class StreamScorer:
                     f"{os.fspath(path)!r} is inconsistent (terms at step "
                     f"{scorer._terms.steps_seen}, {steps_seen} steps)"
                 )
+        final_from = steps_seen if scorer._terms is None else scorer._terms.pending_from
+        try:  # a file from before incidents starts none, at its step
+            state, rows = meta.get("incidents"), arrays.get("incident_rows")
+            scorer._incidents.restore(state, rows, steps_seen, final_from)
+        except (ParameterError, KeyError, TypeError, ValueError) as exc:
+            raise StreamError(f"{os.fspath(path)!r} holds unreadable incidents ({exc})") from None
         return scorer
 
 

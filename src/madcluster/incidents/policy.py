@@ -145,6 +145,7 @@ class IncidentTracker:
 
     def __init__(self, policy: IncidentPolicy, keep: int | None = KEPT_INCIDENTS) -> None:
         self.policy = policy
+        self.keep = keep
         self.step = 0  # the next at-once step
         self.final_through = 0  # the next final step
         self._ring = _Ring(policy.n)

@@ -1,0 +1,185 @@
+"""Incidents of a fitted model (:mod:`madcluster.incidents`): its at-once scores fed to the
+policy, the channels behind each incident, its confirmation by the final scores.
+
+:func:`series_incidents` (``MADCluster.incidents``) is exactly what a stream fed the series row by
+row raises (:class:`StreamIncidents`, which ``StreamScorer.update`` drives), tested: the at-once
+scores are the stream's (:meth:`~madcluster.score.combination.Combination.at_once_score`), the
+channels of an incident are read when it is raised from the last ``L`` rows up to that row (what a
+stream holds then), and the final scores confirm it once they come.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from madcluster.estimator.attribution import (
+    channel_groups,
+    input_deviation,
+    occlusion_contributions,
+    standardised_contributions,
+    top_channels,
+)
+from madcluster.estimator.fitted import FittedModel
+from madcluster.exceptions import ParameterError
+from madcluster.incidents.calibration import IncidentCalibration
+from madcluster.incidents.policy import (
+    KEPT_INCIDENTS,
+    Incident,
+    IncidentChanges,
+    IncidentPolicy,
+    IncidentTracker,
+)
+
+
+def at_once_scores(model: FittedModel, X: Any) -> np.ndarray:
+    """The score a stream answers each row of ``X`` with first (every part read from rows <= t):
+    a stream's ``result.scores`` fed ``X`` from its first row."""
+    rows = model.inputs.check_rows(X)
+    own = model.own_scores(model.inputs.model_input(rows))
+    return model.combination.at_once_score(rows, own)
+
+
+def default_incident_policy(
+    model: FittedModel,
+    false_incidents: float | None = None,
+    calibration: IncidentCalibration | None = None,
+) -> IncidentPolicy:
+    """The default policy of ``model``: opening at its ``threshold_``, or with
+    ``false_incidents`` (per 10,000 normal rows) at the level its fit calibrated for that budget;
+    confirmed by final scores above ``threshold_``."""
+    if false_incidents is None:
+        return IncidentPolicy.at(model.threshold, confirm_level=model.threshold)
+    if calibration is None:
+        raise ParameterError(
+            "false_incidents needs the fit's incident calibration (validation rows at the end of "
+            "the training rows: validation_size > 0; model files from before it lack it)"
+        )
+    level = calibration.level_for(false_incidents)
+    return IncidentPolicy.at(
+        level,
+        k=calibration.k,
+        n=calibration.n,
+        close_rows=calibration.close_rows,
+        close_fraction=calibration.close_fraction,
+        confirm_level=model.threshold,
+    )
+
+
+def raised_channels(model: FittedModel, rows: np.ndarray, names: list[str]) -> str:
+    """The channels behind the last of ``rows`` (raw, checked rows: at most the last ``L`` up to
+    the row that raised an incident), most first, as ``explain`` ranks them."""
+    inputs = model.inputs.model_input(rows)
+    groups = channel_groups(model.inputs.n_features, inputs.shape[1])
+    occlusion = occlusion_contributions(model.own_scores, inputs, groups)[-1:]
+    baseline = model.attribution.values(model)
+    if baseline is not None:
+        deviation = input_deviation(inputs[-1:], groups)
+        occlusion = standardised_contributions(occlusion, deviation, baseline)
+    return top_channels(occlusion, names)[0]
+
+
+def channel_names(model: FittedModel) -> list[str]:
+    """The training columns' names (their numbers for an unnamed array)."""
+    names = model.inputs.feature_names
+    if names is None:
+        return [str(j) for j in range(model.inputs.n_features)]
+    return [str(n) for n in names]
+
+
+class StreamIncidents:
+    """A stream's incidents: the tracker, and the last ``L`` rows it names channels from."""
+
+    def __init__(
+        self, model: FittedModel, policy: IncidentPolicy, keep: int | None = KEPT_INCIDENTS
+    ) -> None:
+        self.model = model
+        self.tracker = IncidentTracker(policy, keep)
+        self._recent = np.empty((0, model.inputs.n_features), dtype=np.float32)
+        self._names = channel_names(model)
+
+    def update(
+        self,
+        rows: np.ndarray,
+        scores: np.ndarray,
+        final_steps: np.ndarray,
+        final_scores: np.ndarray,
+    ) -> IncidentChanges:
+        """Feed new ``rows`` (checked, as the scorer took them) with their at-once ``scores``,
+        then the final scores that came with them."""
+        first = self.tracker.step
+        history = np.concatenate([self._recent, rows])
+        offset = first - len(self._recent)  # the stream step of history's first row
+        changes = self.tracker.update(scores)
+        opened = []
+        for incident in changes.opened:
+            end = incident.raised - offset + 1
+            span = history[max(0, end - self.model.grid.window_size) : end]
+            named = self.tracker.describe(
+                incident.id, raised_channels(self.model, span, self._names)
+            )
+            opened.append(named if named is not None else incident)
+        self._recent = history[-self.model.grid.window_size :]
+        confirmed = self.tracker.finals(final_steps, final_scores).confirmed
+        closed = tuple(self._latest(i) for i in changes.closed)
+        return IncidentChanges(tuple(opened), closed, changes.confirmed + confirmed)
+
+    @property
+    def recent(self) -> np.ndarray:
+        """The last ``L`` rows (what an incident raised next names its channels from)."""
+        return self._recent
+
+    def state(self) -> dict:
+        """The policy and the tracker as JSON-ready values (with :attr:`recent`, a stream's state
+        file keeps the incidents across restarts)."""
+        return {"policy": asdict(self.tracker.policy), "tracker": self.tracker.state()}
+
+    def restore(
+        self, state: dict | None, recent: np.ndarray | None, step: int, final_from: int
+    ) -> None:
+        """Go on from a :meth:`state` (None: none kept; start at ``step``, finals expected from
+        ``final_from``), refused unless it is at ``step``."""
+        if state is None:
+            tracker = IncidentTracker(self.tracker.policy, self.tracker.keep)
+            tracker.step, tracker.final_through = step, final_from
+        else:
+            policy = IncidentPolicy(**state["policy"])
+            tracker = IncidentTracker.from_state(policy, state["tracker"], self.tracker.keep)
+        if tracker.step != step:
+            raise ParameterError(f"incidents at step {tracker.step}, the stream at {step}")
+        if recent is not None:
+            recent = np.asarray(recent, dtype=np.float32)
+            if recent.ndim != 2 or recent.shape[1] != self.model.inputs.n_features:
+                raise ParameterError(f"incident rows of shape {recent.shape}")
+            self._recent = recent
+        self.tracker = tracker
+
+    def _latest(self, incident: Incident) -> Incident:
+        return next((i for i in self.tracker.incidents if i.id == incident.id), incident)
+
+    @property
+    def incidents(self) -> list[Incident]:
+        return self.tracker.incidents
+
+
+def series_incidents(model: FittedModel, X: Any, policy: IncidentPolicy) -> list[Incident]:
+    """The incidents a stream fed ``X`` row by row raises, with every final score in (the
+    stream's last rows confirmed as its ``pending`` scores would)."""
+    rows = model.inputs.check_rows(X)
+    stream = StreamIncidents(model, policy, keep=None)
+    none = np.empty(0)
+    stream.update(rows, at_once_scores(model, rows), none.astype(np.int64), none)
+    final = model.decision_function(rows)
+    stream.tracker.finals(np.arange(len(final)), final)
+    return stream.incidents
+
+
+__all__ = [
+    "StreamIncidents",
+    "at_once_scores",
+    "default_incident_policy",
+    "raised_channels",
+    "series_incidents",
+]
