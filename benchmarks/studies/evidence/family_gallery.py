@@ -54,7 +54,7 @@ def draw(seed: int, out: Path, families: list[str]) -> None:
         ax.set_xlim(-TAIL, SHOWN)
     fig.tight_layout()
     tmp = out.with_name(out.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=90)
+    fig.savefig(tmp, dpi=72)
     plt.close(fig)
     os.replace(tmp, out)
 

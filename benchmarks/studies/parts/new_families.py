@@ -6,8 +6,8 @@ Fits each detector on a series' training rows (seed 0) and scores its test rows 
 VUS-PR (window from the first test channel), as ``family_baselines.py`` does on the bundle.
 Resumable: each (series, detector) result goes to ``--out`` as it is measured.
 
-    python benchmarks/studies/new_families.py --out benchmarks/results/parts/new_families.json
-    python benchmarks/studies/new_families.py --table benchmarks/results/parts/new_families.json
+    python benchmarks/studies/parts/new_families.py --out benchmarks/results/parts/new_families.json
+    python benchmarks/studies/parts/new_families.py --table benchmarks/results/parts/new_families.json
 """
 
 from __future__ import annotations
