@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: ben
 
 import argparse
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -905,3 +905,30 @@ def autoregressive_errors(
         return ((lagged(z, lags) @ coef - z) ** 2).mean(axis=1)
 
     return error(z_rows), error(z_train)
+
+
+# ------------------------------------------------------------ the evidence study's series
+def bundle_series(path: str, families: list[str] | None) -> Iterator[tuple[str, dict[str, np.ndarray]]]:
+    """(name, {train, test, labels, family}) of a bundle from ``dev_bundle.py``."""
+    with np.load(path) as bundle:
+        grouped: dict[str, dict[str, np.ndarray]] = {}
+        for key in bundle.files:
+            name, field = key.rsplit("/", 1)
+            grouped.setdefault(name, {})[field] = bundle[key]
+    for name, arrays in grouped.items():
+        if families is None or str(arrays["family"]) in families:
+            yield name, arrays
+
+
+def generated_series(families: list[str] | None) -> Iterator[tuple[str, dict[str, np.ndarray]]]:
+    """Every generated family's series (``madcluster.data.families``), made on the spot."""
+    from madcluster.data import families as fam
+
+    names = getattr(fam, "ALL_FAMILIES", fam.FAMILIES)
+    for family in names:
+        if families is not None and family not in families:
+            continue
+        for name in fam.family_names(family):
+            s = fam.make_family(family, int(name.rsplit("-", 1)[1]))
+            yield name, {"train": s.train, "test": s.test, "labels": s.labels,
+                         "family": np.asarray(family)}

@@ -173,12 +173,41 @@ def plain_rule(r: dict) -> Weights:
     return {p: 1.0 for p in r["test"]}
 
 
+def hybrid_rule(power: float) -> Callable[[dict], Weights | None]:
+    """The weights by column kind times each part's precision excess over the best's, to the
+    ``power`` (what the columns say, corrected by what the holdout shows)."""
+    def rule(r: dict) -> Weights | None:
+        if not r["copy_labels"]:
+            return None
+        precision, chance = copy_precision(r)
+        excess = {p: max(0.0, (v - chance) / (1 - chance)) for p, v in precision.items()}
+        top = max(excess.values())
+        if top <= 0:
+            return None
+        columns = column_weights(r)
+        return {p: columns[p] * (excess[p] / top) ** power for p in excess}
+    return rule
+
+
+def shrunk_rule(share: float) -> Callable[[dict], Weights | None]:
+    """``share`` of the evidence's weights (precision^2, best 2) and the rest by column kind."""
+    def rule(r: dict) -> Weights | None:
+        evidence = power_rule(2)(r)
+        if evidence is None:
+            return None
+        columns = column_weights(r)
+        return {p: share * evidence[p] + (1 - share) * columns[p] for p in evidence}
+    return rule
+
+
 RULES: dict[str, Callable[[dict], Weights | None]] = {
     "columns (today)": column_weights,
     "plain average": plain_rule,
     "evidence: best part": best_part_rule,
     **{f"evidence: precision^{g:g}": power_rule(g) for g in (0.5, 1, 2, 4)},
     **{f"evidence: search top {k}": search_rule(k) for k in (1, 5, 20)},
+    **{f"columns x evidence^{g:g}": hybrid_rule(g) for g in (1, 2, 4)},
+    **{f"{a:g} evidence + {1 - a:g} columns": shrunk_rule(a) for a in (0.5,)},
 }
 
 
@@ -219,8 +248,9 @@ def main() -> None:
     parser.add_argument("--cache")
     parser.add_argument("--json")
     args = parser.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from fit_dump import bundle_series, generated_series
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/studies/: lib
+    from lib import bundle_series, generated_series
 
     arrays = dict(bundle_series(args.bundle, None))
     arrays.update({n: a for n, a in generated_series(None) if n not in arrays})
@@ -229,8 +259,10 @@ def main() -> None:
         name = path.stem
         with np.load(path) as f:
             dump = {k: f[k] for k in f.files}
-        r = series_readings(name, arrays[name], dump, Path(args.cache) if args.cache else None)
-        r["train_rows"] = np.asarray(arrays[name]["train"])
+        fitted = ({"train": dump["train"], "test": dump["test"]} if "train" in dump
+                  else arrays[name])
+        r = series_readings(name, fitted, dump, Path(args.cache) if args.cache else None)
+        r["train_rows"] = np.asarray(fitted["train"])
         table[name], families[name] = evaluate(r), r["family"]
         print(f"{name}: " + ", ".join(f"{k}={v:.3f}" for k, v in table[name].items()), file=sys.stderr)
     report(table, families)

@@ -18,40 +18,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/studies/: lib
+from lib import bundle_series, generated_series
+
 SEED = 0
-
-
-def bundle_series(path: str, families: list[str] | None) -> Iterator[tuple[str, dict[str, np.ndarray]]]:
-    """(name, {train, test, labels, family}) of a bundle from ``dev_bundle.py``."""
-    with np.load(path) as bundle:
-        grouped: dict[str, dict[str, np.ndarray]] = {}
-        for key in bundle.files:
-            name, field = key.rsplit("/", 1)
-            grouped.setdefault(name, {})[field] = bundle[key]
-    for name, arrays in grouped.items():
-        if families is None or str(arrays["family"]) in families:
-            yield name, arrays
-
-
-def generated_series(families: list[str] | None) -> Iterator[tuple[str, dict[str, np.ndarray]]]:
-    """Every generated family's series (``madcluster.data.families``), made on the spot."""
-    from madcluster.data import families as fam
-
-    names = getattr(fam, "ALL_FAMILIES", fam.FAMILIES)
-    for family in names:
-        if families is not None and family not in families:
-            continue
-        for name in fam.family_names(family):
-            s = fam.make_family(family, int(name.rsplit("-", 1)[1]))
-            yield name, {"train": s.train, "test": s.test, "labels": s.labels,
-                         "family": np.asarray(family)}
 
 
 def dump_one(name: str, arrays: dict[str, np.ndarray], out: Path) -> float:
@@ -83,6 +61,7 @@ def dump_one(name: str, arrays: dict[str, np.ndarray], out: Path) -> float:
     record: dict[str, np.ndarray] = {
         "own_train": own_train, "own_test": own_test, "default_test": default_test,
         "labels": np.asarray(arrays["labels"]), "family": np.asarray(str(arrays["family"])),
+        "train": train, "test": test,  # what was fitted, should a generator change later
         "n_validation": np.asarray(n_val), "fit_cpu": np.asarray(fit_cpu),
     }
     if read is not None:
