@@ -50,7 +50,7 @@ def test_auto_batch_is_the_embedders_training_batch(monkeypatch):
     """The default trains the D-RNN in 15 batches of 32 an epoch (what the fast preset was) and
     every other embedder in 15 of 128: as many steps either way, the measurement behind the D-RNN's
     batch assumes exactly that; a batch the user gives wins."""
-    from madcluster.estimator.network_fit import resolve_training_batch
+    from madcluster.estimator.network import resolve_training_batch
 
     default = MADCluster()
     assert (default.batch_size, default.epoch_windows) == ("auto", "auto")

@@ -28,20 +28,20 @@ def test_refit_starts_from_the_model_and_learns_the_new_level(small_params):
 
 
 def test_refit_weights_start_where_the_model_ended(small_params, monkeypatch):
-    import madcluster.estimator.fit_procedure as fit_module
+    from madcluster.estimator import fitting
 
     train = make_series(800, 3, seed=0)
     model = MADCluster(**small_params).fit(train)
     trained = {k: v.clone() for k, v in model.model_.net.state_dict().items()}
     seen = {}
-    original = fit_module.train_detector_network
+    original = fitting.train
 
     def spy(params, build, *args):
         seen["state"] = build().state_dict()
         seen["epochs"] = params["epochs"]
         return original(params, build, *args)
 
-    monkeypatch.setattr(fit_module, "train_detector_network", spy)
+    monkeypatch.setattr(fitting, "train", spy)
     model.refit(train[-400:], epochs=1)
     assert seen["epochs"] == 1
     assert all(np.array_equal(seen["state"][k].numpy(), v.numpy()) for k, v in trained.items())

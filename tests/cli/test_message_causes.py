@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from series_helpers import make_series
 
-from madcluster import MADCluster
 from madcluster.cli import main
+from madcluster.estimator import fitting
 from madcluster.exceptions import DataError
 from madcluster.images.synthetic import make_texture_defects
 
@@ -27,10 +27,10 @@ def test_fit_on_an_image_folder_without_embedder_says_to_pass_one(tmp_path, caps
 def test_a_diverged_training_is_blamed_not_the_input(tmp_path, monkeypatch, capsys):
     pd.DataFrame(make_series(300, 3), columns=["a", "b", "c"]).to_csv(tmp_path / "train.csv", index=False)
 
-    def diverge(self, *args, **kwargs):
+    def diverge(*args, **kwargs):
         raise DataError("the model produced non-finite scores: the input may be far outside the training range")
 
-    monkeypatch.setattr(MADCluster, "_fit_training_scores", diverge)
+    monkeypatch.setattr(fitting, "fit_model", diverge)
     assert main(["fit", str(tmp_path / "train.csv"), "-o", str(tmp_path / "m.mcz"), *FAST, "--lr", "0.9"]) == 2
     err = capsys.readouterr().err
     assert "training diverged" in err and "learning rate 0.9" in err and "input may be" not in err

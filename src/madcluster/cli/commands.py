@@ -14,7 +14,7 @@ import numpy as np
 
 from madcluster.atomic import atomic_write_text, check_output_path
 from madcluster.cli.console import print_metrics, print_note, say
-from madcluster.cli.finishing import finish_despite_ctrl_c
+from madcluster.cli.finishing import FitSignals
 from madcluster.cli.input_options import check_input_columns, read_input
 from madcluster.cli.options import detector_from_args, detector_params_from_args
 from madcluster.cli.runtime_options import apply_runtime
@@ -71,18 +71,25 @@ def cmd_fit(args: argparse.Namespace) -> int:
     check_memory(detector, table.values.shape[1], n_rows=len(table))
     checkpoint = partial_path(args.output)
     t0 = time.perf_counter()
-    finishing = finish_despite_ctrl_c(detector)
+    signals = FitSignals()  # SIGTERM (timeout, systemd, docker stop) stops as Ctrl-C does
     try:
-        detector.fit(feature_values(table, args.data), checkpoint=checkpoint, resume=args.resume)
+        with signals.fitting():
+            detector.fit(
+                feature_values(table, args.data),
+                checkpoint=checkpoint,
+                resume=args.resume,
+                finishing=signals.finishing(),
+            )
     except DataError as exc:
         if "non-finite scores" in str(exc):  # on its own training data: the training, not the input
             raise DataError(_diverged(detector)) from None
         raise
     except TrainingInterrupted as stop:
-        print(stop.describe(), file=sys.stderr)
+        said = stop.describe()  # Ctrl-C's as it was; SIGTERM's named
+        print(said if signals.received is None else f"{signals.name}: {said}", file=sys.stderr)
         if stop.path is not None:
             print("run the same command with --resume to go on from there", file=sys.stderr)
-        return 130  # the shell's status for Ctrl-C
+        return signals.status  # the shell's: 130 for Ctrl-C, 143 for SIGTERM
     # a second Ctrl-C after the last epoch: the loop's last state is on disk
     except KeyboardInterrupt:
         if not checkpoint.is_file():
@@ -93,14 +100,13 @@ def cmd_fit(args: argparse.Namespace) -> int:
             "training again",
             file=sys.stderr,
         )
-        return 130
+        return signals.status
     elapsed = time.perf_counter() - t0
-    detector.__dict__.pop("_fit_training_scores", None)  # the wrapper: not part of the model
     h = detector.history_
     detector.save(args.output)
-    if finishing.interrupted:
+    if signals.deferred is not None:
         print(
-            "Ctrl-C came after the last epoch: the model was finished and written to "
+            f"{signals.name} came after the last epoch: the model was finished and written to "
             f"{args.output}",
             file=sys.stderr,
         )

@@ -59,7 +59,7 @@ def check_layers(params: dict[str, Any]) -> None:
 def check_series_settings(detector: Any, n_rows: int, warn: Callable[[str], None]) -> None:
     """Refuse a stride or a smoothing longer than the training series; warn about few windows
     and a batch larger than an epoch (each message names the series length or window count)."""
-    from madcluster.estimator.network_fit import resolve_training_batch
+    from madcluster.estimator.network import resolve_training_batch
     from madcluster.training.loop import validation_rows
 
     p = detector.get_params()
@@ -106,7 +106,7 @@ def estimated_bytes(detector: Any, n_features: int, n_rows: int | None = None) -
     import torch
 
     from madcluster.embedders import EMBEDDERS, build_embedder
-    from madcluster.estimator.network_fit import resolve_training_batch
+    from madcluster.estimator.network import resolve_training_batch
 
     p = detector.get_params()
     if not isinstance(p["embedder"], str) or p["embedder"].lower() not in EMBEDDERS:

@@ -1,14 +1,15 @@
 """The MADCluster estimator: ``fit`` / ``decision_function`` / ``predict`` / ``save`` / ``load``.
 
 Scikit-learn / PyOD style: ``__init__`` only stores parameters; everything learned ends in ``_``,
-read from the frozen fitted model ``model_`` (:mod:`madcluster.estimator.fitted`, built by
-:func:`~madcluster.estimator.fitting.fit_model`); a fit's steps:
-:mod:`madcluster.estimator.fit_procedure`; training: :mod:`madcluster.training.loop`.
+read from the frozen fitted model ``model_`` (:mod:`madcluster.estimator.fitted`) and the training
+record beside it, both made by :func:`madcluster.estimator.fitting.fit` (a fit's steps, start to
+finish); training: :mod:`madcluster.training.loop`.
 """
 
 from __future__ import annotations
 
 import os
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -18,12 +19,10 @@ from madcluster.base import BaseDetector
 from madcluster.data.validation import check_series
 from madcluster.defaults import REFIT_EPOCHS, defaults
 from madcluster.embedders import EMBEDDERS
+from madcluster.estimator import fitting
 from madcluster.estimator.attribution import explain
-from madcluster.estimator.fit_procedure import fit_estimator
-from madcluster.estimator.fitted import embed, score_terms
-from madcluster.estimator.fitting import fit_model
-from madcluster.estimator.inputs import InputSpec
-from madcluster.estimator.network_fit import method_config
+from madcluster.estimator.fitted import FittedModel, TrainingRecord, embed, score_terms
+from madcluster.estimator.network import method_config
 from madcluster.estimator.params import MADCLUSTER_PARAMS, check_madcluster_params
 from madcluster.estimator.persistence import load_model, save_model
 from madcluster.estimator.streaming import StreamScorer
@@ -250,6 +249,7 @@ class MADCluster(BaseDetector):
         pool_radius: bool = False,
         checkpoint: str | os.PathLike | None = None,
         resume: bool = False,
+        finishing: AbstractContextManager[Any] | None = None,
     ) -> MADCluster:
         """Train on ``X`` (T, D), mostly normal data; ``y`` is ignored (unsupervised).
 
@@ -262,7 +262,9 @@ class MADCluster(BaseDetector):
         is written there and :class:`~madcluster.training.checkpoint.TrainingInterrupted` (a
         ``KeyboardInterrupt``) names it; ``resume=True`` goes on from it, on the same data and
         settings (``epochs`` may change), exactly as the uninterrupted fit would have. A completed
-        fit removes the file. :mod:`madcluster.training.checkpoint`.
+        fit removes the file. :mod:`madcluster.training.checkpoint`. ``finishing``: a context
+        manager the model is finished in after the last epoch (``madcluster fit``'s defers Ctrl-C
+        and SIGTERM there, :mod:`madcluster.cli.finishing`).
 
         What the fit produced is one value, ``model_``
         (:class:`~madcluster.estimator.fitted.FittedModel`); beside it the estimator keeps the
@@ -273,8 +275,11 @@ class MADCluster(BaseDetector):
         self._validate_params()
         if resume and checkpoint is None:
             raise ParameterError("resume=True needs the checkpoint path to resume from")
+        params = self.get_params(deep=False)
         with torch_threads(self.n_jobs):
-            return fit_estimator(self, X, validation_data, pool_radius, checkpoint, resume)
+            return self._hold(
+                *fitting.fit(params, X, validation_data, pool_radius, checkpoint, resume, finishing)
+            )
 
     def refit(
         self, X: Any, *, epochs: int = REFIT_EPOCHS, from_scratch: bool = False
@@ -296,20 +301,23 @@ class MADCluster(BaseDetector):
         if from_scratch:
             return self.fit(X)
         MADCLUSTER_PARAMS["epochs"].check("epochs", epochs)
-        warm = self.model_.net
+        params, warm = self.get_params(deep=False), self.model_.net
         with torch_threads(self.n_jobs):
-            return fit_estimator(self, X, None, False, None, False, warm=warm, epochs=epochs)
+            return self._hold(*fitting.fit(params, X, warm=warm, epochs=epochs))
 
-    def _fit_training_scores(
-        self, net: nn.Module, params: dict, inputs: InputSpec, data: Any, scaled: Any
-    ) -> None:
-        """After the last epoch (``madcluster fit`` defers Ctrl-C here): the model and training
-        scores."""
-        self.model_, scores = fit_model(net, params, inputs, data, scaled)
-        self.decision_scores_ = np.asarray(scores, dtype=np.float64)
+    def _hold(self, model: FittedModel, record: TrainingRecord) -> MADCluster:
+        """Hold a fit's (or a model file's) model and training record, and the scikit-learn /
+        PyOD attributes read from them."""
+        self.model_ = model
+        self.n_features_in_ = model.inputs.n_features
+        if model.inputs.feature_names is not None:
+            self.feature_names_in_ = model.inputs.feature_names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.history_, self.center_path_ = record.history, record.center_path
+        self.device_, self.decision_scores_ = record.device, record.decision_scores
         self.labels_ = (self.decision_scores_ > self.threshold_).astype(np.int64)
-        if self.verbose:  # the fit's one line on how its score is made
-            print(f"score = {self.model_.combination.describe()}", flush=True)
+        return self
 
     # ------------------------------------------------------ scoring (the fitted model's)
     def decision_function(self, X: Any) -> np.ndarray:
@@ -385,16 +393,4 @@ class MADCluster(BaseDetector):
         """Load a detector written by :meth:`save`. Models with a custom embedder need that module
         (freshly constructed, same architecture) passed as ``embedder``."""
         file = load_model(path, embedder, device)
-        detector = cls(**file.params)
-        detector.model_ = file.fitted
-        detector.n_features_in_ = file.fitted.inputs.n_features
-        if file.fitted.inputs.feature_names is not None:
-            detector.feature_names_in_ = file.fitted.inputs.feature_names
-        detector.history_, detector.center_path_, detector.device_ = (
-            file.history,
-            file.center_path,
-            file.device,
-        )
-        detector.decision_scores_ = file.decision_scores
-        detector.labels_ = (detector.decision_scores_ > detector.threshold_).astype(np.int64)
-        return detector
+        return cls(**file.params)._hold(file.fitted, file.record)

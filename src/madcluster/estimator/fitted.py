@@ -5,9 +5,10 @@ the model reads (:class:`~madcluster.estimator.inputs.InputSpec`), how the head'
 own score (:class:`HeadScore`), how the parts combine
 (:class:`~madcluster.score.combination.Combination`), the warm-up calibration
 (:class:`~madcluster.estimator.warmup.Warmup`), the attribution baseline and the threshold. It is
-built once, finished, by :func:`~madcluster.estimator.fitting.fit_model` (or a model file's
-reader) and never changed; the estimator holds it and reads from it. Streaming, export, serving
-and model files take a ``FittedModel``.
+put together in one place, :func:`assemble`, for a fit
+(:func:`~madcluster.estimator.fitting.fit_model`) and for a model file's reader, and never
+changed; the estimator holds it and reads from it, with what the training recorded beside it
+(:class:`TrainingRecord`). Streaming, export, serving and model files take a ``FittedModel``.
 
 One score path: :meth:`FittedModel.own_scores` (model input to warm-up calibrated own scores, a
 whole series or a stream's trailing buffer), then the combination adds the parts
@@ -186,6 +187,48 @@ class FittedModel:
         )
 
 
+def assemble(
+    net: MADClusterNet,
+    params: Mapping[str, Any],
+    inputs: InputSpec,
+    head_stats: dict[str, tuple[float, float]],
+    combination: Combination,
+    warmup_quantiles: np.ndarray | None,
+    attribution: AttributionBaseline,
+    threshold: float,
+) -> FittedModel:
+    """The fitted model of trained ``net`` and the estimator's ``params``: what follows from them
+    (the scoring copy, the name, the grid, the head's and the warm-up's settings) derived here,
+    once, for a fit and for a model file; the fitted values as given."""
+    grid = ScoringGrid.for_network(net, params)
+    embedder = params["embedder"]
+    return FittedModel(
+        net=net,
+        scoring_net=scoring_copy(net),
+        name=embedder if isinstance(embedder, str) else type(embedder).__name__,
+        grid=grid,
+        inputs=inputs,
+        head=HeadScore(head_stats, params["score_scaling"], params["base_score_combination"]),
+        combination=combination,
+        warmup=Warmup(grid.window_size, grid.score_stride, grid.causal, warmup_quantiles),
+        attribution=attribution,
+        threshold=threshold,
+    )
+
+
+@dataclass(frozen=True)
+class TrainingRecord:
+    """What the training recorded beside the model, kept by the estimator (``decision_scores_``,
+    ``history_``, ``center_path_``, ``device_``) and by its model file: the training scores the
+    threshold was taken from, the per-epoch history, the center's path (row 0 its initial value;
+    None for base-only) and the device it trained on."""
+
+    decision_scores: np.ndarray
+    history: dict[str, Any]
+    center_path: np.ndarray | None
+    device: str
+
+
 def _rebuilt(kept: dict[str, Any]) -> FittedModel:
     """A pickled :class:`FittedModel` with its float64 copy made again."""
     return FittedModel(scoring_net=scoring_copy(kept["net"]), **kept)
@@ -207,4 +250,13 @@ def embed(model: FittedModel, X: Any) -> np.ndarray:
     return model.outputs(model.inputs.checked_input(X), features)["h"]
 
 
-__all__ = ["FittedModel", "HeadScore", "ScoringGrid", "embed", "score_terms", "scoring_copy"]
+__all__ = [
+    "FittedModel",
+    "HeadScore",
+    "ScoringGrid",
+    "TrainingRecord",
+    "assemble",
+    "embed",
+    "score_terms",
+    "scoring_copy",
+]

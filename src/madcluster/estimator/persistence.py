@@ -23,10 +23,9 @@ import numpy as np
 from madcluster.data.validation import check_device
 from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
 from madcluster.estimator.attribution import AttributionBaseline
-from madcluster.estimator.fitted import FittedModel, HeadScore, ScoringGrid, scoring_copy
+from madcluster.estimator.fitted import FittedModel, TrainingRecord, assemble
 from madcluster.estimator.inputs import InputSpec
-from madcluster.estimator.network_fit import build_network, resolve_roughness
-from madcluster.estimator.warmup import Warmup
+from madcluster.estimator.network import build_network, resolve_roughness
 from madcluster.exceptions import ModelFileError, ParameterError
 from madcluster.score.input_terms import check_input_terms
 from madcluster.score.schema import (
@@ -143,14 +142,12 @@ UPGRADES = {1: upgrade_format_1, 2: upgrade_format_2, 3: upgrade_format_3}
 @dataclass(frozen=True)
 class ModelFile:
     """What a model file holds: the estimator's parameters, its fitted model and the training
-    record the estimator keeps beside it (training scores, per-epoch history, the center's path)."""
+    record the estimator keeps beside it (training scores, per-epoch history, the center's path;
+    the device: the one it was loaded on)."""
 
     params: dict[str, Any]
     fitted: FittedModel
-    decision_scores: np.ndarray
-    history: dict[str, Any]
-    center_path: np.ndarray | None
-    device: str
+    record: TrainingRecord
 
 
 def save_model(
@@ -248,7 +245,6 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
         head = {k: (float(v[0]), float(v[1])) for k, v in record["score_stats_"].items()}
         on = check_device(device)
         net = net.to(on).eval()
-        grid = ScoringGrid.for_network(net, params)
         inputs = InputSpec(
             scaler_mean,
             arrays["scaler_scale"],
@@ -257,32 +253,26 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
             None if names is None else np.asarray(names, dtype=object),
             # held at their training value
             np.asarray(record["constant_columns_"], dtype=np.int64),
-            grid.window_size,
+            int(params["window_size"]),
         )
-        embedder_name = params["embedder"]
-        fitted = FittedModel(
-            net=net,
-            scoring_net=scoring_copy(net),
-            name=embedder_name if isinstance(embedder_name, str) else type(embedder_name).__name__,
-            grid=grid,
-            inputs=inputs,
-            head=HeadScore(head, params["score_scaling"], params["base_score_combination"]),
+        fitted = assemble(
+            net,
+            params,
+            inputs,
+            head_stats=head,
             combination=combination_from(record["combination"], arrays),
-            warmup=Warmup(
-                grid.window_size, grid.score_stride, grid.causal, arrays.get("warmup_quantiles")
-            ),
+            warmup_quantiles=arrays.get("warmup_quantiles"),
             # None: a file from before it
             attribution=AttributionBaseline(arrays.get("attribution_baseline")),
             threshold=float(record["threshold_"]),
         )
-        return ModelFile(
-            params,
-            fitted,
+        training = TrainingRecord(
             arrays["decision_scores"].astype(np.float64),
             record["history_"],
             arrays.get("center_path"),
             str(on),
         )
+        return ModelFile(params, fitted, training)
     except ModelFileError:
         raise
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
