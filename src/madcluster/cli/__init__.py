@@ -131,10 +131,10 @@ def _add_fit_parser(sub) -> None:
         "statistics; the last 20% of the series (--validation-size) is the validation split for "
         "early stopping. "
         "A time estimate prints after the first batches; then progress bars on a terminal, or one "
-        "line per epoch with the time left when stderr is redirected. Ctrl-C saves the training "
-        "state to OUTPUT.partial; --resume goes on from it. After the last epoch, while the "
-        "model is finished (seconds), a first Ctrl-C lets it finish and be written; a second "
-        "stops at once.",
+        "line per epoch with the time left when stderr is redirected. Ctrl-C (or SIGTERM: timeout, "
+        "systemd, docker stop) saves the training state to OUTPUT.partial; --resume goes on from "
+        "it. After the last epoch, while the model is finished (seconds), a first one lets it "
+        "finish and be written; a second stops at once.",
     )
     fit.add_argument(
         "data",
