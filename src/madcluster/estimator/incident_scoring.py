@@ -121,7 +121,7 @@ class StreamIncidents:
                 incident.id, raised_channels(self.model, span, self._names)
             )
             opened.append(named if named is not None else incident)
-        self._recent = history[-self.model.grid.window_size :]
+        self._recent = history[-self.model.grid.window_size :].copy()  # not the whole chunk
         confirmed = self.tracker.finals(final_steps, final_scores).confirmed
         closed = tuple(self._latest(i) for i in changes.closed)
         return IncidentChanges(tuple(opened), closed, changes.confirmed + confirmed)

@@ -81,6 +81,7 @@ class StreamResult:
     incidents_opened: tuple[Incident, ...] = ()
     incidents_closed: tuple[Incident, ...] = ()
     incidents_confirmed: tuple[Incident, ...] = ()
+    incident_open: bool = False  # after this update
 
 
 class StreamScorer:
@@ -174,12 +175,12 @@ class StreamScorer:
             incidents_opened=changes.opened,
             incidents_closed=changes.closed,
             incidents_confirmed=changes.confirmed,
+            incident_open=self._incidents.tracker.open_incident is not None,
         )
 
     @property
     def incidents(self) -> list[Incident]:
-        """The stream's incidents so far, oldest first (the latest
-        :data:`~madcluster.incidents.policy.KEPT_INCIDENTS`; an open one last)."""
+        """The stream's incidents, oldest first (the latest ``policy.KEPT_INCIDENTS``)."""
         return self._incidents.incidents
 
     def pending(self) -> StreamResult:

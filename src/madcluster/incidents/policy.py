@@ -112,6 +112,14 @@ class Incident:
     def open(self) -> bool:
         return self.end is None
 
+    def shifted(self, offset: int) -> Incident:
+        """The incident with its steps moved by ``offset`` (a served stream's numbering)."""
+        if not offset:
+            return self
+        end = None if self.end is None else self.end + offset
+        moved = (self.start + offset, self.raised + offset, self.peak + offset)
+        return replace(self, start=moved[0], raised=moved[1], peak=moved[2], end=end)
+
 
 @dataclass(frozen=True)
 class IncidentChanges:

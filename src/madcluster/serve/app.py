@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, Strict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from madcluster.exceptions import MADClusterError
+from madcluster.incidents.policy import incident_record
 from madcluster.serve.fast_updates import FastStreamUpdates, update_answer
 from madcluster.serve.limits import (
     DEFAULT_BODY_SECONDS,
@@ -141,6 +142,7 @@ def create_app(
             )
         result = outcome.result
         metrics.observe_scores(outcome.model, len(result.scores), int(result.flags.sum()))
+        metrics.observe_stream(stream_id, outcome.model, result)
         # built directly: FastAPI's generic encoder costs more than the scoring
         return JSONResponse(update_answer(stream_id, outcome))
 
@@ -163,9 +165,22 @@ def create_app(
             "pending_scores": pending.scores.tolist(),
         }
 
+    @app.get("/streams/{stream_id}/incidents")
+    def stream_incidents(stream_id: str) -> dict[str, Any]:
+        stream = store.get(stream_id)
+        with stream.lock:
+            incidents = [i.shifted(stream.offset) for i in stream.scorer.incidents]
+        return {  # docs/incidents.md: what each field means
+            "stream": stream_id,
+            "model": stream.model,
+            "incident_open": bool(incidents) and incidents[-1].end is None,
+            "incidents": [incident_record(i) for i in incidents],
+        }
+
     @app.delete("/streams/{stream_id}")
     def stream_close(stream_id: str) -> dict[str, Any]:
         store.close(stream_id)
+        metrics.forget_stream(stream_id)
         return {"stream": stream_id, "closed": True}
 
     @app.post("/models/{model}/refit")

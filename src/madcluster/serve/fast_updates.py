@@ -20,6 +20,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from madcluster.exceptions import MADClusterError
+from madcluster.incidents.policy import incident_record
 from madcluster.serve.metrics import ServerMetrics
 from madcluster.serve.registry import StreamStore
 from madcluster.serve.streams import Conflict, NotFound, TooManyStreams, Update
@@ -86,6 +87,7 @@ class FastStreamUpdates:
                 self.metrics.observe_scores(
                     outcome.model, len(result.scores), int(result.flags.sum())
                 )
+                self.metrics.observe_stream(stream_id, outcome.model, result)
                 await self._answer(scope, send, 200, update_answer(stream_id, outcome))
                 return
         replayed = False
@@ -126,6 +128,10 @@ def update_answer(stream_id: str, outcome: Update) -> dict[str, Any]:
         "final_steps": result.final_steps.tolist(),
         "final_scores": result.final_scores.tolist(),
         "final_flags": result.final_flags.tolist(),
+        "incidents_opened": [incident_record(i) for i in result.incidents_opened],
+        "incidents_closed": [incident_record(i) for i in result.incidents_closed],
+        "incidents_confirmed": [incident_record(i) for i in result.incidents_confirmed],
+        "incident_open": result.incident_open,
     }
 
 
