@@ -60,8 +60,15 @@ class Stream:
         """``result`` with the stream's step numbers."""
         if not self.offset:
             return result
+        moved = {
+            name: tuple(i.shifted(self.offset) for i in getattr(result, name))
+            for name in ("incidents_opened", "incidents_closed", "incidents_confirmed")
+        }
         return dataclasses.replace(
-            result, steps=result.steps + self.offset, final_steps=result.final_steps + self.offset
+            result,
+            steps=result.steps + self.offset,
+            final_steps=result.final_steps + self.offset,
+            **moved,
         )
 
 
