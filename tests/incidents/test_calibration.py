@@ -9,6 +9,7 @@ import pytest
 from madcluster.exceptions import ParameterError
 from madcluster.incidents.calibration import (
     PER_ROWS,
+    TAIL_COUNT,
     IncidentCalibration,
     kth_largest_trailing,
 )
@@ -27,13 +28,13 @@ def test_kth_largest_of_the_trailing_rows():
     assert np.isneginf(got[0]) and got[1:].tolist() == [1.0, 2.0, 4.0, 3.0]
 
 
-def test_the_expected_count_is_the_count_where_there_are_enough():
+def test_the_base_is_the_highest_level_raising_enough_incidents_and_counts_them():
     scores = _normal(20_000, 0)
     calibration = IncidentCalibration.measure(scores)
-    level = calibration.strengths[30]
-    policy = IncidentPolicy.at(level)
-    counted = len(track(scores, policy))
-    assert calibration.expected(level) == pytest.approx(PER_ROWS * counted / len(scores), rel=0.25)
+    counted = len(track(scores, IncidentPolicy.at(calibration.base)))
+    assert counted == len(calibration.strengths) >= TAIL_COUNT
+    assert min(calibration.strengths) > calibration.base
+    assert calibration.expected(calibration.base) == pytest.approx(PER_ROWS * counted / len(scores))
 
 
 def test_a_budget_level_holds_on_fresh_normal_rows():
@@ -51,5 +52,7 @@ def test_record_round_trips_and_bad_budgets_are_refused():
     assert IncidentCalibration.from_record(calibration.record()) == calibration
     with pytest.raises(ParameterError, match="budget must be > 0"):
         calibration.level_for(0)
+    with pytest.raises(ParameterError, match="too few to calibrate"):
+        IncidentCalibration.measure(np.zeros(300)).level_for(2.0)
     with pytest.raises(ParameterError, match="at least 5"):
         IncidentCalibration.measure(np.zeros(3))

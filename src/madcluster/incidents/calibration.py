@@ -5,13 +5,16 @@ quantile of training scores does not. Fit measures it on normal rows the model d
 validation rows at the end of the training rows, which the network never trains on), from their
 at-once scores, as a stream would have answered them.
 
-An incident opens at level ``u`` where the ``k``-th largest of the last ``n`` scores passes ``u``,
-so each incident of the policy run at a low base level (the ``BASE_QUANTILE`` of the scores) has a
-*strength*: the largest of that statistic over its rows, the highest open level at which it would
-still have opened. The expected count at level ``u`` is the number of strengths above it (per
-10,000 rows), where at least ``TAIL_COUNT`` are; above them, an exponential tail fitted to the
-largest ``TAIL_COUNT`` (peaks over threshold with shape 0, which a few hundred validation rows
-support where a shape estimate would not). :meth:`IncidentCalibration.level_for` inverts it.
+An incident opens at level ``u`` where the ``k``-th largest of the last ``n`` scores passes ``u``.
+The policy is run on the normal rows at levels from the median of that statistic up; the *base*
+is the highest level at which it still raises ``TAIL_COUNT`` incidents (else the level raising
+the most). Each incident there has a *strength*: the largest of the statistic over its rows, the
+highest open level at which it would still have opened. Above the base, the expected count
+follows an exponential tail fitted to the strengths' excesses (peaks over threshold with shape 0,
+which a thousand validation rows support where a shape estimate would not):
+``count(u) = m * exp(-(u - base) / mean excess)``. :meth:`IncidentCalibration.level_for`
+inverts it. An approximation: at a higher level the policy closes at a higher level too, which
+can split an incident in two; the benchmark measures how it holds on test rows.
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ from madcluster.incidents.policy import (
     track,
 )
 
-#: The base level the strengths are measured from: this quantile of the normal at-once scores.
-BASE_QUANTILE = 0.9
-#: Strengths the exponential tail is fitted to (the largest ones).
+#: Levels tried for the base: these quantiles of the k-th-largest statistic on the normal rows.
+BASE_QUANTILES = tuple(float(q) for q in np.linspace(0.5, 0.995, 34))
+#: Incidents the base level raises at least (where any level does).
 TAIL_COUNT = 10
 #: Rows an expectation is stated per.
 PER_ROWS = 10_000
@@ -54,7 +57,8 @@ class IncidentCalibration:
     close_fraction)``; see the module docstring."""
 
     rows: int
-    strengths: tuple[float, ...]  # largest first
+    base: float
+    strengths: tuple[float, ...]  # of the incidents raised at the base level, largest first
     k: int = DEFAULT_K
     n: int = DEFAULT_N
     close_rows: int = DEFAULT_CLOSE_ROWS
@@ -77,59 +81,59 @@ class IncidentCalibration:
             raise ParameterError(
                 f"calibrating incidents needs at least {n} finite normal scores, got {len(scores)}"
             )
-        base = float(np.quantile(scores, BASE_QUANTILE))
-        policy = IncidentPolicy.at(
-            base, k=k, n=n, close_rows=close_rows, close_fraction=close_fraction
-        )
         statistic = kth_largest_trailing(scores, k, n)
-        strengths = []
-        for incident in track(scores, policy):
-            last = len(scores) - 1 if incident.end is None else incident.end
-            strengths.append(float(statistic[incident.start : last + 1].max()))
+        finite = statistic[np.isfinite(statistic)]
+        best: tuple[float, list[float]] = (float(finite.max()), [])
+        for level in np.unique(np.quantile(finite, BASE_QUANTILES))[::-1]:  # highest first
+            policy = IncidentPolicy.at(
+                float(level), k=k, n=n, close_rows=close_rows, close_fraction=close_fraction
+            )
+            strengths = [
+                float(statistic[i.start : (len(scores) - 1 if i.end is None else i.end) + 1].max())
+                for i in track(scores, policy)
+            ]
+            if len(strengths) > len(best[1]):
+                best = (float(level), strengths)
+            if len(strengths) >= TAIL_COUNT:
+                break
+        base, strengths = best
         ordered = tuple(sorted(strengths, reverse=True))
-        return cls(len(scores), ordered, k, n, close_rows, close_fraction)
+        return cls(len(scores), base, ordered, k, n, close_rows, close_fraction)
 
     def fits(self, policy: IncidentPolicy) -> bool:
         """Whether ``policy`` has the shape this calibration measured."""
         return (policy.k, policy.n, policy.close_rows) == (self.k, self.n, self.close_rows)
 
-    def _tail(self) -> tuple[float, float, int]:
-        """The exponential tail: its base (the smallest of the largest strengths), mean excess
-        and the count above the base."""
-        top = np.asarray(self.strengths[:TAIL_COUNT])
-        if len(top) < 2:
+    def _excess(self) -> float:
+        """The strengths' mean excess over the base: the exponential tail's scale."""
+        if len(self.strengths) < 2:
             raise ParameterError(
-                f"{len(top)} incidents on {self.rows} normal rows: too few to calibrate a "
-                "false-alarm budget (more validation rows, or a larger validation_size)"
+                f"{len(self.strengths)} incidents on {self.rows} normal rows at any level: too "
+                "few to calibrate a false-alarm budget (more validation rows: a larger "
+                "validation_size, or a longer training series)"
             )
-        base = float(top[-1])
-        return base, max(float(np.mean(top - base)), 1e-12), len(top)
+        return max(float(np.mean(np.asarray(self.strengths) - self.base)), 1e-12)
 
     def expected(self, level: float) -> float:
         """Expected false incidents per ``PER_ROWS`` normal rows with the policy opening at
-        ``level``."""
-        count = sum(s > level for s in self.strengths)
-        if count < TAIL_COUNT and len(self.strengths) >= 2:
-            base, excess, m = self._tail()
-            if level > base:
-                count = m * math.exp(-(level - base) / excess)
+        ``level`` (at or above the base; below it, the base's count, a lower bound)."""
+        count = len(self.strengths) * math.exp(-max(0.0, level - self.base) / self._excess())
         return PER_ROWS * count / self.rows
 
     def level_for(self, per_rows: float) -> float:
         """The open level at which :meth:`expected` is ``per_rows`` false incidents per
-        ``PER_ROWS`` normal rows."""
+        ``PER_ROWS`` normal rows (the base where the normal rows raise fewer at any level)."""
         if not (isinstance(per_rows, (int, float)) and per_rows > 0 and math.isfinite(per_rows)):
             raise ParameterError(f"the false-incident budget must be > 0, got {per_rows!r}")
         target = per_rows * self.rows / PER_ROWS  # incidents on these rows
-        base, excess, m = self._tail()
-        if target >= m:
-            return float(self.strengths[min(int(target), len(self.strengths) - 1)])
-        return base + excess * math.log(m / target)
+        excess = self._excess()
+        return self.base + excess * max(0.0, math.log(len(self.strengths) / target))
 
     def record(self) -> dict:
         """JSON-ready values (model files keep it)."""
         return {
             "rows": self.rows,
+            "base": self.base,
             "strengths": list(self.strengths),
             "k": self.k,
             "n": self.n,
@@ -141,6 +145,7 @@ class IncidentCalibration:
     def from_record(cls, record: dict) -> IncidentCalibration:
         return cls(
             int(record["rows"]),
+            float(record["base"]),
             tuple(float(s) for s in record["strengths"]),
             int(record["k"]),
             int(record["n"]),
@@ -149,4 +154,10 @@ class IncidentCalibration:
         )
 
 
-__all__ = ["BASE_QUANTILE", "PER_ROWS", "TAIL_COUNT", "IncidentCalibration", "kth_largest_trailing"]
+__all__ = [
+    "BASE_QUANTILES",
+    "PER_ROWS",
+    "TAIL_COUNT",
+    "IncidentCalibration",
+    "kth_largest_trailing",
+]
