@@ -81,3 +81,17 @@ def test_incidents_survive_a_restart_mid_incident(model, rows, tmp_path):
     restarted, _, _ = _streamed(model, rows, [4] * 80, policy, restart_at=160, tmp_path=tmp_path)
     assert restarted.incidents == straight.incidents and len(straight.incidents) >= 2
     assert restarted._incidents.tracker.policy == policy  # the file's policy, not the default
+
+
+def test_the_detector_s_incidents_are_its_default_stream_s(model, rows, tmp_path):
+    from madcluster.incidents.table import COLUMNS, incident_frame
+
+    frame = model.incidents(rows)
+    assert list(frame.columns) == list(COLUMNS) and len(frame) >= 1
+    scorer = model.stream()
+    for i in range(0, len(rows), 3):
+        scorer.update(rows[i : i + 3])
+    pending = scorer.pending()
+    scorer._incidents.tracker.finals(pending.steps, pending.scores)
+    assert incident_frame(scorer.incidents).equals(frame)
+    assert frame["channels"].str.len().gt(0).all()

@@ -22,12 +22,12 @@ from madcluster.embedders import EMBEDDERS
 from madcluster.estimator import fitting
 from madcluster.estimator.attribution import explain
 from madcluster.estimator.fitted import FittedModel, TrainingRecord, embed, score_terms
+from madcluster.estimator.incident_scoring import incident_table
 from madcluster.estimator.network import method_config
 from madcluster.estimator.params import MADCLUSTER_PARAMS, check_madcluster_params
 from madcluster.estimator.persistence import load_model, save_model
 from madcluster.estimator.streaming import StreamScorer
 from madcluster.exceptions import ParameterError
-from madcluster.method.config import MethodConfig
 from madcluster.presets import preset_params
 from madcluster.threads import torch_threads
 
@@ -233,12 +233,8 @@ class MADCluster(BaseDetector):
 
     def _validate_params(self) -> None:
         """The objective's options (MethodConfig), then every other parameter against the table."""
-        self.method_config()
+        method_config(self.get_params(deep=False))  # a MethodConfig, or its ParameterError
         check_madcluster_params(self.get_params(deep=False))
-
-    def method_config(self) -> MethodConfig:
-        """The objective options as a validated :class:`MethodConfig`."""
-        return method_config(self.get_params(deep=False))
 
     def fit(
         self,
@@ -363,6 +359,14 @@ class MADCluster(BaseDetector):
         self._check_fitted()
         # a StreamError for a model that does not stream
         return StreamScorer(self.model_, n_jobs=self.n_jobs)
+
+    def incidents(self, X: Any, false_incidents: float | None = None) -> Any:
+        """The incidents a stream fed ``X`` row by row raises, a DataFrame (docs/incidents.md):
+        opening at ``threshold_``, or at the level the fit calibrated for ``false_incidents`` false
+        incidents per 10,000 normal rows."""
+        self._check_fitted()
+        with torch_threads(self.n_jobs):
+            return incident_table(self.model_, X, false_incidents)
 
     # ------------------------------------------------------------------ files and cost
     def cost(self, window_size: int | None = None) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from madcluster.incidents.policy import (
     IncidentPolicy,
     IncidentTracker,
 )
+from madcluster.incidents.table import incident_frame
 
 
 def at_once_scores(model: FittedModel, X: Any) -> np.ndarray:
@@ -43,13 +44,12 @@ def at_once_scores(model: FittedModel, X: Any) -> np.ndarray:
 
 
 def default_incident_policy(
-    model: FittedModel,
-    false_incidents: float | None = None,
-    calibration: IncidentCalibration | None = None,
+    model: FittedModel, false_incidents: float | None = None
 ) -> IncidentPolicy:
     """The default policy of ``model``: opening at its ``threshold_``, or with
-    ``false_incidents`` (per 10,000 normal rows) at the level its fit calibrated for that budget;
-    confirmed by final scores above ``threshold_``."""
+    ``false_incidents`` (per 10,000 normal rows) at the level its fit calibrated for that budget
+    (``model.incident_calibration``); confirmed by final scores above ``threshold_``."""
+    calibration: IncidentCalibration | None = getattr(model, "incident_calibration", None)
     if false_incidents is None:
         return IncidentPolicy.at(model.threshold, confirm_level=model.threshold)
     if calibration is None:
@@ -176,10 +176,18 @@ def series_incidents(model: FittedModel, X: Any, policy: IncidentPolicy) -> list
     return stream.incidents
 
 
+def incident_table(model: FittedModel, X: Any, false_incidents: float | None = None) -> Any:
+    """``MADCluster.incidents``: :func:`series_incidents` under the model's default policy, as a
+    DataFrame (:func:`~madcluster.incidents.table.incident_frame`)."""
+    policy = default_incident_policy(model, false_incidents)
+    return incident_frame(series_incidents(model, X, policy))
+
+
 __all__ = [
     "StreamIncidents",
     "at_once_scores",
     "default_incident_policy",
+    "incident_table",
     "raised_channels",
     "series_incidents",
 ]
