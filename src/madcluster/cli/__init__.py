@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Collection, Sequence
 
 from madcluster import __version__
-from madcluster.cli.arg_types import finite_float
+from madcluster.cli.arg_types import finite_float, float_in_range
 from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_score
 from madcluster.cli.console import OneLineErrorParser, stdout_gone
 from madcluster.cli.deploy import add_deploy_parsers
@@ -222,6 +222,22 @@ def _add_score_parser(sub) -> None:
         help="skip the per-channel attribution (the CSV's top_channels column and the plot's "
         "channel choice); it scores the spans around the rows above the threshold once more per "
         "channel",
+    )
+    score.add_argument(
+        "--incidents",
+        default=None,
+        metavar="PATH",
+        help="also write the incidents a stream of these rows would raise as CSV (start, end, "
+        "peak, peak_score, channels, confirmed, raised; docs/incidents.md) and shade them in "
+        "the plot (.mcz models)",
+    )
+    score.add_argument(
+        "--false-incidents",
+        type=float_in_range(0.0, low_open=True),
+        default=None,
+        metavar="N",
+        help="with --incidents: open them at the level the fit calibrated for N false incidents "
+        "per 10,000 normal rows (default: at the model's threshold)",
     )
     add_runtime_options(score, device="cpu")
     add_input_options(score)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.atomic import atomic_write_text, check_output_path
+from madcluster.atomic import atomic_path, atomic_write_text, check_output_path
 from madcluster.cli.console import print_metrics, print_note, say
 from madcluster.cli.finishing import FitSignals
 from madcluster.cli.input_options import check_input_columns, read_input
@@ -20,7 +20,7 @@ from madcluster.cli.options import detector_from_args, detector_params_from_args
 from madcluster.cli.runtime_options import apply_runtime
 from madcluster.cli.score_outputs import write_score_outputs
 from madcluster.data.columns import feature_values, label_hint, name_list
-from madcluster.exceptions import DataError, OutputPathError
+from madcluster.exceptions import DataError, OutputPathError, ParameterError
 from madcluster.method.diagnostics import collapse_diagnosis
 
 
@@ -208,9 +208,25 @@ def _score_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
     return output, plot
 
 
+def _incidents_path(args: argparse.Namespace, output: str, plot: str | None) -> str | None:
+    """``--incidents``' path, checked before any work (None without the option)."""
+    if args.false_incidents is not None and args.incidents is None:
+        raise ParameterError("--false-incidents needs --incidents PATH (where to write them)")
+    if args.incidents is None:
+        return None
+    taken = [output] + ([plot] if plot else [])
+    if any(Path(args.incidents).resolve() == Path(p).resolve() for p in taken):
+        raise OutputPathError(f"--incidents {args.incidents!r} is another output too")
+    check_output_path(args.incidents, what="incidents file", not_same_as=[args.data, args.model])
+    return args.incidents
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     from madcluster.cli.images import is_image_model, score_images_command
 
+    plain = not (str(args.model).lower().endswith(".onnx") or Path(args.data).is_dir())
+    if args.incidents is not None and (not plain or is_image_model(args.model)):
+        raise ParameterError("--incidents needs a .mcz model of series and one data file")
     if str(args.model).lower().endswith(".onnx") and not Path(args.data).is_dir():
         from madcluster.cli.deploy import score_onnx_command
 
@@ -222,6 +238,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
         return score_fleet_command(args)
     output, plot = _score_outputs(args)
+    incidents_path = _incidents_path(args, output, plot)
     figures = _figure_paths(args.figures)
     table = read_input(args.data, args)  # before torch loads (seconds): a bad file says so at once
     from madcluster.estimator.detector import MADCluster
@@ -236,9 +253,18 @@ def cmd_score(args: argparse.Namespace) -> int:
     contributions = None
     if not args.no_explain:
         contributions = detector.explain(feature_values(table, args.data), rows=predicted == 1)
+    spans = None
+    if incidents_path is not None:
+        incidents = detector.incidents(feature_values(table, args.data), args.false_incidents)
+        with atomic_path(incidents_path) as tmp:
+            incidents.to_csv(tmp, index=False)
+        ends = [None if gone else int(e) for e, gone in zip(incidents.end, incidents.end.isna())]
+        spans = list(zip(incidents.start.tolist(), ends))  # end None: still open
+        say(f"{len(incidents)} incidents written to {incidents_path}")
     write_score_outputs(
-        table, args.data, scores, threshold, output, plot, contributions=contributions
-    )
+        table, args.data, scores, threshold, output, plot, contributions=contributions,
+        incidents=spans,
+    )  # fmt: skip
     if figures:
         _model_figures(detector, feature_values(table, args.data), table, figures)
     return 0

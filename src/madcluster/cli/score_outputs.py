@@ -24,13 +24,14 @@ def write_score_outputs(
     plot: str | None,
     *,
     contributions: np.ndarray | None = None,
+    incidents: list[tuple[int, int | None]] | None = None,
     engine: str = "",
     plot_tag: str = "",
     plot_args: Any = None,
 ) -> np.ndarray:
     """Write the outputs for ``scores`` of ``table`` (read from ``data_path``); ``contributions``:
     per-channel attribution of the flagged rows (the CSV's top channels, the plot's channel
-    ranking); ``engine``: what scored, for the summary line; ``plot_tag``: beside the plot's title;
+    ranking); ``incidents``: ``(start, end)`` spans the plot shades; ``engine``: what scored, for the summary line; ``plot_tag``: beside the plot's title;
     ``plot_args``: the command's arguments (``--quiet``) for the note when matplotlib is missing
     (the torch-free install: the plot is skipped, the command still succeeds). Returns the 0/1
     flags."""
@@ -68,6 +69,7 @@ def write_score_outputs(
             table.labels,
             X=_named_values(table, data_path),
             contributions=contributions,
+            incidents=incidents,
             timestamps=table.timestamps,
             title=title,
             path=plot,

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 ANOMALY_COLOR = "#ff7f0e"
 SCORE_COLOR = "#1f77b4"
 THRESHOLD_COLOR = "#d62728"
+INCIDENT_COLOR = "#9467bd"  # the incidents band (MADCluster.incidents)
 
 
 # ------------------------------------------------------------------------------------- helpers
@@ -149,10 +150,13 @@ def plot_scores(
     timestamps: Any = None,
     top_k: int = 5,
     contributions: np.ndarray | None = None,
+    incidents: Sequence[tuple[int, int | None]] | None = None,
     title: str = "MADCluster anomaly score",
     path: str | os.PathLike | None = None,
 ) -> Figure:
-    """Score per time step with the threshold, predicted points and true anomaly spans.
+    """Score per time step with the threshold, predicted points and true anomaly spans;
+    ``incidents`` (``(start, end)`` rows, end None while open: ``MADCluster.incidents``) shaded in
+    a band along the score's foot.
 
     With ``X`` (the scored input, array or DataFrame) ``top_k`` input channels are drawn above the
     score, so a flagged step can be traced to the channels behind it: with ``contributions``
@@ -208,6 +212,10 @@ def plot_scores(
             label="predicted anomaly",
         )
     shade_spans(ax, x, labels)
+    for i, (start, end) in enumerate(incidents or ()):
+        right = x[n - 1 if end is None else min(int(end), n - 1)]
+        name = "incident" if i == 0 else None
+        ax.axvspan(x[int(start)], right, ymax=0.06, color=INCIDENT_COLOR, lw=0, label=name)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(
         "anomaly score"
