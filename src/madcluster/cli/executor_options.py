@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from madcluster.cli.arg_types import int_in_range
-from madcluster.parallel.executors import EXECUTORS
+from madcluster.parallel.executors import AUTO, executor_names
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser, *, what: str = "tasks") -> None:
@@ -15,8 +15,8 @@ def add_executor_arguments(parser: argparse.ArgumentParser, *, what: str = "task
     g = parser.add_argument_group("execution")
     g.add_argument(
         "--executor",
-        default="auto",
-        choices=list(EXECUTORS),
+        default=AUTO,
+        choices=executor_names(),
         help=f"run the {what} one after another here (sequential) or in parallel on Ray "
         "(ray; pip install 'madcluster[distributed]'); auto = ray when it is installed and there "
         "is more than one (default: auto)",

@@ -15,19 +15,19 @@ unchanged on either:
   ``close()`` releases what ``warm_up`` started when ``run`` is never reached (``run`` closes
   at its end).
 
-Ray is imported only by :class:`~madcluster.parallel.ray_executor.RayExecutor`, and only when
-it runs.
+Executors are registered by name in :data:`EXECUTORS` (a factory of the options
+:func:`make_executor` passes on); a new one is a class with ``name``, ``describe``, ``warm_up``,
+``close`` and ``run``, and one registry line. Ray is imported only by
+:class:`~madcluster.parallel.ray_executor.RayExecutor`, and only when it runs.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from madcluster.parallel.jobs import Job, JobFn, OnDone, Outcome, Progress, guarded_call
-
-EXECUTORS = ("auto", "sequential", "ray")
 
 
 class SequentialExecutor:
@@ -66,30 +66,22 @@ def ray_available() -> bool:
     return importlib.util.find_spec("ray") is not None
 
 
-def make_executor(
-    name: str = "auto",
+def sequential_executor(*, ray_address: str | None = None, **options: Any) -> SequentialExecutor:
+    """:class:`SequentialExecutor` (the CPU and retry options mean nothing to it)."""
+    if ray_address:
+        raise ValueError("--ray-address needs --executor ray")
+    return SequentialExecutor()
+
+
+def ray_executor(
     *,
     ray_address: str | None = None,
     num_cpus: int | None = None,
     cpus_per_task: float = 1.0,
     max_retries: int = 3,
-    n_jobs: int | None = None,
-) -> SequentialExecutor | Any:
-    """``sequential``, ``ray``, or ``auto``: Ray when it is installed and there is more than one
-    job.
-
-    ``ray_address`` joins an existing cluster; without it a local Ray is started with ``num_cpus``
-    (default: every core) and stopped at the end.
-    """
-    if name not in EXECUTORS:
-        raise ValueError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}")
-    if name == "auto":
-        parallel = n_jobs is None or n_jobs > 1
-        name = "ray" if (ray_available() and parallel) or ray_address else "sequential"
-    if name == "sequential":
-        if ray_address:
-            raise ValueError("--ray-address needs --executor ray")
-        return SequentialExecutor()
+) -> Any:
+    """:class:`~madcluster.parallel.ray_executor.RayExecutor`, or a ``ValueError`` saying how to
+    install Ray."""
     if not ray_available():
         raise ValueError(
             "--executor ray needs Ray: pip install 'madcluster[distributed]' "
@@ -105,13 +97,60 @@ def make_executor(
     )
 
 
+#: The executors by name: each a factory taking :func:`make_executor`'s ``ray_address``,
+#: ``num_cpus``, ``cpus_per_task`` and ``max_retries`` (keywords; what it does not use it ignores).
+EXECUTORS: dict[str, Callable[..., Any]] = {
+    "sequential": sequential_executor,
+    "ray": ray_executor,
+}
+#: The name that picks one: Ray when it is installed and there is more than one job.
+AUTO = "auto"
+
+
+def executor_names() -> list[str]:
+    """What ``--executor`` accepts: ``auto`` and every registered executor."""
+    return [AUTO, *EXECUTORS]
+
+
+def make_executor(
+    name: str = AUTO,
+    *,
+    ray_address: str | None = None,
+    num_cpus: int | None = None,
+    cpus_per_task: float = 1.0,
+    max_retries: int = 3,
+    n_jobs: int | None = None,
+) -> SequentialExecutor | Any:
+    """The executor registered as ``name`` (:data:`EXECUTORS`: ``sequential``, ``ray``), or
+    ``auto``: Ray when it is installed and there is more than one job.
+
+    ``ray_address`` joins an existing cluster; without it a local Ray is started with ``num_cpus``
+    (default: every core) and stopped at the end.
+    """
+    if name != AUTO and name not in EXECUTORS:
+        raise ValueError(f"unknown executor {name!r}; choose one of {', '.join(executor_names())}")
+    if name == AUTO:
+        parallel = n_jobs is None or n_jobs > 1
+        name = "ray" if (ray_available() and parallel) or ray_address else "sequential"
+    return EXECUTORS[name](
+        ray_address=ray_address,
+        num_cpus=num_cpus,
+        cpus_per_task=cpus_per_task,
+        max_retries=max_retries,
+    )
+
+
 __all__ = [
+    "AUTO",
     "EXECUTORS",
     "Job",
     "Outcome",
     "Progress",
     "SequentialExecutor",
+    "executor_names",
     "guarded_call",
     "make_executor",
     "ray_available",
+    "ray_executor",
+    "sequential_executor",
 ]
