@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from madcluster.incidents.policy import Incident
-from madcluster.incidents.table import COLUMNS, incident_frame, write_incidents_csv
+from madcluster.incidents.table import COLUMNS, incident_frame
 
 INCIDENTS = [
     Incident(0, 10, 12, 11, 4.5, 30, "cpu;latency", True),
@@ -15,7 +15,7 @@ INCIDENTS = [
 
 def test_csv_and_frame_agree(tmp_path):
     path = tmp_path / "incidents.csv"
-    write_incidents_csv(path, INCIDENTS)
+    incident_frame(INCIDENTS).to_csv(path, index=False)  # what madcluster score writes
     assert path.read_text().splitlines()[0] == ",".join(COLUMNS)
     read = pd.read_csv(path, keep_default_na=False)
     frame = incident_frame(INCIDENTS)
