@@ -180,48 +180,9 @@ class MADCluster(BaseDetector):
         part_rule: str | None = _D["part_rule"],
         series_scale_rows: int = _D["series_scale_rows"],
     ) -> None:
-        self.embedder = embedder
-        self.embedder_params = embedder_params
-        self.window_size = window_size
-        self.stride = stride
-        self.score_stride = score_stride
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.weight_decay = weight_decay
-        self.validation_size = validation_size
-        self.patience = patience
-        self.mode = mode
-        self.rho = rho
-        self.tau = tau
-        self.center_init = center_init
-        self.nu_param = nu_param
-        self.distance_loss = distance_loss
-        self.cluster_target = cluster_target
-        self.cluster_kl = cluster_kl
-        self.loss_combination = loss_combination
-        self.score_type = score_type
-        self.score_scaling = score_scaling
-        self.center_warmup = center_warmup
-        self.early_stopping = early_stopping
-        self.pretrain_epochs = pretrain_epochs
-        self.n_clusters = n_clusters
-        self.base_score_combination = base_score_combination
-        self.contamination = contamination
-        self.random_state = random_state
-        self.device = device
-        self.verbose = verbose
-        self.scaling = scaling
-        self.precision = precision
-        self.roughness_window = roughness_window
-        self.epoch_windows = epoch_windows
-        self.threshold = threshold
-        self.n_jobs = n_jobs
-        self.input_terms = input_terms
-        self.part_weights = part_weights
-        self.part_smoothing = part_smoothing
-        self.part_rule = part_rule
-        self.series_scale_rows = series_scale_rows
+        given = locals()  # every parameter stored as given, under its name (scikit-learn's rule)
+        for name in MADCLUSTER_PARAMS:
+            setattr(self, name, given[name])
 
     @classmethod
     def from_preset(cls, preset: str = "default", **params: Any) -> MADCluster:
@@ -302,10 +263,8 @@ class MADCluster(BaseDetector):
             return self._hold(*fitting.fit(params, X, warm=warm, epochs=epochs))
 
     def _hold(self, model: FittedModel, record: TrainingRecord) -> MADCluster:
-        """Hold a fit's (or a model file's) model and training record, and the scikit-learn /
-        PyOD attributes read from them."""
-        self.model_ = model
-        self.n_features_in_ = model.inputs.n_features
+        """Hold a fit's or a model file's model and record, and the attributes read from them."""
+        self.model_, self.n_features_in_ = model, model.inputs.n_features
         if model.inputs.feature_names is not None:
             self.feature_names_in_ = model.inputs.feature_names
         elif hasattr(self, "feature_names_in_"):
