@@ -26,8 +26,9 @@ from collections.abc import Collection, Sequence
 
 from madcluster import __version__
 from madcluster.cli.arg_types import finite_float, float_in_range
-from madcluster.cli.commands import cmd_benchmark, cmd_demo, cmd_fit, cmd_score
+from madcluster.cli.commands import cmd_benchmark, cmd_fit, cmd_score
 from madcluster.cli.console import OneLineErrorParser, stdout_gone
+from madcluster.cli.demo import cmd_demo
 from madcluster.cli.deploy import add_deploy_parsers
 from madcluster.cli.fleet import add_fleet_arguments
 from madcluster.cli.images import add_image_arguments
