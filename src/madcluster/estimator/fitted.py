@@ -36,6 +36,7 @@ from madcluster.defaults import AUTO, DEFAULT_BATCH_SIZE
 from madcluster.estimator.attribution import AttributionBaseline
 from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.warmup import Warmup
+from madcluster.incidents.calibration import IncidentCalibration
 from madcluster.score.combination import Combination
 from madcluster.score.scoring import (
     CPU_SCORING_BATCH,
@@ -127,6 +128,8 @@ class FittedModel:
     warmup: Warmup
     attribution: AttributionBaseline
     threshold: float
+    # the false-alarm budget measured at fit time (None: no held-out rows, or an older file)
+    incident_calibration: IncidentCalibration | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles and deep copies leave the float64 copy out (rebuilt from ``net`` on loading)."""

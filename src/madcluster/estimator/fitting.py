@@ -39,6 +39,7 @@ from madcluster.data.validation import align_columns, check_device, check_series
 from madcluster.defaults import AUTO, DEFAULT_BATCH_SIZE
 from madcluster.estimator.attribution import AttributionBaseline
 from madcluster.estimator.fitted import FittedModel, TrainingRecord, assemble
+from madcluster.estimator.incident_scoring import calibrate_incidents, expectation
 from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.network import build_network, resolve_roughness, resolve_training_batch
 from madcluster.estimator.warmup import WARMUP_WINDOWS, fit_quantile_table, sample_starts
@@ -111,8 +112,12 @@ def fit(
     )
     with finishing if finishing is not None else nullcontext():
         model, scores = fit_model(net, params, inputs, data, scaled)
+        held_out = extra_val is None  # else the network trained on every row of X
+        calibration = calibrate_incidents(model, data, params["validation_size"], held_out)
+        model = replace(model, incident_calibration=calibration)
     if params["verbose"]:  # the fit's one line on how its score is made
         print(f"score = {model.combination.describe()}", flush=True)
+        print(expectation(model), flush=True)
     if checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
     record = TrainingRecord(np.asarray(scores, dtype=np.float64), history, center_path, device)

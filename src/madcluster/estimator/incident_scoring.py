@@ -33,6 +33,7 @@ from madcluster.incidents.policy import (
     IncidentTracker,
 )
 from madcluster.incidents.table import incident_frame
+from madcluster.training.loop import validation_rows
 
 
 def at_once_scores(model: FittedModel, X: Any) -> np.ndarray:
@@ -49,7 +50,7 @@ def default_incident_policy(
     """The default policy of ``model``: opening at its ``threshold_``, or with
     ``false_incidents`` (per 10,000 normal rows) at the level its fit calibrated for that budget
     (``model.incident_calibration``); confirmed by final scores above ``threshold_``."""
-    calibration: IncidentCalibration | None = getattr(model, "incident_calibration", None)
+    calibration = model.incident_calibration
     if false_incidents is None:
         return IncidentPolicy.at(model.threshold, confirm_level=model.threshold)
     if calibration is None:
@@ -65,6 +66,42 @@ def default_incident_policy(
         close_rows=calibration.close_rows,
         close_fraction=calibration.close_fraction,
         confirm_level=model.threshold,
+    )
+
+
+#: Validation rows a calibration needs at least (fewer: none; ``false_incidents`` is refused).
+MIN_CALIBRATION_ROWS = 200
+
+
+def calibrate_incidents(
+    model: FittedModel, data: np.ndarray, validation_size: float, held_out: bool = True
+) -> IncidentCalibration | None:
+    """The false-alarm budget of fitted ``model`` (:mod:`madcluster.incidents.calibration`),
+    measured on the validation rows at the end of its training rows ``data`` (the network never
+    trains on them), as a stream started two windows before them answers them at once. None
+    without such rows (``held_out`` false: the fit took another validation set and trained on
+    all of ``data``), or for a model that does not stream."""
+    window = model.grid.window_size
+    n_val = validation_rows(len(data), validation_size, window) if held_out else 0
+    if n_val < MIN_CALIBRATION_ROWS or not model.grid.causal:
+        return None
+    tail = data[-(n_val + 2 * window) :]
+    return IncidentCalibration.measure(at_once_scores(model, tail)[-n_val:])
+
+
+def expectation(model: FittedModel) -> str:
+    """The fit's line on incidents: how many false ones to expect at the threshold."""
+    calibration = model.incident_calibration
+    if calibration is None:
+        return "incidents: no false-alarm estimate (no held-out validation rows to measure it on)"
+    try:
+        per_rows = calibration.expected(model.threshold)
+    except ParameterError as exc:
+        return f"incidents: no false-alarm estimate ({exc})"
+    return (
+        f"incidents: expect about {per_rows:.2g} false incidents per 10,000 normal rows at the "
+        f"threshold (measured on the {calibration.rows} validation rows the network did not "
+        "train on; false_incidents=N opens them where N are expected)"
     )
 
 
@@ -186,7 +223,9 @@ def incident_table(model: FittedModel, X: Any, false_incidents: float | None = N
 __all__ = [
     "StreamIncidents",
     "at_once_scores",
+    "calibrate_incidents",
     "default_incident_policy",
+    "expectation",
     "incident_table",
     "raised_channels",
     "series_incidents",

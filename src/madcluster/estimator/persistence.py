@@ -15,7 +15,7 @@ written atomically and get the usual file mode (``0o666`` less the umask), like 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,6 +27,7 @@ from madcluster.estimator.fitted import FittedModel, TrainingRecord, assemble
 from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.network import build_network, resolve_roughness
 from madcluster.exceptions import ModelFileError, ParameterError
+from madcluster.incidents.calibration import IncidentCalibration
 from madcluster.score.input_terms import check_input_terms
 from madcluster.score.schema import (
     combination_arrays,
@@ -165,7 +166,7 @@ def save_model(
     params = dict(params)
     if not isinstance(params["embedder"], str):
         params["embedder"] = CUSTOM_EMBEDDER
-    inputs = fitted.inputs
+    inputs, calibration = fitted.inputs, fitted.incident_calibration
     names = inputs.feature_names
     config = {
         "params": params,
@@ -178,6 +179,7 @@ def save_model(
             "history_": history,
             "n_hidden": fitted.net.embedder.out_features,
             "constant_columns_": [int(j) for j in inputs.constant_columns],
+            "incident_calibration": None if calibration is None else calibration.record(),
         },
     }
     arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in fitted.net.state_dict().items()}
@@ -266,6 +268,9 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
             attribution=AttributionBaseline(arrays.get("attribution_baseline")),
             threshold=float(record["threshold_"]),
         )
+        if record.get("incident_calibration") is not None:  # None: no held-out rows, older files
+            calibration = IncidentCalibration.from_record(record["incident_calibration"])
+            fitted = replace(fitted, incident_calibration=calibration)
         training = TrainingRecord(
             arrays["decision_scores"].astype(np.float64),
             record["history_"],

@@ -1,0 +1,49 @@
+"""The fit measures the false-alarm budget on its held-out validation rows, says what to expect,
+and model files keep it; ``false_incidents`` opens incidents at its level."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from madcluster import MADCluster
+from madcluster.estimator.incident_scoring import MIN_CALIBRATION_ROWS, expectation
+from madcluster.exceptions import ParameterError
+
+TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
+
+
+def _series(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)[:, None] / 5 + np.arange(3)
+    return (np.sin(t) + 0.3 * rng.normal(size=(n, 3))).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return MADCluster(input_terms=("kmeans", "ar"), verbose=False, **TINY).fit(_series(1500, 0))
+
+
+def test_the_fit_calibrates_on_its_validation_rows_and_files_keep_it(model, tmp_path):
+    calibration = model.model_.incident_calibration
+    assert calibration is not None and calibration.rows == int(1500 * model.validation_size)
+    assert "false incidents per 10,000 normal rows" in expectation(model.model_)
+    model.save(tmp_path / "m.mcz")
+    assert MADCluster.load(tmp_path / "m.mcz").model_.incident_calibration == calibration
+
+
+def test_false_incidents_opens_at_the_budget_s_level(model):
+    rows = _series(600, 1)
+    rows[300:330, 0] += 2.0
+    level = model.model_.incident_calibration.level_for(0.5)
+    strict, loose = model.incidents(rows, false_incidents=0.5), model.incidents(rows)
+    assert (strict["peak_score"] > level).all()
+    assert len(strict) <= len(loose) or level <= model.threshold_
+
+
+def test_without_held_out_rows_there_is_no_budget():
+    short = MADCluster(input_terms=("ar",), **TINY).fit(_series(5 * MIN_CALIBRATION_ROWS - 50, 2))
+    assert short.model_.incident_calibration is None
+    assert "no false-alarm estimate" in expectation(short.model_)
+    with pytest.raises(ParameterError, match="false_incidents needs the fit's"):
+        short.incidents(_series(200, 3), false_incidents=2.0)
