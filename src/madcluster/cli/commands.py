@@ -121,8 +121,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
         f"threshold (train-{detector.threshold}, contamination={detector.contamination}) "
         f"= {detector.threshold_:.6g}"
     )
-    if not detector.verbose:  # a verbose fit has printed it
+    if not detector.verbose:  # a verbose fit has printed them
         say(f"score = {detector.model_.combination.describe()}")
+        from madcluster.estimator.incident_scoring import expectation
+
+        say(expectation(detector.model_))
     say(f"model written to {args.output}")
     if args.history_plot:
         plot_history(h, path=args.history_plot)
