@@ -31,6 +31,7 @@ def test_demo_reaches_roc_auc_0_9(tmp_path, capsys):
         assert (tmp_path / name).stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_demo_runs_with_a_head_that_records_no_nu(tmp_path, monkeypatch, capsys):
     """base-only (and k > 1) heads record no nu: the demo's training line names what they did record
     instead of ending in a KeyError."""

@@ -78,6 +78,7 @@ def test_sigterm_while_finishing_still_writes_the_model(train_csv, monkeypatch, 
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
+@pytest.mark.slow
 def test_sigterm_during_training_saves_the_partial_file(train_csv):
     """SIGTERM while the epochs run stops like Ctrl-C: the training state goes to OUTPUT.partial,
     the --resume hint is printed and the status is not 0 (143, as a shell reports SIGTERM); the

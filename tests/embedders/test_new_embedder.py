@@ -75,6 +75,7 @@ def _close(got: np.ndarray, want: np.ndarray) -> None:
     assert np.max(np.abs(got - want), initial=0.0) <= EXACT * max(1.0, np.abs(want).max())
 
 
+@pytest.mark.slow
 def test_a_new_embedder_fits_scores_streams_saves_loads_and_exports(registered, rows, tmp_path):
     model = MADCluster(
         embedder="causalconv", embedder_params={"hidden_size": 6}, input_terms=PARTS, **TINY

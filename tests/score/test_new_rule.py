@@ -63,6 +63,7 @@ def _close(got: np.ndarray, want: np.ndarray) -> None:
     assert np.max(np.abs(got - want), initial=0.0) <= EXACT * max(1.0, np.abs(want).max())
 
 
+@pytest.mark.slow
 def test_a_new_rule_fits_scores_streams_saves_loads_and_exports(registered, rows, tmp_path):
     model = MADCluster(input_terms=PARTS, part_rule="top-two-sum", **TINY).fit(_series(500, 0))
     combination = model.model_.combination
