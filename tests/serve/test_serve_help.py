@@ -15,7 +15,7 @@ def test_serve_help_names_endpoints_errors_signals_and_state(capsys):
         main(["serve", "--help"])
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
-    for needle in ("/streams/{stream}", "/metrics", "/health", "--state-dir", "SIGTERM", "--max-body-bytes", "madcluster[serve]"):
+    for needle in ("/streams/{stream}", "/metrics", "/health", "--state-dir", "SIGTERM", "--max-body-bytes", "madcluster[serve]", "/models/{model}/refit", "--max-stream-memory"):
         assert needle in text, needle
 
 

@@ -96,7 +96,8 @@ def server(model_file, state_dir):
 def test_health_models_and_batch_scores(server, model_file):
     client = httpx.Client(base_url=server.url, timeout=30)
     assert client.get("/health").json() == {"status": "ok", "models": ["pump"], "streams": 0,  # first test
-                                            "expired_streams": 0, "max_streams": 10000}
+                                            "expired_streams": 0, "max_streams": 10000,
+                                            "stream_memory_bytes": 0, "max_stream_memory": 2**30}
     info = client.get("/models").json()["models"]["pump"]
     assert info["columns"] == COLUMNS and info["streams"] is True
     x = _series(100, 1)

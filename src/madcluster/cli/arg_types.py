@@ -79,6 +79,26 @@ def int_in_range(low: int, high: int | None = None, what: str = "") -> Any:
     return parse
 
 
+BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def byte_size(text: str) -> int:
+    """argparse type: a size in bytes, ``0`` or more, with an optional binary unit (``512M``,
+    ``2G``; ``K``, ``M``, ``G``, ``T``, a ``B`` or ``iB`` after it allowed)."""
+    cleaned = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = cleaned[-1:] if cleaned[-1:] in BYTE_UNITS else ""
+    number = cleaned[: len(cleaned) - len(unit)].strip()
+    try:
+        value = float(number)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a size such as 1073741824, 512M or 2G, got {text!r}"
+        ) from None
+    if not np.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a size of 0 or more, got {text!r}")
+    return int(value * BYTE_UNITS[unit])
+
+
 def float_in_range(
     low: float, high: float | None = None, *, low_open: bool = False, what: str = ""
 ) -> Any:

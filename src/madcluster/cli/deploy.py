@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-from madcluster.cli.arg_types import float_in_range, int_in_range, threads_option
+from madcluster.cli.arg_types import byte_size, float_in_range, int_in_range, threads_option
 from madcluster.serve.limits import (
     DEFAULT_BODY_SECONDS,
     DEFAULT_IDLE_SECONDS,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_ROWS,
+    DEFAULT_MAX_STREAM_MEMORY,
     DEFAULT_MAX_STREAMS,
     DEFAULT_SAVE_INTERVAL,
     TOKEN_ENV,
@@ -38,6 +39,10 @@ Endpoints (JSON in and out; rows oldest first, one number per column):
                                  first score reads rows <= t only, its final one the whole series)
   GET|DELETE /streams/{stream}   a stream's model, rows seen and pending (not yet final) scores /
                                  close it
+  POST /models/{model}/refit     {"rows": [[...], ...], "save"?, "wait"?, "force"?}: refit the
+                                 model on recent normal rows in a child process and swap it in
+                                 (open streams go on with it; rows and model are checked first,
+                                 "rejected" with the reasons); GET: the refit's state
   GET  /metrics                  Prometheus: requests, latency, rows scored and flags per model
   GET  /docs                     the OpenAPI page
 
@@ -45,7 +50,8 @@ Flags are score > the model's threshold_. Bad requests get a 4xx JSON {"error": 
 problem (a value in rows that is not a JSON number, e.g. "1.5" or true, gets 422 naming it). A
 request of more than --max-rows rows gets 413; more than --max-concurrent requests, or rows in
 flight over twice --max-rows, get 503 (retry); a body not complete within --body-timeout seconds
-gets 408; a new stream past --max-streams gets 429. A stream not updated for
+gets 408; a new stream past --max-streams gets 429, past --max-stream-memory without --state-dir
+507 (with it the least recently used streams are parked there). A stream not updated for
 --stream-idle-seconds is expired (with --state-dir saved first and read back on its next use).
 With --token (or $MADCLUSTER_TOKEN) every endpoint but /health needs Authorization: Bearer TOKEN
 (401 and a log line otherwise). A gzip body (Content-Encoding: gzip) is decompressed. \
@@ -130,7 +136,16 @@ def add_deploy_parsers(sub: argparse._SubParsersAction) -> None:
         type=int_in_range(1),
         default=DEFAULT_MAX_STREAMS,
         help="streams open at once (in memory, or expired to --state-dir); a new one past it gets "
-        "429 (default: 10000; a one-row stream holds about 15 KB)",
+        "429 (default: 10000)",
+    )
+    serve.add_argument(
+        "--max-stream-memory",
+        type=byte_size,
+        default=DEFAULT_MAX_STREAM_MEMORY,
+        metavar="SIZE",
+        help="memory the streams in memory may hold, as measured (e.g. 512M, 2G; 0: no limit); "
+        "past it the least recently used are parked to --state-dir, or without one a new stream "
+        "gets 507 (default: 1G; docs/serving.md gives a stream's size)",
     )
     serve.add_argument(
         "--stream-idle-seconds",
@@ -222,6 +237,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_concurrent=args.max_concurrent,
         state_interval=args.state_interval,
         max_streams=args.max_streams,
+        max_stream_memory=args.max_stream_memory,
         idle_seconds=args.stream_idle_seconds,
         body_seconds=args.body_timeout,
         token=args.token,

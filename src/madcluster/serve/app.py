@@ -28,7 +28,7 @@ from madcluster.serve.metrics import ServerMetrics
 from madcluster.serve.middleware import BearerToken, BodyLimit, Measure
 from madcluster.serve.registry import StreamStore
 from madcluster.serve.rows import rows_array
-from madcluster.serve.streams import Conflict, NotFound, TooManyStreams
+from madcluster.serve.streams import Conflict, NotFound, StreamMemoryFull, TooManyStreams
 from madcluster.serve.swap import Refits
 
 INLINE_ROWS = 16  # stream updates of at most this many rows run on the event loop
@@ -90,6 +90,7 @@ def create_app(
     app = FastAPI(title="madcluster", docs_url="/docs", redoc_url=None, lifespan=lifespan)
     metrics = ServerMetrics()
     metrics.streams.set_function(lambda: len(store))
+    metrics.stream_memory.set_function(lambda: store.stream_memory)
     refits = Refits(store, model_files)
     _add_error_handlers(app)
 
@@ -101,6 +102,8 @@ def create_app(
             "streams": len(store),
             "expired_streams": store.parked,
             "max_streams": store.max_streams,
+            "stream_memory_bytes": store.stream_memory,
+            "max_stream_memory": store.max_stream_memory,
         }
 
     @app.get("/models")
@@ -287,6 +290,10 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(TooManyStreams)
     async def too_many(request: Request, exc: TooManyStreams) -> JSONResponse:
         return _error(429, str(exc))
+
+    @app.exception_handler(StreamMemoryFull)
+    async def memory_full(request: Request, exc: StreamMemoryFull) -> JSONResponse:
+        return _error(507, str(exc))
 
     @app.exception_handler(MADClusterError)
     async def bad_input(request: Request, exc: MADClusterError) -> JSONResponse:

@@ -23,7 +23,7 @@ from madcluster.exceptions import MADClusterError
 from madcluster.incidents.policy import incident_record
 from madcluster.serve.metrics import ServerMetrics
 from madcluster.serve.registry import StreamStore
-from madcluster.serve.streams import Conflict, NotFound, TooManyStreams, Update
+from madcluster.serve.streams import Conflict, NotFound, StreamMemoryFull, TooManyStreams, Update
 
 logger = logging.getLogger(__name__)
 PREFIX = "/streams/"
@@ -67,7 +67,12 @@ class FastStreamUpdates:
             try:
                 outcome = self.store.try_update(stream_id, request[1], request[0], request[2])
             except MADClusterError as exc:  # the app's error handlers' statuses and messages
-                status = {NotFound: 404, Conflict: 409, TooManyStreams: 429}.get(type(exc), 400)
+                status = {
+                    NotFound: 404,
+                    Conflict: 409,
+                    TooManyStreams: 429,
+                    StreamMemoryFull: 507,
+                }.get(type(exc), 400)
                 await self._answer(scope, send, status, {"error": str(exc)})
                 return
             except Exception as exc:  # as the app's handler: 500, the details in the log

@@ -11,6 +11,9 @@ DEFAULT_SAVE_INTERVAL = 1.0  # seconds between saves of the streams that changed
 # streams known at once (in memory or expired to --state-dir): 3,000 one-row streams took ~47 MB
 # of server memory (~15 KB each, docs/serving.md), so 10,000 hold ~150 MB
 DEFAULT_MAX_STREAMS = 10_000
+# bytes the streams in memory may hold (their measured arrays and overhead): past it the least
+# recently used are parked to --state-dir, or new streams get 507 without one
+DEFAULT_MAX_STREAM_MEMORY = 1 << 30
 DEFAULT_IDLE_SECONDS = 3600.0  # a stream not updated for an hour is expired (0: never)
 DEFAULT_BODY_SECONDS = 10.0  # a request body not complete after this long gets 408
 TOKEN_ENV = "MADCLUSTER_TOKEN"  # the bearer token, when --token is not given
@@ -22,6 +25,7 @@ __all__ = [
     "DEFAULT_MAX_CONCURRENT",
     "DEFAULT_MAX_ROWS",
     "DEFAULT_MAX_STREAMS",
+    "DEFAULT_MAX_STREAM_MEMORY",
     "DEFAULT_SAVE_INTERVAL",
     "TOKEN_ENV",
 ]

@@ -49,6 +49,11 @@ class ServerMetrics:
             registry=self.registry,
         )
         self.streams = Gauge("madcluster_streams_open", "Open streams", registry=self.registry)
+        self.stream_memory = Gauge(
+            "madcluster_stream_memory_bytes",
+            "Bytes the streams in memory hold, as measured (--max-stream-memory bounds it)",
+            registry=self.registry,
+        )
         self.stream_score = Gauge(
             "madcluster_stream_score",
             "The latest at-once score of a stream",

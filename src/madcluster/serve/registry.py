@@ -26,9 +26,17 @@ import numpy as np
 
 from madcluster.estimator.detector import MADCluster
 from madcluster.exceptions import DataError, ModelFileError
+from madcluster.serve.footprint import (
+    COMPACT_ROWS,
+    MEASURE_EVERY,
+    NEW_STREAM_BYTES,
+    compact,
+    stream_bytes,
+)
 from madcluster.serve.kept import Former, KeptModel, KeptModels, fingerprint, served_models
 from madcluster.serve.limits import (
     DEFAULT_IDLE_SECONDS,
+    DEFAULT_MAX_STREAM_MEMORY,
     DEFAULT_MAX_STREAMS,
     DEFAULT_SAVE_INTERVAL,
 )
@@ -40,6 +48,7 @@ from madcluster.serve.streams import (
     RowTail,
     StateFolder,
     Stream,
+    StreamMemoryFull,
     TooManyStreams,
     Update,
     handover,
@@ -48,6 +57,8 @@ from madcluster.serve.streams import (
 )
 
 logger = logging.getLogger(__name__)
+PARK_TO = 0.9  # past the stream memory budget, park streams until they hold this share of it
+BUDGET_SECONDS = 1.0  # how often the streams' growth is held to the budget (a state folder)
 
 
 class StreamStore:
@@ -67,6 +78,7 @@ class StreamStore:
         save_interval: float = DEFAULT_SAVE_INTERVAL,
         max_streams: int = DEFAULT_MAX_STREAMS,
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
+        max_stream_memory: int = DEFAULT_MAX_STREAM_MEMORY,
     ) -> None:
         self.models = models
         self.versions = {name: 1 for name in models}  # + 1 at each swap_model
@@ -81,6 +93,8 @@ class StreamStore:
         self.state_dir = None if self.folder is None else self.folder.path
         self.save_interval = save_interval
         self.max_streams, self.idle_seconds = max_streams, idle_seconds
+        self.max_stream_memory = max_stream_memory  # bytes the open streams may hold; 0: no limit
+        self.stream_memory = 0  # bytes the open streams hold (footprint.stream_bytes), summed
         # expired streams whose state is in state_dir: their model's name
         self._parked: dict[str, str] = {}
         self._swapping: set[str] = set()  # models whose streams are being handed over
@@ -95,15 +109,16 @@ class StreamStore:
         self._prints = {name: fingerprint(m) for name, m in self.models.items()}
         if self.folder is not None:
             for stream_id in self.folder.stream_ids():
-                self._streams[stream_id] = self._read_back(stream_id)
+                self._add(stream_id, self._read_back(stream_id))
             self._formers = {}
             self._drop_kept(list(self.models))
+            self.keep_budget()  # past the budget, the least recently used wait in the folder
             if save_interval > 0:
                 self._saver = threading.Thread(
                     target=self._save_loop, name="stream-saver", daemon=True
                 )
                 self._saver.start()
-        if idle_seconds > 0:
+        if idle_seconds > 0 or (max_stream_memory > 0 and self.folder is not None):
             self._janitor = threading.Thread(
                 target=self._expire_loop, name="stream-expiry", daemon=True
             )
@@ -189,7 +204,11 @@ class StreamStore:
         if (
             not wait
             and self.state_dir is not None
-            and (self.save_interval <= 0 or stream_id in self._parked)
+            and (
+                self.save_interval <= 0
+                or stream_id in self._parked
+                or (stream_id not in self._streams and self._over_budget(NEW_STREAM_BYTES))
+            )
         ):
             # a save per update, or reading an expired stream back, is file I/O: never on the
             # event loop
@@ -203,13 +222,18 @@ class StreamStore:
                 model = self.models[name]
                 tail = RowTail(handover_rows(model), int(model.n_features_in_))
                 stream = Stream(name, model.stream(), threading.Lock(), tail, self.versions[name])
-                self._streams[stream_id] = stream
+                self._add(stream_id, stream)
             stream.last_used = time.monotonic()
         if not stream.lock.acquire(blocking=wait):
             return None
         try:  # one update at a time per stream: rows keep their order
             result = stream.scorer.update(data)
             stream.tail.append(data)
+            if len(data) >= COMPACT_ROWS:  # its parts' rows: slices of this update's arrays
+                compact(stream.scorer)
+            stream.updates += 1
+            if len(data) >= COMPACT_ROWS or stream.updates % MEASURE_EVERY == 1:
+                self._measure(stream_id, stream)
             if self.state_dir is not None and self.save_interval <= 0:
                 stream.scorer.save(self.folder.file(stream_id), stream_state(stream))
             elif self.state_dir is not None:
@@ -261,7 +285,9 @@ class StreamStore:
 
     def _make_room(self, stream_id: str) -> None:
         """Under ``self._lock``, before a new stream opens: past ``max_streams``, expire the idle
-        ones first, then refuse."""
+        ones first, then refuse; past ``max_stream_memory``, park the least recently used (with a
+        state folder), then refuse."""
+        self._budget_room(stream_id)
         if len(self._streams) + len(self._parked) < self.max_streams:
             return
         if self.idle_seconds > 0:
@@ -299,28 +325,7 @@ class StreamStore:
                 for sid, s in self._streams.items()
                 if now - s.last_used >= self.idle_seconds
             ]
-        expired = 0
-        for stream_id, stream in idle:
-            if not stream.lock.acquire(blocking=False):  # busy: not idle after all
-                continue
-            try:
-                if (
-                    self._streams.get(stream_id) is not stream
-                    or now - stream.last_used < self.idle_seconds
-                    or stream.model in self._swapping
-                ):
-                    continue
-                if self.state_dir is not None:
-                    with self._files:
-                        stream.scorer.save(self.folder.file(stream_id), stream_state(stream))
-                with self._lock:
-                    self._streams.pop(stream_id, None)
-                    self._dirty.discard(stream_id)
-                    if self.state_dir is not None:
-                        self._parked[stream_id] = stream.model
-                expired += 1
-            finally:
-                stream.lock.release()
+        expired = sum(self._park(sid, s, idle_since=now - self.idle_seconds) for sid, s in idle)
         if expired:
             kept = (
                 f"; saved to {self.state_dir}, read back on their next use"
@@ -332,10 +337,111 @@ class StreamStore:
             )
         return expired
 
+    def _park(self, stream_id: str, stream: Stream, idle_since: float | None = None) -> bool:
+        """Take ``stream`` out of memory (with a state folder: saved first, read back on its next
+        use; without: closed) unless it is busy, handed over, or (``idle_since``) used since;
+        whether it was."""
+        if not stream.lock.acquire(blocking=False):  # busy: not idle after all
+            return False
+        try:
+            if (
+                self._streams.get(stream_id) is not stream
+                or (idle_since is not None and stream.last_used > idle_since)
+                or stream.model in self._swapping
+            ):
+                return False
+            if self.state_dir is not None:
+                with self._files:
+                    stream.scorer.save(self.folder.file(stream_id), stream_state(stream))
+            with self._lock:
+                self._remove(stream_id)
+                if self.state_dir is not None:
+                    self._parked[stream_id] = stream.model
+            return True
+        finally:
+            stream.lock.release()
+
+    def _add(self, stream_id: str, stream: Stream) -> None:
+        """Hold ``stream`` in memory (under ``self._lock``, or before the threads start)."""
+        self._streams[stream_id] = stream
+        stream.held = stream_bytes(stream.scorer, stream.tail)
+        self.stream_memory += stream.held
+
+    def _remove(self, stream_id: str) -> Stream | None:
+        """Under ``self._lock``: ``stream_id`` out of memory (and of the streams to save)."""
+        stream = self._streams.pop(stream_id, None)
+        self._dirty.discard(stream_id)
+        if stream is not None:
+            self.stream_memory -= stream.held
+        return stream
+
+    def _measure(self, stream_id: str, stream: Stream) -> None:
+        """Under the stream's lock: count what it holds now."""
+        held = stream_bytes(stream.scorer, stream.tail)
+        with self._lock:
+            if self._streams.get(stream_id) is stream:
+                self.stream_memory += held - stream.held
+            stream.held = held
+
+    def _over_budget(self, more: int = 0) -> bool:
+        return 0 < self.max_stream_memory < self.stream_memory + more
+
+    def _budget_room(self, stream_id: str) -> None:
+        """Under ``self._lock``, before ``stream_id`` is held in memory: past the budget, park the
+        least recently used streams (a state folder), else refuse (:class:`StreamMemoryFull`)."""
+        if not self._over_budget(NEW_STREAM_BYTES):
+            return
+        if self.folder is not None:
+            self._lock.release()
+            try:
+                self.keep_budget(NEW_STREAM_BYTES, keep=stream_id)
+            finally:
+                self._lock.acquire()
+        if self._over_budget(NEW_STREAM_BYTES):
+            each = self.stream_memory / max(len(self._streams), 1)
+            parking = (
+                "the streams in use could not be parked"
+                if self.folder is not None
+                else "serve with --state-dir to park the least recently used to disk instead"
+            )
+            raise StreamMemoryFull(
+                f"cannot open stream {stream_id!r}: the {len(self._streams)} open streams hold "
+                f"{_size(self.stream_memory)} (about {_size(each)} each), the limit is "
+                f"{_size(self.max_stream_memory)} (--max-stream-memory); close streams with "
+                f"DELETE /streams/ID, or {parking}"
+            )
+
+    def keep_budget(self, more: int = 0, keep: str | None = None) -> int:
+        """With a state folder, park the least recently used streams (not ``keep``) until those in
+        memory hold at most ``PARK_TO`` of the budget (``more`` bytes to come); returns how many."""
+        if self.folder is None or not self._over_budget(more):
+            return 0
+        with self._lock:
+            oldest = sorted(self._streams.items(), key=lambda item: item[1].last_used)
+        target, parked = PARK_TO * self.max_stream_memory - more, 0
+        for stream_id, stream in oldest:
+            if self.stream_memory <= target:
+                break
+            if stream_id != keep and self._park(stream_id, stream):
+                parked += 1
+        if parked:
+            logger.info(
+                "parked %d least recently used stream(s) in %s: the streams held over "
+                "--max-stream-memory (%s)",
+                parked,
+                self.state_dir,
+                _size(self.max_stream_memory),
+            )
+        return parked
+
     def _expire_loop(self) -> None:
-        while not self._stop.wait(min(max(self.idle_seconds / 2, 0.05), 30.0)):
+        every = min(max(self.idle_seconds / 2, 0.05), 30.0) if self.idle_seconds > 0 else 30.0
+        if self.max_stream_memory > 0 and self.folder is not None:
+            every = min(every, BUDGET_SECONDS)
+        while not self._stop.wait(every):
             try:
                 self.expire_idle()
+                self.keep_budget()
             except Exception:
                 logger.exception("expiring idle streams failed")
 
@@ -343,7 +449,8 @@ class StreamStore:
         """Under ``self._lock``: read an expired stream back from its state file."""
         if stream_id not in self._parked or stream_id in self._streams:
             return
-        self._streams[stream_id] = self._read_back(stream_id)
+        self._budget_room(stream_id)
+        self._add(stream_id, self._read_back(stream_id))
         self._parked.pop(stream_id, None)
 
     def _read_back(self, stream_id: str) -> Stream:
@@ -446,6 +553,7 @@ class StreamStore:
                     scorer.update(kept[len(kept) - newer :])
                 stream.scorer, stream.offset, stream.version = scorer, offset, version
                 stream.tail = RowTail.of(kept, handover_rows(detector))
+                self._measure(stream_id, stream)
             if self.state_dir is not None:
                 with self._lock:
                     self._dirty.add(stream_id)
@@ -489,9 +597,8 @@ class StreamStore:
         if stream_id not in self._parked:
             self.get(stream_id)
         with self._files, self._lock:
-            self._streams.pop(stream_id, None)
+            self._remove(stream_id)
             self._parked.pop(stream_id, None)
-            self._dirty.discard(stream_id)
             if self.state_dir is not None:
                 self.folder.file(stream_id).unlink(missing_ok=True)
 
@@ -504,6 +611,11 @@ class StreamStore:
             f'name the model of new stream {stream_id!r} ("model": one of '
             f"{', '.join(sorted(self.models))})"
         )
+
+
+def _size(n_bytes: float) -> str:
+    """A size in MiB, or KiB below one MiB."""
+    return f"{n_bytes / 2**20:.1f} MiB" if n_bytes >= 2**20 else f"{n_bytes / 1024:.0f} KiB"
 
 
 __all__ = ["StreamStore"]

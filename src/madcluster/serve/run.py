@@ -21,6 +21,7 @@ from madcluster.serve.limits import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_ROWS,
+    DEFAULT_MAX_STREAM_MEMORY,
     DEFAULT_MAX_STREAMS,
     DEFAULT_SAVE_INTERVAL,
     TOKEN_ENV,
@@ -44,6 +45,7 @@ def run_server(
     idle_seconds: float = DEFAULT_IDLE_SECONDS,
     body_seconds: float = DEFAULT_BODY_SECONDS,
     token: str | None = None,
+    max_stream_memory: int = DEFAULT_MAX_STREAM_MEMORY,
 ) -> None:
     check_port_free(
         host, port
@@ -72,6 +74,7 @@ def run_server(
         save_interval=state_interval,
         max_streams=max_streams,
         idle_seconds=idle_seconds,
+        max_stream_memory=max_stream_memory,
     )
     guarded = ", bearer token required" if token else ""
     print(

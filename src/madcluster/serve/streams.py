@@ -22,6 +22,7 @@ from madcluster.estimator.streaming import (
     state_model_fingerprint,
 )
 from madcluster.exceptions import MADClusterError, ModelFileError
+from madcluster.serve.footprint import compact
 from madcluster.serve.kept import KEPT_FOLDER
 from madcluster.serve.rows import STREAM_ID
 
@@ -39,6 +40,10 @@ class TooManyStreams(MADClusterError):
     """A new stream past ``--max-streams`` (HTTP 429)."""
 
 
+class StreamMemoryFull(MADClusterError):
+    """A new stream past ``--max-stream-memory`` with nothing to park (HTTP 507)."""
+
+
 @dataclass
 class Stream:
     """An open stream: its model (name and version), scorer, lock and the rows a handover to
@@ -51,6 +56,8 @@ class Stream:
     version: int = 1
     offset: int = 0
     last_used: float = field(default_factory=time.monotonic)
+    held: int = 0  # bytes it holds, as last measured (footprint.stream_bytes)
+    updates: int = 0
 
     @property
     def steps_seen(self) -> int:
@@ -81,22 +88,41 @@ class Update:
     result: StreamResult
 
 
+#: the rows a stream keeps for a handover: float32, the precision its scorer reads them in (its
+#: input checks make every row float32), so a replay gives the same scores at half the memory
+TAIL_DTYPE = np.float32
+
+
 class RowTail:
-    """The last ``capacity`` rows of a stream, as they were sent (a ring: one copy per update)."""
+    """The last ``capacity`` rows of a stream, as its scorer read them (a ring: one copy per
+    update). Its array grows with the rows up to ``capacity``: a new stream holds its few rows,
+    not a full ring (1,024 rows of 8 columns: 32 KB)."""
 
     def __init__(self, capacity: int, n_features: int) -> None:
-        self._rows = np.empty((capacity, n_features), dtype=np.float64)
+        self._capacity = int(capacity)
+        self._rows = np.empty((0, n_features), dtype=TAIL_DTYPE)
         self._end = 0  # rows ever appended; the ring holds the last min(_end, capacity)
 
     @property
     def capacity(self) -> int:
-        return len(self._rows)
+        return self._capacity
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._rows.nbytes)
 
     def __len__(self) -> int:
         return min(self._end, self.capacity)
 
     def append(self, rows: np.ndarray) -> None:
         rows = rows[-self.capacity :]
+        needed = self._end + len(rows)
+        if len(self._rows) < self.capacity and needed > len(self._rows):
+            # not wrapped yet (the array fills up before the ring turns): grow, doubling
+            size = min(self.capacity, max(needed, 2 * len(self._rows)))
+            grown = np.empty((size, self._rows.shape[1]), dtype=TAIL_DTYPE)
+            grown[: self._end] = self._rows[: self._end]
+            self._rows = grown
         start = self._end % self.capacity
         first = min(len(rows), self.capacity - start)
         self._rows[start : start + first] = rows[:first]
@@ -114,7 +140,7 @@ class RowTail:
     def of(cls, rows: np.ndarray, capacity: int) -> RowTail:
         """A tail holding the last ``capacity`` of ``rows`` (a state file's, or a handover's)."""
         tail = cls(capacity, rows.shape[1])
-        tail.append(np.asarray(rows, dtype=np.float64))
+        tail.append(np.asarray(rows, dtype=TAIL_DTYPE))
         return tail
 
 
@@ -199,6 +225,7 @@ def handover(detector: MADCluster, tail: np.ndarray, steps: int) -> tuple[Stream
     scorer = detector.stream()
     if len(tail):
         scorer.update(tail)  # the answers are the replayed rows': dropped
+        compact(scorer)
     return scorer, steps - len(tail)
 
 
@@ -209,6 +236,7 @@ __all__ = [
     "RowTail",
     "StateFolder",
     "Stream",
+    "StreamMemoryFull",
     "TooManyStreams",
     "Update",
     "handover",
