@@ -55,6 +55,10 @@ SOURCES: dict[str, tuple[str, Any]] = {
     "stream.streaming.p99_ms": ("stream_latency.json", lambda r: _model(r, "streaming preset (")["p99_ms"]),
     "stream.rerun.p50_ms": ("stream_latency.json", lambda r: _model(r, "streaming preset, stepper off")["p50_ms"]),
     "stream.rerun.p99_ms": ("stream_latency.json", lambda r: _model(r, "streaming preset, stepper off")["p99_ms"]),
+    "serve.stream_kib_new": ("serve_stream_memory.json", lambda r: r["new_streams"]["rss_kib_per_stream"]),
+    "serve.stream_kib_long": ("serve_stream_memory.json", lambda r: r["long_streams"]["rss_kib_per_stream"]),
+    "serve.stream_counted_kib_long": (
+        "serve_stream_memory.json", lambda r: r["long_streams"]["counted_kib_per_stream"]),
     **{
         f"tsbad.{config}.{source}": (record, lambda r, c=config, s=source: r["summary"][c][s])
         for config, record in (("default", "parts/default_hidden32_seed0.json"), ("paper", "tsbad/paper_seed0.json"))
@@ -76,6 +80,7 @@ RECORDS: dict[str, tuple[str, list[str] | None]] = {
         "default", [*TSBAD, "--config", "default", "--out", "benchmarks/results/parts/default_hidden32_seed0.json"]),
     "tsbad/paper_seed0.json": (
         "paper", [*TSBAD, "--config", "paper", "--out", "benchmarks/results/tsbad/paper_seed0.json"]),
+    "serve_stream_memory.json": ("default", [PYTHON, "benchmarks/stream_memory.py"]),
 }
 #: what ``madcluster demo`` trains (its own settings over the default)
 DEMO = {"preset": "default", "random_state": 0, "epochs": 10, "stride": 5, "lr": 3e-3, "rho": 0.1}

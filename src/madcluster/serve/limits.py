@@ -8,8 +8,8 @@ DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_ROWS = 20_000
 DEFAULT_MAX_CONCURRENT = 64  # requests in flight; rows in flight are held to 2 x max rows
 DEFAULT_SAVE_INTERVAL = 1.0  # seconds between saves of the streams that changed (--state-dir)
-# streams known at once (in memory or expired to --state-dir): 3,000 one-row streams took ~47 MB
-# of server memory (~15 KB each, docs/serving.md), so 10,000 hold ~150 MB
+# streams known at once (in memory or expired to --state-dir); a stream of the default model on
+# 8 columns holds about 17 KiB new and 93 KiB once it has run a while (docs/serving.md, Memory)
 DEFAULT_MAX_STREAMS = 10_000
 # bytes the streams in memory may hold (their measured arrays and overhead): past it the least
 # recently used are parked to --state-dir, or new streams get 507 without one
