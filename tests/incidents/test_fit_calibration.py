@@ -7,8 +7,13 @@ import numpy as np
 import pytest
 
 from madcluster import MADCluster
-from madcluster.estimator.incident_scoring import MIN_CALIBRATION_ROWS, expectation
+from madcluster.estimator.incident_scoring import (
+    MIN_CALIBRATION_ROWS,
+    default_incident_policy,
+    expectation,
+)
 from madcluster.exceptions import ParameterError
+from madcluster.incidents.calibration import DEFAULT_FALSE_INCIDENTS
 
 TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
 
@@ -32,13 +37,16 @@ def test_the_fit_calibrates_on_its_validation_rows_and_files_keep_it(model, tmp_
     assert MADCluster.load(tmp_path / "m.mcz").model_.incident_calibration == calibration
 
 
-def test_false_incidents_opens_at_the_budget_s_level(model):
+def test_incidents_open_at_the_higher_of_threshold_and_budget_or_at_a_budget_given(model):
     rows = _series(600, 1)
     rows[300:330, 0] += 2.0
-    level = model.model_.incident_calibration.level_for(0.5)
-    strict, loose = model.incidents(rows, false_incidents=0.5), model.incidents(rows)
-    assert (strict["peak_score"] > level).all()
-    assert len(strict) <= len(loose) or level <= model.threshold_
+    calibration = model.model_.incident_calibration
+    default = max(model.threshold_, calibration.level_for(DEFAULT_FALSE_INCIDENTS))
+    assert default_incident_policy(model.model_).open_level == default
+    assert (model.incidents(rows)["peak_score"] > default).all()
+    strict = model.incidents(rows, false_incidents=0.5)
+    assert (strict["peak_score"] > calibration.level_for(0.5)).all()
+    assert calibration.level_for(0.5) > calibration.level_for(DEFAULT_FALSE_INCIDENTS)
 
 
 def test_without_held_out_rows_there_is_no_budget():

@@ -24,7 +24,7 @@ from madcluster.estimator.attribution import (
 )
 from madcluster.estimator.fitted import FittedModel
 from madcluster.exceptions import ParameterError
-from madcluster.incidents.calibration import IncidentCalibration
+from madcluster.incidents.calibration import DEFAULT_FALSE_INCIDENTS, IncidentCalibration
 from madcluster.incidents.policy import (
     KEPT_INCIDENTS,
     Incident,
@@ -47,26 +47,30 @@ def at_once_scores(model: FittedModel, X: Any) -> np.ndarray:
 def default_incident_policy(
     model: FittedModel, false_incidents: float | None = None
 ) -> IncidentPolicy:
-    """The default policy of ``model``: opening at its ``threshold_``, or with
-    ``false_incidents`` (per 10,000 normal rows) at the level its fit calibrated for that budget
-    (``model.incident_calibration``); confirmed by final scores above ``threshold_``."""
+    """The policy of ``model`` (the default shape, confirmed by final scores above
+    ``threshold_``), opening at the higher of ``threshold_`` and the level its fit calibrated for
+    :data:`DEFAULT_FALSE_INCIDENTS` false incidents per 10,000 normal rows (``threshold_`` alone
+    without a calibration); with ``false_incidents``, at the level calibrated for that many."""
     calibration = model.incident_calibration
-    if false_incidents is None:
-        return IncidentPolicy.at(model.threshold, confirm_level=model.threshold)
-    if calibration is None:
+    if false_incidents is not None and calibration is None:
         raise ParameterError(
             "false_incidents needs the fit's incident calibration (validation rows at the end of "
-            "the training rows: validation_size > 0; model files from before it lack it)"
+            f"the training rows, at least {MIN_CALIBRATION_ROWS}: validation_size > 0; model "
+            "files from before it lack it)"
         )
-    level = calibration.level_for(false_incidents)
-    return IncidentPolicy.at(
-        level,
-        k=calibration.k,
-        n=calibration.n,
-        close_rows=calibration.close_rows,
-        close_fraction=calibration.close_fraction,
-        confirm_level=model.threshold,
-    )
+    level = model.threshold
+    if false_incidents is not None and calibration is not None:
+        level = calibration.level_for(false_incidents)
+    elif calibration is not None:
+        try:
+            level = max(level, calibration.level_for(DEFAULT_FALSE_INCIDENTS))
+        except ParameterError:  # too few incidents on the validation rows to say
+            pass
+    if calibration is None:
+        return IncidentPolicy.at(level, confirm_level=model.threshold)
+    shape = {"k": calibration.k, "n": calibration.n, "close_rows": calibration.close_rows}
+    fraction = calibration.close_fraction  # the shape it measured
+    return IncidentPolicy.at(level, **shape, close_fraction=fraction, confirm_level=model.threshold)
 
 
 #: Validation rows a calibration needs at least (fewer: none; ``false_incidents`` is refused).

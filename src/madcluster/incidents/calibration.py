@@ -40,6 +40,9 @@ BASE_QUANTILES = tuple(float(q) for q in np.linspace(0.5, 0.995, 34))
 TAIL_COUNT = 10
 #: Rows an expectation is stated per.
 PER_ROWS = 10_000
+#: The budget a model's incidents open at by default (where it is above ``threshold_``), per
+#: PER_ROWS normal rows: chosen with the policy's shape (benchmarks/results/incidents.md).
+DEFAULT_FALSE_INCIDENTS = 2.0
 
 
 def kth_largest_trailing(scores: np.ndarray, k: int, n: int) -> np.ndarray:
@@ -156,6 +159,7 @@ class IncidentCalibration:
 
 __all__ = [
     "BASE_QUANTILES",
+    "DEFAULT_FALSE_INCIDENTS",
     "PER_ROWS",
     "TAIL_COUNT",
     "IncidentCalibration",
