@@ -80,7 +80,7 @@ RECORDS: dict[str, tuple[str, list[str] | None]] = {
         "default", [*TSBAD, "--config", "default", "--out", "benchmarks/results/parts/default_hidden32_seed0.json"]),
     "tsbad/paper_seed0.json": (
         "paper", [*TSBAD, "--config", "paper", "--out", "benchmarks/results/tsbad/paper_seed0.json"]),
-    "serve_stream_memory.json": ("default", [PYTHON, "benchmarks/stream_memory.py"]),
+    "serve_stream_memory.json": ("default", [PYTHON, "benchmarks/studies/speed/stream_memory.py"]),
 }
 #: what ``madcluster demo`` trains (its own settings over the default)
 DEMO = {"preset": "default", "random_state": 0, "epochs": 10, "stride": 5, "lr": 3e-3, "rho": 0.1}

@@ -11,13 +11,14 @@ requests of ``--chunk`` rows, so their handover rows are full (a stream that has
 Each run also gives the server's own count (``GET /health``: ``stream_memory_bytes``, what
 ``--max-stream-memory`` is held to) per stream. Writes ``benchmarks/results/serve_stream_memory.json``::
 
-    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/stream_memory.py
+    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/speed/stream_memory.py
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,6 +26,8 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/
 from benchlib import RESULTS, free_port, start_server, write_record
 
 from madcluster import MADCluster
@@ -113,7 +116,7 @@ def main() -> None:
             proc.terminate()
             proc.wait(timeout=60)
     record = {
-        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/stream_memory.py",
+        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/speed/stream_memory.py",
         "what": "server RSS growth per stream of the default model on 8 columns: new streams "
         "(one request each) and streams fed enough rows to fill their handover rows",
         "machine": {"python": platform.python_version(), "processor": platform.machine()},
