@@ -91,22 +91,30 @@ def test_a_stream_gives_the_whole_series_scores_when_final_and_not_before(
 
 
 def test_a_discord_stream_keeps_only_what_a_pending_step_reads(train, test_rows):
-    """Its last m - 1 rows and the distances of the m subsequences the first pending step reads
-    (its value is final once 2m - 1 rows are in): a stream's state does not grow with the
-    series."""
+    """Per join, its last m - 1 rows and the distances of the subsequences the first pending
+    step reads (its value is final once 2M - 1 rows are in, M the longest join's length): a
+    stream's state does not grow with the series."""
     combination = _fit(train, ("discord",))
     (part,) = combination.terms
-    m = part.length
-    assert combination.final_after() == m - 1
+    lengths = [join.length for join in part.joins]
+    longest = part.length
+    assert len(lengths) == 2 and longest == max(lengths)  # the period's join and the short one
+    assert combination.final_after() == longest - 1
     rows, own = test_rows
     stream = CombinationStream(combination)
     for t in range(len(rows)):
         stream.update(own[t : t + 1], rows[t : t + 1])
         state = stream.state()
         total = t + 1
-        assert len(state["terms/discord/rows"]) == min(total, m - 1)
-        assert len(state["terms/discord/distances"]) == max(0, min(total - m + 1, m))
-        assert stream.pending_from == (total - m + 1 if total >= 2 * m - 1 else 0)
+        pending = total - longest + 1 if total >= 2 * longest - 1 else 0
+        assert stream.pending_from == pending
+        for i, m in enumerate(lengths):
+            assert len(state[f"terms/discord/{i}/rows"]) == min(total, m - 1)
+            completed = max(0, total - m + 1)
+            # the longest join keeps its last M; a shorter one the M - 1 the pending step reads
+            kept = longest if m == longest else longest - 1
+            want = completed if pending == 0 else min(completed, kept)
+            assert len(state[f"terms/discord/{i}/distances"]) == want
 
 
 def test_a_stream_goes_on_from_its_state(train, test_rows):
@@ -114,15 +122,16 @@ def test_a_stream_goes_on_from_its_state(train, test_rows):
     rows, own = test_rows
     whole = combination.score(rows, own)
     first = CombinationStream(combination)
-    first.update(own[:50], rows[:50])
-    finals = [first.update(own[50:51], rows[50:51]).final_scores]
+    # past the 2 m - 1 rows after which the discord's first value is final (m: its longest join)
+    first.update(own[:100], rows[:100])
+    finals = [first.update(own[100:101], rows[100:101]).final_scores]
     again = CombinationStream(combination)
     again.load({k: np.array(v, copy=True) for k, v in first.state().items()})
     assert (again.steps_seen, again.pending_from) == (first.steps_seen, first.pending_from)
-    update = again.update(own[51:], rows[51:])
+    update = again.update(own[101:], rows[101:])
     finals.append(update.final_scores)
     _close(
-        np.concatenate([*finals, again.pending_scores()]), whole[50 - combination.final_after() :]
+        np.concatenate([*finals, again.pending_scores()]), whole[100 - combination.final_after() :]
     )
 
 
@@ -154,7 +163,7 @@ def test_the_description_names_each_part_its_weight_smoothing_scale_and_the_rule
     discord = combination.terms[-1]
     parts = (
         "0.5 z(own, mean of 6) + 1.5 z(kmeans) + 1 z(ar, mean of 4)"
-        f" + 1 z(discord, subsequences of {discord.length})"
+        f" + 1 z(discord, subsequences of {discord.lengths[0]} and subsequences of 48)"
     )
     assert combination.describe() == f"{parts}, each part at least 0"
     for rule, text in (("zscore-sum", parts), ("zscore-max", f"zscore-max of {parts}")):

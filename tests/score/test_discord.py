@@ -1,5 +1,6 @@
-"""The discord part (:mod:`madcluster.score.discord`) against a direct loop, as a stream, and as a
-term of a fitted model (score, stream, save, load, export)."""
+"""The exact discord part (:mod:`madcluster.score.discord`) against a direct loop over every
+training subsequence, as a stream, through a file, and as a term of a fitted model (score,
+stream, save, load, export)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from series_helpers import periodic_pair
 
 from madcluster import MADCluster
 from madcluster.estimator.streaming import StreamScorer
-from madcluster.score.discord import STD_FLOOR, Discord, covering_minimum
+from madcluster.score import discord
+from madcluster.score.discord import STD_FLOOR, Discord, Join
 from madcluster.score.parts import FitContext, part_class
-from madcluster.score.scales import dominant_period
 
 TINY = {"window_size": 16, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
 EXACT = 1e-9
@@ -24,36 +25,39 @@ def test_rows() -> np.ndarray:
     return rows
 
 
-def _close(got: np.ndarray, want: np.ndarray) -> None:
+def _close(got: np.ndarray, want: np.ndarray, tol: float = EXACT) -> None:
     assert got.shape == want.shape
-    assert np.max(np.abs(got - want), initial=0.0) <= EXACT * max(
-        1.0, np.abs(want).max(initial=0.0)
-    )
+    assert np.max(np.abs(got - want), initial=0.0) <= tol * max(1.0, np.abs(want).max(initial=0.0))
 
 
-def _direct_distance(
-    part: Discord, read: np.ndarray, start: int, exclude_near: bool = False
-) -> float:
-    """One subsequence's distance to its nearest neighbour, by a loop over the neighbours."""
-    m, p = part.length, part.segment
-    sub = read[start : start + m].T  # (C, m)
-    centred = sub - sub.mean(axis=1, keepdims=True)
-    z = centred / np.maximum(centred.std(axis=1, keepdims=True), STD_FLOOR)
-    q = z.reshape(z.shape[0], m // p, p).mean(axis=2).ravel()
-    best = np.inf
-    for nb, nb_start in zip(part.neighbours, part.neighbour_starts, strict=True):
-        if exclude_near and abs(int(nb_start) - start) < m:
-            continue
-        best = min(best, float(np.mean((q - nb) ** 2)))
-    return float(np.sqrt(best)) if np.isfinite(best) else 0.0
+def _z(sub: np.ndarray) -> np.ndarray:
+    centred = sub - sub.mean(axis=0)
+    return (centred / np.maximum(centred.std(axis=0), STD_FLOOR)).T.ravel()
 
 
-def test_the_period_sets_the_subsequence_length():
-    assert abs(dominant_period(periodic_pair(2000, 0, period=40.0), fallback=99) - 40) <= 1
-    rng = np.random.default_rng(0)
-    assert dominant_period(rng.normal(size=(2000, 2)), fallback=99) in (99, *range(3, 400))
-    part = Discord.fit(periodic_pair(2000, 0, period=40.0), FitContext(100))
-    assert 38 <= part.length <= 41 and part.length % part.segment == 0
+def _one(rows: np.ndarray, length: int, **kwargs) -> Join:
+    """The single join of a discord part fitted on ``rows`` with subsequences of ``length``."""
+    (join,) = Discord.fit(rows, FitContext(16), lengths=(length,), **kwargs).joins
+    return join
+
+
+def _direct(part: Join, read: np.ndarray, exclude_near: bool = False) -> np.ndarray:
+    """Each subsequence's RMS distance to its nearest training subsequence, by a loop over them."""
+    m, train = part.length, part.read(part.training)
+    neighbours = [(i, _z(train[i : i + m])) for i in range(len(train) - m + 1)]
+    out = []
+    for s in range(len(read) - m + 1):
+        q = _z(read[s : s + m])
+        best = min(
+            (
+                float(np.mean((q - nb) ** 2))
+                for i, nb in neighbours
+                if not exclude_near or abs(part.training_first + i - s) >= m
+            ),
+            default=np.inf,
+        )
+        out.append(np.sqrt(best) if np.isfinite(best) else 0.0)
+    return np.asarray(out)
 
 
 def _block(t: int, n: int, m: int) -> int:
@@ -61,32 +65,104 @@ def _block(t: int, n: int, m: int) -> int:
     return min(max(0, t - m + 1), max(0, n - 2 * m + 1))
 
 
-def test_values_against_a_direct_loop(test_rows):
-    part = Discord.fit(periodic_pair(600, 0), FitContext(16))
-    read = part.read(test_rows)
-    n, m = len(read), part.length
-    each = np.asarray([_direct_distance(part, read, s) for s in range(n - m + 1)])
-    # a step's value: the least distance of the subsequences covering it; within m - 1 steps of
-    # an end, of the m subsequences nearest to it
-    direct = np.asarray([each[_block(t, n, m) : _block(t, n, m) + m].min() for t in range(n)])
-    _close(part.values(test_rows), direct)
+def _per_step(each: np.ndarray, n: int, m: int) -> np.ndarray:
+    return np.asarray([each[_block(t, n, m) : _block(t, n, m) + m].min() for t in range(n)])
+
+
+def test_values_against_a_loop_over_every_training_subsequence(test_rows):
+    train = periodic_pair(400, 0)
+    train = np.concatenate([train, (np.arange(400) // 30 % 2)[:, None]], axis=1)  # few levels
+    whole = Discord.fit(train.astype(np.float32), FitContext(16), lengths=(20,))
+    (part,) = whole.joins
+    assert part.columns.tolist() == [0, 1] and part.n_training == 400 - 20 + 1
+    rows = np.concatenate([test_rows, np.zeros((300, 1), dtype=np.float32)], axis=1)
+    n, m = len(rows), part.length
+    each = _direct(part, part.read(rows))
+    _close(part.distances(part.read(rows), np.arange(n - m + 1)), each)
+    _close(part.values(rows), _per_step(each, n, m))
+    _close(whole.values(rows), part.values(rows), 0.0)  # one join: its reading as it is
     # no causal reading: at once the part adds nothing (its reading and statistics are 0)
-    assert not part.at_once(test_rows).any() and not part.reference_at_once(test_rows).any()
-    assert part.final_after() == m - 1 and part.reads_ahead
+    assert not whole.at_once(rows).any() and not whole.reference_at_once(rows).any()
+    assert whole.final_after() == m - 1 and whole.reads_ahead
 
 
-def test_training_statistics_leave_each_subsequence_own_neighbourhood_out():
+def test_the_training_reading_leaves_each_subsequence_own_neighbourhood_out():
+    train = periodic_pair(500, 0)
+    part = _one(train, 20)
+    n, m = len(train), part.length
+    direct = _per_step(_direct(part, part.read(train), exclude_near=True), n, m)
+    _close(part.reference_values(train), direct)
+    fitted = Discord.fit(train, FitContext(16), lengths=(20,))
+    _close(fitted.reference_values(train), direct)  # kept from the fit
+    _close(Discord.from_arrays(fitted.to_arrays()).reference_values(train), direct)
+    assert np.allclose(part.values(train), 0.0, atol=1e-6)  # in-sample, each matches itself
+
+
+def test_a_stretch_copied_from_anywhere_in_training_reads_zero():
+    """Exact: every training subsequence is a neighbour, so a copy of any training stretch is
+    at distance 0, which a sample of the training subsequences would not give on a random walk."""
+    rng = np.random.default_rng(5)
+    train = np.cumsum(rng.normal(size=(3000, 1)), axis=0).astype(np.float32)
+    part = _one(train, 20)
+    for start in (0, 1234, 2899, 2980):
+        copy = train[start : start + 20]
+        assert part.values(copy).max() < 1e-6
+    fresh = np.cumsum(rng.normal(size=(200, 1)), axis=0).astype(np.float32)
+    assert part.values(fresh).min() > 0.05
+
+
+def test_blocks_and_their_sizes_change_nothing(monkeypatch, test_rows):
+    part = Discord.fit(periodic_pair(900, 0), FitContext(16), lengths=(40, 16), segments=(2, 1))
+    whole = part.values(test_rows)
+    monkeypatch.setattr(discord, "_QUERY_BLOCK", 7)
+    monkeypatch.setattr(discord, "_TRAINING_BLOCK", 100)
+    monkeypatch.setattr(discord, "_KEPT_BYTES", 0)  # every block rebuilt when read
+    small = Discord.from_arrays(part.to_arrays())
+    assert all(j._kept_blocks is None for j in small.joins)
+    _close(small.values(test_rows), whole, 1e-12)
+
+
+@pytest.mark.parametrize("chunks", [(1,) * 300, (1, 4, 35, 1, 259), (300,)])
+@pytest.mark.parametrize("shapes", [None, ((40, 16), (2, 1))])
+def test_a_stream_gives_the_whole_series_values(test_rows, chunks, shapes):
+    lengths, segments = shapes or (None, None)
+    part = Discord.fit(periodic_pair(600, 0), FitContext(16), lengths, segments)
+    whole = part.values(test_rows)
+    stream, at = part.stream(), 0
+    for size in chunks:
+        assert not stream.append(test_rows[at : at + size]).any()  # nothing at once
+        at += size
+        final = stream.final_before(at)
+        recent = np.arange(max(0, final - 3), final)
+        _close(stream.values(recent), part.values(test_rows[:at])[recent])
+        stream.forget_before(max(0, final - 3))
+    kept = max(0, stream.final_before(300) - 3)
+    _close(stream.values(np.arange(kept, 300)), whole[kept:])
+    restored = part.stream()
+    restored.load(stream.state())
+    _close(restored.values(np.arange(kept, 300)), whole[kept:])
+
+
+def test_files_round_trip_and_the_training_cap(monkeypatch, test_rows):
     train = periodic_pair(600, 0)
-    part = Discord.fit(train, FitContext(16))
-    read = part.read(train)
-    n, m = len(read), part.length
-    reference = part.reference_values(train)  # per step, fewer subsequences than the cap: exact
-    each = np.asarray(
-        [_direct_distance(part, read, s, exclude_near=True) for s in range(n - m + 1)]
-    )
-    direct = [each[_block(t, n, m) : _block(t, n, m) + m].min() for t in range(0, n, 37)]
-    _close(reference[::37], np.asarray(direct))
-    assert part.values(train).mean() < reference.mean()  # in-sample, a subsequence matches itself
+    part = Discord.fit(train, FitContext(16), lengths=(40, 16), segments=(2, 1))
+    again = part_class("discord").from_arrays(part.to_arrays())
+    assert isinstance(again, Discord)
+    for name in ("lengths", "segments", "centres", "spreads", "training_first"):
+        assert getattr(again, name) == getattr(part, name), name
+    assert np.array_equal(again.training, train.astype(np.float64)) and again.training_first == 0
+    assert np.array_equal(again.values(test_rows), part.values(test_rows))
+    # at most MAX_TRAINING_VALUES kept values: the last rows, where they start recorded
+    monkeypatch.setattr(discord, "MAX_TRAINING_VALUES", 2 * 250)
+    whole = Discord.fit(train, FitContext(16), lengths=(20,))
+    capped = whole.joins[0]
+    assert capped.training.shape == (250, 2) and capped.training_first == 350
+    assert np.array_equal(capped.training, train[350:].astype(np.float64))
+    assert whole.mean.tolist() == part.mean.tolist()  # the scale is still all rows'
+    n, m = len(train), capped.length
+    # the training reading: a subsequence before the kept rows has them all as neighbours
+    direct = _per_step(_direct(capped, capped.read(train), exclude_near=True), n, m)
+    _close(capped.reference_values(train), direct)
 
 
 def test_the_training_scores_read_the_discord_without_self_matches():
@@ -94,8 +170,8 @@ def test_the_training_scores_read_the_discord_without_self_matches():
     themselves the training rows would score below any test rows and the threshold sit too low."""
     train = periodic_pair(800, 0)
     model = MADCluster(input_terms=("discord",), **TINY).fit(train)
-    combination = model.model_.combination
     fitted = model.model_
+    combination = fitted.combination
     checked = fitted.inputs.check_rows(train)
     own = fitted.own_scores(fitted.inputs.model_input(checked))
     in_sample = combination.score(checked, own)
@@ -104,44 +180,15 @@ def test_the_training_scores_read_the_discord_without_self_matches():
 
 
 def test_the_reversed_stretch_stands_out_and_its_neighbours_do_not(test_rows):
-    part = Discord.fit(periodic_pair(2000, 0), FitContext(16))
+    train = periodic_pair(2000, 0)
+    part = _one(train, 20)
     values = part.values(test_rows)
-    reference = part.reference_values(periodic_pair(2000, 0))
-    assert values[150:170].min() > np.quantile(reference, 0.999)
+    reference = part.reference_values(train)
+    # the stretch's edge steps are also covered by subsequences that hold one or two of its rows
+    assert values[152:168].min() > 2 * np.quantile(reference, 0.999)
+    assert values[150:170].max() > 20 * np.quantile(reference, 0.999)
     assert np.median(values[:120]) < np.quantile(reference, 0.99)
-    # the steps just outside the stretch are covered by subsequences that miss it
-    assert (
-        values[140:145].max() < values[150:170].min()
-        and values[175:180].max() < values[150:170].min()
-    )
-
-
-def test_stream_equals_the_whole_series(test_rows):
-    part = Discord.fit(periodic_pair(600, 0), FitContext(16))
-    whole, causal = part.values(test_rows), part.at_once(test_rows)
-    stream = part.stream()
-    got = []
-    for a, b in ((0, 1), (1, 5), (5, 40), (40, 41), (41, 300)):
-        got.append(stream.append(test_rows[a:b]))
-        final = stream.final_before(b)
-        _close(
-            stream.values(np.arange(max(0, final - 3), final)),
-            part.values(test_rows[:b])[max(0, final - 3) : final],
-        )
-        stream.forget_before(max(0, final - 3))
-    _close(np.concatenate(got), causal)
-    kept = max(0, stream.final_before(300) - 3)  # the steps not forgotten
-    _close(stream.values(np.arange(kept, 300)), whole[kept:])
-    restored = part.stream()
-    restored.load(stream.state())
-    _close(restored.values(np.arange(kept, 300)), whole[kept:])
-
-
-def test_files_round_trip():
-    part = Discord.fit(periodic_pair(600, 0), FitContext(16))
-    again = part_class("discord").from_arrays(part.to_arrays())
-    rows = periodic_pair(200, 3)
-    _close(again.values(rows), part.values(rows))
+    assert max(values[140:145].max(), values[175:180].max()) < np.quantile(reference, 0.99)
 
 
 def test_a_model_with_the_discord_part(test_rows, tmp_path):
@@ -149,12 +196,11 @@ def test_a_model_with_the_discord_part(test_rows, tmp_path):
     model = MADCluster(input_terms=("kmeans", "ar", "discord"), **TINY).fit(train)
     combination = model.model_.combination
     assert combination.names == ["own", "kmeans", "ar", "discord"]
-    assert "discord" in combination.at_once_stats
-    discord = combination.parts[-1]
-    assert combination.final_after() == max(TINY["window_size"], discord.length - 1)
+    discord_part = combination.parts[-1]
+    assert isinstance(discord_part, Discord)
+    assert combination.final_after() == max(TINY["window_size"], discord_part.length - 1)
     scores = model.decision_function(test_rows)
     assert np.isfinite(scores).all()
-    # stream: final = decision_function, through a saved state
     scorer = model.stream()
     results = [scorer.update(test_rows[:100])]
     scorer.save(tmp_path / "s.mcs")
@@ -173,33 +219,50 @@ def test_a_model_with_the_discord_part(test_rows, tmp_path):
     _close(OnnxScorer(tmp_path / "m.onnx").decision_function(test_rows), scores)
 
 
-def test_a_flat_stretch_stays_flat_instead_of_blowing_its_noise_up():
-    """A subsequence's deviation is floored at STD_FLOOR training deviations: a stretch that barely
-    moves keeps z-values near 0 rather than noise rescaled to unit variance."""
-    part = Discord.fit(periodic_pair(600, 0), FitContext(16))
-    rng = np.random.default_rng(3)
-    flat = (0.3 + 1e-4 * rng.normal(size=(200, 2))).astype(np.float64)
-    shapes = part.shapes(part.read(flat), np.arange(0, 200 - part.length, 7))
-    assert np.abs(shapes).max() < 0.05
-    moving = part.shapes(part.read(periodic_pair(200, 4)), np.arange(0, 200 - part.length, 7))
-    assert np.abs(moving).max() > 0.5
+def test_segment_means_against_the_sampled_reading_with_every_neighbour(monkeypatch, test_rows):
+    """With segments of p rows the exact part is the sampled reading of older files given every
+    training subsequence as a neighbour: the same distances, to rounding."""
+    from madcluster.score import discord_sampled
+
+    train = periodic_pair(700, 0, period=70.0)
+    monkeypatch.setattr(discord_sampled, "MAX_NEIGHBOURS", 10**6)
+    sampled = discord_sampled.SampledDiscord.fit(train, FitContext(16))
+    assert sampled.segment > 1 and len(sampled.neighbours) == 700 - sampled.length + 1
+    (part,) = Discord.fit(train, FitContext(16), (sampled.length,), (sampled.segment,)).joins
+    assert part.dims == 2 * sampled.length // sampled.segment
+    rows = periodic_pair(300, 1, period=70.0)
+    rows[100:130, 1] = rows[100:130, 1][::-1].copy()
+    _close(part.values(rows), sampled.values(rows), 1e-12)
+    _close(part.reference_values(train), sampled.reference_values(train), 1e-12)
 
 
-def test_a_series_ends_score_as_its_middle_and_old_files_as_they_did():
-    """Steps near either end read as many subsequences as the middle: on fresh normal series the
-    first and last rows score like the rest (with the covering subsequences alone, fewer there,
-    they scored 2 training deviations higher). A model file from before reads as it did."""
-    part = Discord.fit(periodic_pair(2000, 0), FitContext(16))
-    m = part.length
-    values = np.stack([part.values(periodic_pair(400, seed)) for seed in range(1, 21)])
-    scale = part.reference_values(periodic_pair(2000, 0)).std()
-    ends = np.concatenate([values[:, : m // 2], values[:, -m // 2 :]], axis=1)
-    middle = values[:, m:-m]
-    assert abs(ends.mean() - middle.mean()) < 0.5 * scale
-    arrays = {k: v for k, v in part.to_arrays().items() if k != "balanced_edges"}
-    old = Discord.from_arrays(arrays)
-    assert not old.balanced_edges and part.balanced_edges
-    x = periodic_pair(400, 1)
-    each = old.distances(old.read(x), np.arange(len(x) - m + 1))
-    _close(old.values(x), covering_minimum(each, 0, np.arange(len(x)), m))
-    assert old.values(x)[0] > part.values(x)[0]
+@pytest.mark.parametrize(
+    ("period", "n_rows", "lengths", "segments"),
+    [
+        (20, 600, (20, 48), (1, 1)),  # a short period: the short join is the longer one
+        (70, 2000, (70, 48), (3, 1)),  # a long one averages segments of ceil(70 / 32) rows
+        (300, 5000, (300, 48), (10, 1)),
+        (48, 5000, (48,), (2,)),  # the period's join is the short one
+        (16, 100, (16, 25), (1, 1)),  # few rows: the short join at most a quarter of them
+        (16, 64, (16,), (1,)),
+    ],
+)
+def test_the_joins_follow_the_period(period, n_rows, lengths, segments):
+    assert discord.join_shapes(period, n_rows) == (lengths, segments)
+
+
+def test_two_joins_read_the_larger_of_their_standardised_readings(test_rows):
+    train = periodic_pair(600, 0)
+    part = Discord.fit(train, FitContext(16))
+    assert part.lengths == (20, 48) and part.length == 48 and part.final_after() == 47
+    readings = [j.reference_values(train) for j in part.joins]
+    assert part.centres == tuple(r.mean() for r in readings)
+    assert part.spreads == tuple(r.std() for r in readings)
+    each = [
+        (j.values(test_rows) - c) / s for j, c, s in zip(part.joins, part.centres, part.spreads)
+    ]
+    _close(part.values(test_rows), np.maximum(*each), 0.0)
+    reference = np.maximum(*((r - c) / s for r, c, s in zip(readings, part.centres, part.spreads)))
+    _close(part.reference_values(train), reference, 0.0)
+    # the reversed stretch stands out of the training reading
+    assert part.values(test_rows)[152:168].min() > part.reference_values(train).max()

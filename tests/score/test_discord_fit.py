@@ -1,13 +1,14 @@
-"""The discord part's fit (:meth:`~madcluster.score.discord.Discord.fit`): the columns it reads,
-its float64 arithmetic whatever the input's dtype, and a file's round trip of every fitted array.
-Found by the mutation run of ``docs/mutation.md``."""
+"""The sampled discord reading's fit (:meth:`~madcluster.score.discord_sampled.SampledDiscord.fit`,
+the reading older model files hold): the columns it reads, its float64 arithmetic whatever the
+input's dtype, and a file's round trip of every fitted array. Found by the mutation run of
+``docs/mutation.md``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from madcluster.score.discord import Discord
+from madcluster.score.discord_sampled import SampledDiscord
 from madcluster.score.parts import FitContext, part_class
 
 
@@ -41,7 +42,7 @@ def _columns(n: int, seed: int) -> dict[str, np.ndarray]:
 )
 def test_the_part_reads_the_columns_with_a_shape(names, read):
     rows = np.stack([_columns(400, 0)[n] for n in names], axis=1).astype(np.float32)
-    part = Discord.fit(rows, FitContext(16))
+    part = SampledDiscord.fit(rows, FitContext(16))
     assert part.columns.tolist() == read and part.columns.dtype == np.int64
     chosen = rows[:, read].astype(np.float64)
     assert np.array_equal(part.mean, chosen.mean(axis=0))
@@ -52,8 +53,8 @@ def test_the_part_reads_the_columns_with_a_shape(names, read):
 
 def test_float32_rows_fit_the_part_of_their_float64_values():
     rows = np.stack([_wave(400, 0), _wave(400, 1, period=25.0)], axis=1).astype(np.float32)
-    part = Discord.fit(rows, FitContext(16))
-    wide = Discord.fit(rows.astype(np.float64), FitContext(16))
+    part = SampledDiscord.fit(rows, FitContext(16))
+    wide = SampledDiscord.fit(rows.astype(np.float64), FitContext(16))
     for name in ("mean", "scale", "neighbours"):
         got = getattr(part, name)
         assert got.dtype == np.float64 and np.array_equal(got, getattr(wide, name)), name
@@ -64,7 +65,7 @@ def test_float32_rows_fit_the_part_of_their_float64_values():
 
 def test_a_file_round_trip_keeps_every_fitted_array():
     rows = np.stack([_wave(500, 0), _wave(500, 1, period=25.0)], axis=1).astype(np.float32)
-    part = Discord.fit(rows, FitContext(16))
+    part = SampledDiscord.fit(rows, FitContext(16))
     again = part_class("discord").from_arrays(part.to_arrays())
     for name in ("columns", "mean", "scale", "neighbours", "neighbour_starts"):
         got, want = getattr(again, name), getattr(part, name)
@@ -89,7 +90,7 @@ def _two_waves(n: int, period: float) -> np.ndarray:
     ],
 )
 def test_the_subsequence_length_follows_the_period_within_its_bounds(rows, window, length):
-    part = Discord.fit(rows.astype(np.float32), FitContext(window))
+    part = SampledDiscord.fit(rows.astype(np.float32), FitContext(window))
     assert part.length == length and part.length % part.segment == 0
     assert part.segment == -(-length // 32)
 
@@ -98,7 +99,7 @@ def test_the_subsequence_length_follows_the_period_within_its_bounds(rows, windo
 def test_a_short_training_series_keeps_each_subsequence_as_a_neighbour(n):
     t = np.arange(n)
     rows = np.stack([np.sin(t / 2), np.cos(t / 3)], axis=1).astype(np.float32)
-    part = Discord.fit(rows, FitContext(16))
+    part = SampledDiscord.fit(rows, FitContext(16))
     assert part.length == 16
     assert part.neighbour_starts.tolist() == list(range(n - 15))
     assert part.neighbour_starts.dtype == np.int64
@@ -112,7 +113,7 @@ def test_the_deviation_floor_is_in_training_deviations_of_the_column():
     rows = (100.0 * np.stack([_wave(400, 0), _wave(400, 1, period=25.0)], axis=1)).astype(
         np.float32
     )
-    part = Discord.fit(rows, FitContext(16))
+    part = SampledDiscord.fit(rows, FitContext(16))
     assert np.allclose(part.scale, rows.astype(np.float64).std(axis=0))
     rng = np.random.default_rng(4)
     for level in (0.0, 300.0):

@@ -1,6 +1,7 @@
 """The discord part's training reading from a sample of the training subsequences
-(:meth:`~madcluster.score.discord.Discord.reference_values`): a step that no sampled subsequence
-covers takes the value of the nearest one, against a direct loop. The sample is all of them below
+(:meth:`~madcluster.score.discord.SubsequenceReadings.reference_values`, here of the sampled
+reading of older files): a step that no sampled subsequence covers takes the value of the
+nearest one, against a direct loop. The sample is all of them below
 ``MAX_REFERENCE`` (4096) subsequences and covers every step below about 65,000 rows, so the cap is
 lowered here. Found by the mutation run of ``docs/mutation.md`` (no test reached that path)."""
 
@@ -11,11 +12,12 @@ import pytest
 from series_helpers import periodic_pair
 
 from madcluster.score import discord
-from madcluster.score.discord import STD_FLOOR, Discord
+from madcluster.score.discord import STD_FLOOR
+from madcluster.score.discord_sampled import SampledDiscord
 from madcluster.score.parts import FitContext
 
 
-def _direct_distance(part: Discord, read: np.ndarray, start: int) -> float:
+def _direct_distance(part: SampledDiscord, read: np.ndarray, start: int) -> float:
     """One subsequence's distance to its nearest neighbour at least m steps away, by a loop."""
     m, p = part.length, part.segment
     sub = read[start : start + m].T
@@ -36,7 +38,7 @@ def _direct_distance(part: Discord, read: np.ndarray, start: int) -> float:
 @pytest.mark.parametrize("cap", [2, 7, 12, 200])
 def test_a_step_no_sampled_subsequence_covers_takes_the_nearest_ones_value(monkeypatch, cap):
     rows = periodic_pair(500, 0)
-    part = Discord.fit(rows, FitContext(16))
+    part = SampledDiscord.fit(rows, FitContext(16))
     monkeypatch.setattr(discord, "MAX_REFERENCE", cap)
     n, m = len(rows), part.length
     read = part.read(rows)
@@ -60,14 +62,14 @@ def test_a_step_no_sampled_subsequence_covers_takes_the_nearest_ones_value(monke
 
 
 def test_a_series_shorter_than_a_subsequence_reads_zero():
-    part = Discord.fit(periodic_pair(300, 0), FitContext(16))
+    part = SampledDiscord.fit(periodic_pair(300, 0), FitContext(16))
     short = periodic_pair(part.length - 1, 1)
     assert np.array_equal(part.reference_values(short), np.zeros(part.length - 1))
     assert np.array_equal(part.values(short), np.zeros(part.length - 1))
 
 
 def test_a_series_of_one_subsequence_reads_its_distance_on_every_step():
-    part = Discord.fit(periodic_pair(300, 0), FitContext(16))
+    part = SampledDiscord.fit(periodic_pair(300, 0), FitContext(16))
     one = periodic_pair(part.length, 2)
     want = _direct_distance(part, part.read(one), 0)
     assert want > 0
@@ -76,7 +78,7 @@ def test_a_series_of_one_subsequence_reads_its_distance_on_every_step():
 
 
 def test_a_series_of_one_subsequence_reads_its_nearest_neighbour_on_every_step():
-    part = Discord.fit(periodic_pair(300, 0), FitContext(16))
+    part = SampledDiscord.fit(periodic_pair(300, 0), FitContext(16))
     one = periodic_pair(part.length, 2)
     m, p = part.length, part.segment
     sub = part.read(one).T
@@ -92,14 +94,14 @@ def test_a_subsequence_with_no_neighbour_m_steps_away_reads_zero():
     """A training series shorter than two subsequences: every neighbour overlaps every training
     subsequence, so none is compared, and the training reading is 0 rather than infinite."""
     rows = periodic_pair(24, 0)
-    part = Discord.fit(rows, FitContext(16))
+    part = SampledDiscord.fit(rows, FitContext(16))
     assert part.length == 16 and part.neighbour_starts.max() < part.length
     assert np.array_equal(part.reference_values(rows), np.zeros(24))
 
 
 def test_values_with_segments_of_several_steps_against_a_direct_loop():
     """Subsequences longer than ``SEGMENTS`` steps are averaged over segments of p > 1 steps."""
-    part = Discord.fit(periodic_pair(600, 0, period=70.0), FitContext(16))
+    part = SampledDiscord.fit(periodic_pair(600, 0, period=70.0), FitContext(16))
     m, p = part.length, part.segment
     assert p > 1
     rows = periodic_pair(200, 1, period=70.0)

@@ -1,0 +1,146 @@
+"""What the discord part costs: the exact part beside the sampled reading it replaced, in one run.
+
+At 20,000 x 6 and 100,000 x 1 training rows: the fit (the part's fit plus its training reading,
+which the model's fit reads its statistics from), scoring a test series of the same size
+(:meth:`values`), and a stream fed row by row (rows per second over ``--stream-rows`` rows after
+a warm start of 2 m rows). The rows are a seeded noisy cycle of 40 steps per column (phases
+apart), so both parts read subsequences of the same length; the cost does not depend on the
+values otherwise.
+
+    OMP_NUM_THREADS=1 python benchmarks/discord_cost.py --out benchmarks/results/discord_cost.json
+
+writes the JSON and ``discord_cost.md`` beside it (atomically).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+SIZES = ((20_000, 6), (100_000, 1))
+PERIOD = 40.0
+
+
+def rows(n: int, columns: int, seed: int) -> np.ndarray:
+    """A noisy cycle of ``PERIOD`` steps per column, float32."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)[:, None]
+    phase = 2 * np.pi * t / PERIOD + np.arange(columns)
+    wave = np.sin(phase) + 0.5 * np.sin(2 * phase + 1.0)
+    return (wave + 0.1 * rng.normal(size=(n, columns))).astype(np.float32)
+
+
+def joins(part) -> str:
+    """The subsequence lengths a part reads, with their segments where longer than a row."""
+    shapes = (
+        zip(part.lengths, part.segments)
+        if hasattr(part, "lengths")
+        else [(part.length, part.segment)]
+    )
+    return " + ".join(f"{m}" if p == 1 else f"{m} (segments of {p})" for m, p in shapes)
+
+
+def measure(kind: str, n: int, columns: int, stream_rows: int) -> dict:
+    """Seconds to fit, to score a series of ``n`` rows, and stream rows per second."""
+    from madcluster.score.discord import Discord
+    from madcluster.score.discord_sampled import SampledDiscord
+    from madcluster.score.parts import FitContext
+
+    part_class = {"exact": Discord, "sampled": SampledDiscord}[kind]
+    train, test = rows(n, columns, 0), rows(n, columns, 1)
+    began = time.perf_counter()
+    part = part_class.fit(train, FitContext(100, 0))
+    part.reference_values(train)
+    fit_s = time.perf_counter() - began
+    began = time.perf_counter()
+    part.values(test)
+    score_s = time.perf_counter() - began
+    stream = part.stream()
+    warm = 2 * part.length
+    stream.append(test[:warm])
+    began = time.perf_counter()
+    for i in range(warm, warm + stream_rows):
+        stream.append(test[i : i + 1])
+        stream.forget_before(stream.final_before(i + 1))
+    stream_s = time.perf_counter() - began
+    return {
+        "part": kind,
+        "training_rows": n,
+        "columns": columns,
+        "joins": joins(part),
+        "fit_s": round(fit_s, 3),
+        "score_s": round(score_s, 3),
+        "stream_rows_per_s": round(stream_rows / stream_s, 1),
+        "stream_rows": stream_rows,
+    }
+
+
+def markdown(result: dict) -> str:
+    lines = [
+        "# The discord part's cost: exact beside sampled",
+        "",
+        "Written by `benchmarks/discord_cost.py` (one run, both parts; command below).",
+        (
+            f"Commit `{result['commit']}`, {result['machine']}, numpy {result['numpy']}, "
+            f"OMP_NUM_THREADS={result['threads']}."
+        ),
+        "The fit is the part's fit plus its training reading (what the model's fit adds for it);",
+        "scoring is one test series as long as the training rows; the stream is fed row by row.",
+        "",
+        "| training rows x columns | part | subsequences | fit s | scoring s | stream rows/s |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in result["runs"]:
+        lines.append(
+            f"| {r['training_rows']:,} x {r['columns']} | {r['part']} | {r['joins']} | "
+            f"{r['fit_s']:.2f} | {r['score_s']:.2f} | {r['stream_rows_per_s']:,.0f} |"
+        )
+    lines += ["", "```bash", result["command"], "```", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    from madcluster.atomic import atomic_write_text
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "discord_cost.json"))
+    parser.add_argument("--stream-rows", type=int, default=1000)
+    args = parser.parse_args()
+    runs = []
+    for n, columns in SIZES:
+        for kind in ("sampled", "exact"):
+            runs.append(measure(kind, n, columns, args.stream_rows))
+            print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    ).stdout.strip()
+    result = {
+        "commit": commit,
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared)",
+        "numpy": np.__version__,
+        "threads": os.environ.get("OMP_NUM_THREADS", "unset"),
+        "command": "OMP_NUM_THREADS=1 python benchmarks/discord_cost.py",
+        "runs": runs,
+    }
+    out = Path(args.out)
+    atomic_write_text(out, json.dumps(result, indent=1) + "\n")
+    atomic_write_text(out.with_suffix(".md"), markdown(result))
+
+
+if __name__ == "__main__":
+    main()
