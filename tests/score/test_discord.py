@@ -87,7 +87,7 @@ def test_values_against_a_loop_over_every_training_subsequence(test_rows):
 
 
 def test_the_training_reading_leaves_each_subsequence_own_neighbourhood_out():
-    train = periodic_pair(500, 0)
+    train = periodic_pair(300, 0)
     part = _one(train, 20)
     n, m = len(train), part.length
     direct = _per_step(_direct(part, part.read(train), exclude_near=True), n, m)
@@ -144,7 +144,7 @@ def test_a_stream_gives_the_whole_series_values(test_rows, chunks, shapes):
 
 
 def test_files_round_trip_and_the_training_cap(monkeypatch, test_rows):
-    train = periodic_pair(600, 0)
+    train = periodic_pair(400, 0)
     part = Discord.fit(train, FitContext(16), lengths=(40, 16), segments=(2, 1))
     again = part_class("discord").from_arrays(part.to_arrays())
     assert isinstance(again, Discord)
@@ -153,11 +153,11 @@ def test_files_round_trip_and_the_training_cap(monkeypatch, test_rows):
     assert np.array_equal(again.training, train.astype(np.float64)) and again.training_first == 0
     assert np.array_equal(again.values(test_rows), part.values(test_rows))
     # at most MAX_TRAINING_VALUES kept values: the last rows, where they start recorded
-    monkeypatch.setattr(discord, "MAX_TRAINING_VALUES", 2 * 250)
+    monkeypatch.setattr(discord, "MAX_TRAINING_VALUES", 2 * 150)
     whole = Discord.fit(train, FitContext(16), lengths=(20,))
     capped = whole.joins[0]
-    assert capped.training.shape == (250, 2) and capped.training_first == 350
-    assert np.array_equal(capped.training, train[350:].astype(np.float64))
+    assert capped.training.shape == (150, 2) and capped.training_first == 250
+    assert np.array_equal(capped.training, train[250:].astype(np.float64))
     assert whole.mean.tolist() == part.mean.tolist()  # the scale is still all rows'
     n, m = len(train), capped.length
     # the training reading: a subsequence before the kept rows has them all as neighbours
