@@ -44,7 +44,7 @@ How:
   so a stream fed row by row gives the whole series' values to rounding (4e-15 measured: the
   matrix product of 2 rows and of 512 may round differently). Cost: training subsequences x
   scored subsequences x (values per subsequence) multiply-adds per join
-  (``benchmarks/discord_cost.py``, ``benchmarks/results/discord_cost.md``); a streamed row
+  (``benchmarks/studies/speed/discord_cost.py``, ``benchmarks/results/discord_cost.md``); a streamed row
   reads every kept training subsequence, so a stream's rows per second fall with the training
   rows;
 * a step's value is the least distance of the subsequences covering it (final m - 1 rows

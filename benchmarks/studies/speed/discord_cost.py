@@ -7,9 +7,9 @@ a warm start of 2 m rows). The rows are a seeded noisy cycle of 40 steps per col
 apart), so both parts read subsequences of the same length; the cost does not depend on the
 values otherwise.
 
-    OMP_NUM_THREADS=1 python benchmarks/discord_cost.py --out benchmarks/results/discord_cost.json
+    OMP_NUM_THREADS=1 python benchmarks/studies/speed/discord_cost.py
 
-writes the JSON and ``discord_cost.md`` beside it (atomically).
+writes ``benchmarks/results/discord_cost.json`` and ``discord_cost.md`` beside it (atomically).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "src"))
 
 SIZES = ((20_000, 6), (100_000, 1))
@@ -90,7 +90,7 @@ def markdown(result: dict) -> str:
     lines = [
         "# The discord part's cost: exact beside sampled",
         "",
-        "Written by `benchmarks/discord_cost.py` (one run, both parts; command below).",
+        "Written by `benchmarks/studies/speed/discord_cost.py` (one run, both parts; command below).",
         (
             f"Commit `{result['commit']}`, {result['machine']}, numpy {result['numpy']}, "
             f"OMP_NUM_THREADS={result['threads']}."
@@ -134,7 +134,7 @@ def main() -> None:
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared)",
         "numpy": np.__version__,
         "threads": os.environ.get("OMP_NUM_THREADS", "unset"),
-        "command": "OMP_NUM_THREADS=1 python benchmarks/discord_cost.py",
+        "command": "OMP_NUM_THREADS=1 python benchmarks/studies/speed/discord_cost.py",
         "runs": runs,
     }
     out = Path(args.out)
