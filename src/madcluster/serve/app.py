@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from madcluster.exceptions import MADClusterError
 from madcluster.incidents.policy import incident_record
+from madcluster.serve.far_columns import far_columns
 from madcluster.serve.fast_updates import FastStreamUpdates, update_answer
 from madcluster.serve.limits import (
     DEFAULT_BODY_SECONDS,
@@ -121,15 +122,18 @@ def create_app(
     @app.post("/models/{model}/score")
     def score(model: str, body: RowsRequest) -> dict[str, Any]:
         detector = store.model(model)
-        scores = detector.decision_function(rows_array(detector, body.rows, body.columns))
+        data = rows_array(detector, body.rows, body.columns)
+        scores = detector.decision_function(data)
         flags = scores > detector.threshold_
-        metrics.observe_scores(model, len(scores), int(flags.sum()))
-        return {
+        far = far_columns(detector, data)
+        metrics.observe_scores(model, len(scores), int(flags.sum()), far)
+        answer = {
             "model": model,
             "threshold": detector.threshold_,
             "scores": scores.tolist(),
             "flags": flags.tolist(),
         }
+        return {**answer, "far_columns": far} if far else answer
 
     @app.post("/streams/{stream_id}")
     async def stream_update(stream_id: str, body: StreamRequest) -> JSONResponse:
@@ -144,7 +148,9 @@ def create_app(
                 store.update, stream_id, body.model, body.rows, body.columns
             )
         result = outcome.result
-        metrics.observe_scores(outcome.model, len(result.scores), int(result.flags.sum()))
+        metrics.observe_scores(
+            outcome.model, len(result.scores), int(result.flags.sum()), outcome.far
+        )
         metrics.observe_stream(stream_id, outcome.model, result)
         # built directly: FastAPI's generic encoder costs more than the scoring
         return JSONResponse(update_answer(stream_id, outcome))

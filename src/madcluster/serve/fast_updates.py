@@ -90,7 +90,7 @@ class FastStreamUpdates:
             if outcome is not None:  # None: the stream is busy, the app's thread pool waits for it
                 result = outcome.result
                 self.metrics.observe_scores(
-                    outcome.model, len(result.scores), int(result.flags.sum())
+                    outcome.model, len(result.scores), int(result.flags.sum()), outcome.far
                 )
                 self.metrics.observe_stream(stream_id, outcome.model, result)
                 await self._answer(scope, send, 200, update_answer(stream_id, outcome))
@@ -123,7 +123,7 @@ def update_answer(stream_id: str, outcome: Update) -> dict[str, Any]:
     """The JSON answer to a stream update (both paths): the new rows' scores and the steps whose
     scores became final, and the version of the model that gave them."""
     result = outcome.result
-    return {
+    answer = {
         "stream": stream_id,
         "model": outcome.model,
         "model_version": outcome.version,
@@ -138,6 +138,9 @@ def update_answer(stream_id: str, outcome: Update) -> dict[str, Any]:
         "incidents_confirmed": [incident_record(i) for i in result.incidents_confirmed],
         "incident_open": result.incident_open,
     }
+    if outcome.far:  # columns far from training on most of the rows (serve.far_columns)
+        answer["far_columns"] = list(outcome.far)
+    return answer
 
 
 def parse_update(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -48,6 +49,13 @@ class ServerMetrics:
             ["model"],
             registry=self.registry,
         )
+        self.far_rows = Counter(
+            "madcluster_far_rows",
+            "Rows whose value in a column was far from training (10 training deviations), per "
+            "model and column, counted where most rows of a request were",
+            ["model", "column"],
+            registry=self.registry,
+        )
         self.streams = Gauge("madcluster_streams_open", "Open streams", registry=self.registry)
         self.stream_memory = Gauge(
             "madcluster_stream_memory_bytes",
@@ -73,9 +81,13 @@ class ServerMetrics:
         self.requests.labels(endpoint, method, str(status)).inc()
         self.latency.labels(endpoint).observe(seconds)
 
-    def observe_scores(self, model: str, n_rows: int, n_flags: int) -> None:
+    def observe_scores(
+        self, model: str, n_rows: int, n_flags: int, far: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
         self.rows.labels(model).inc(n_rows)
         self.flags.labels(model).inc(n_flags)
+        for column in far:  # serve.far_columns: columns far from training on most rows
+            self.far_rows.labels(model, str(column["column"])).inc(column["rows"])
 
     def observe_stream(self, stream: str, model: str, result: Any) -> None:
         """A stream update's ``result`` (a StreamResult): the gauges of ``stream``."""

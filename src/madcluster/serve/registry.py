@@ -26,6 +26,7 @@ import numpy as np
 
 from madcluster.estimator.detector import MADCluster
 from madcluster.exceptions import DataError, ModelFileError
+from madcluster.serve.far_columns import far_columns
 from madcluster.serve.footprint import (
     COMPACT_ROWS,
     MEASURE_EVERY,
@@ -215,6 +216,7 @@ class StreamStore:
             return None
         name = self.model_of(stream_id, model_name)
         data = rows_array(self.models[name], rows, columns)
+        far = tuple(far_columns(self.models[name], data))
         with self._lock:
             stream = self._streams.get(stream_id)
             if stream is None:
@@ -241,7 +243,7 @@ class StreamStore:
                     self._dirty.add(stream_id)
         finally:
             stream.lock.release()
-        return Update(stream.model, stream.version, stream.shifted(result))
+        return Update(stream.model, stream.version, stream.shifted(result), far)
 
     def flush(self) -> int:
         """Save every stream changed since its last save (the saver thread's step; also at
