@@ -256,8 +256,8 @@ class StreamStore:
     def _flush(self) -> int:
         with self._lock:
             dirty, self._dirty = self._dirty, set()
-        saved = 0
-        for stream_id in sorted(dirty):
+        saved, order = 0, sorted(dirty)
+        for done, stream_id in enumerate(order):
             stream = self._streams.get(stream_id)
             if stream is None:  # closed since: its file is gone and stays gone
                 continue
@@ -271,8 +271,8 @@ class StreamStore:
                 try:
                     stream.scorer.save(self.folder.file(stream_id), state)
                 except OSError:
-                    with self._lock:  # saved on the next round
-                        self._dirty.add(stream_id)
+                    with self._lock:  # this one and those not tried yet: saved on the next round
+                        self._dirty.update(order[done:])
                     raise
             saved += 1
         return saved
