@@ -56,9 +56,10 @@ SAVER = """
 """
 
 
+@pytest.mark.slow  # subprocesses
 def test_kill_9_while_states_are_saved_leaves_every_file_whole(model_file, tmp_path):
     state = tmp_path / "state"
-    for attempt in range(3):
+    for attempt in range(2):
         saver = _child(SAVER, str(model_file), str(state))
         assert saver.stdout.readline().strip() == "ready", saver.stderr.read()
         time.sleep(1.0 + 0.37 * attempt)
@@ -92,6 +93,7 @@ LIMITED = """
 """
 
 
+@pytest.mark.slow  # subprocesses
 def test_a_disk_that_takes_no_more_fails_the_save_not_the_answers(model_file, tmp_path):
     state = tmp_path / "state"
     done = _child(LIMITED, str(model_file), str(state))

@@ -126,6 +126,7 @@ def test_the_stream_limit_counts_streams_parked_in_the_state_folder(models, tmp_
     store.update("a", None, _series(1, 6).tolist(), None)  # a parked one comes back: no new one
 
 
+@pytest.mark.slow  # subprocesses
 def test_a_refit_from_scratch_is_a_fresh_fit_not_a_warm_start(models):
     before = models[0]
     rows = _series(300, 7, 1.0)

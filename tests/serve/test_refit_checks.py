@@ -110,6 +110,7 @@ def test_measure_reads_flag_rates_on_the_fit_rows_and_the_recent_rows(model):
     assert refit_checks.measure(model, model, rows, [])["recent_flag_rate"] is None
 
 
+@pytest.mark.slow  # subprocesses
 def test_a_refit_that_flags_the_streams_rows_is_rejected_and_the_served_model_stays(
     model, tmp_path
 ):
