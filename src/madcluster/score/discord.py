@@ -49,7 +49,9 @@ How:
   scored subsequences x (values per subsequence) multiply-adds per join
   (``benchmarks/studies/speed/discord_cost.py``, ``benchmarks/results/discord_cost.md``); a streamed row
   reads every kept training subsequence, so a stream's rows per second fall with the training
-  rows;
+  rows. A fitted part keeps its z-normalised training subsequences in memory up to
+  ``_KEPT_BYTES`` (64 MiB) per join once it has scored (62 MiB in all at 20,000 x 6 with a period
+  of 40), and rebuilds them per call above that;
 * a step's value is the least distance of the subsequences covering it (final m - 1 rows
   later): every subsequence covering an anomalous step contains it, while a normal step next to
   an anomaly is covered by some that miss it, so alerts stay on the anomaly instead of spreading
