@@ -220,7 +220,9 @@ class StreamStore:
         with self._lock:
             stream = self._streams.get(stream_id)
             if stream is None:
-                self._make_room(stream_id)
+                self._make_room(stream_id)  # may release the lock: opened meanwhile?
+                stream = self._streams.get(stream_id)
+            if stream is None:
                 model = self.models[name]
                 tail = RowTail(handover_rows(model), int(model.n_features_in_))
                 stream = Stream(name, model.stream(), threading.Lock(), tail, self.versions[name])
@@ -451,7 +453,9 @@ class StreamStore:
         """Under ``self._lock``: read an expired stream back from its state file."""
         if stream_id not in self._parked or stream_id in self._streams:
             return
-        self._budget_room(stream_id)
+        self._budget_room(stream_id)  # may release the lock: read back meanwhile?
+        if stream_id not in self._parked or stream_id in self._streams:
+            return
         self._add(stream_id, self._read_back(stream_id))
         self._parked.pop(stream_id, None)
 
