@@ -44,8 +44,8 @@ How:
   the torch-free install scores it too): ``|a - b|^2 = |a|^2 + |b|^2 - 2 a.b``, the training
   side's ``|a|^2`` folded into the product as one more coordinate. Each subsequence's distance
   is computed from its own rows with the same training blocks whatever else is scored with it,
-  so a stream fed row by row gives the whole series' values to rounding (4e-15 measured: the
-  matrix product of 2 rows and of 512 may round differently). Cost: training subsequences x
+  so a stream fed row by row gives the whole series' values to rounding (a streamed row's
+  distances are a matrix-vector product, a series' a matrix product, summed in another order). Cost: training subsequences x
   scored subsequences x (values per subsequence) multiply-adds per join
   (``benchmarks/studies/speed/discord_cost.py``, ``benchmarks/results/discord_cost.md``); a streamed row
   reads every kept training subsequence, so a stream's rows per second fall with the training
@@ -261,14 +261,11 @@ class Join(SubsequenceReadings):
         return len(self.columns) * (self.length // self.segment)
 
     def _training_block(self, lo: int) -> np.ndarray:
-        """Training subsequences ``lo`` to ``lo + _TRAINING_BLOCK`` as ``(C m + 1, b)``: their
-        z-normalised values, then their squared norms (at least 2 columns: one would be a
-        matrix-vector product, whose rounding differs)."""
+        """Training subsequences ``lo`` to ``lo + _TRAINING_BLOCK`` as rows ``(b, values + 1)``:
+        their z-normalised values, then their squared norms."""
         starts = np.arange(lo, min(lo + _TRAINING_BLOCK, self.n_training))
-        if len(starts) == 1:
-            starts = np.repeat(starts, 2)
         flat, norms = normalised(self.read_training, starts, self.length, self.segment)
-        return np.ascontiguousarray(np.concatenate([flat, norms[:, None]], axis=1).T)
+        return np.concatenate([flat, norms[:, None]], axis=1)
 
     @cached_property
     def read_training(self) -> np.ndarray:
@@ -294,21 +291,21 @@ class Join(SubsequenceReadings):
         kept = self._kept_blocks
         for lo in range(0, len(starts), _QUERY_BLOCK):
             chunk = starts[lo : lo + _QUERY_BLOCK]
-            # at least 2 rows: one would be a vector-matrix product, whose rounding differs
-            rows_at = chunk if len(chunk) > 1 else np.repeat(chunk, 2)
-            flat, norms = normalised(read, rows_at, self.length, self.segment)
+            flat, norms = normalised(read, chunk, self.length, self.segment)
             query = np.concatenate([-2.0 * flat, np.ones((len(flat), 1))], axis=1)
             best = np.full(len(flat), np.inf)
             for index, first in enumerate(range(0, self.n_training, _TRAINING_BLOCK)):
                 block = kept[index] if kept is not None else self._training_block(first)
-                d = query @ block  # |a|^2 - 2 a.b for each pair
+                # |a|^2 - 2 a.b for each pair; a streamed row's as a matrix-vector product, which
+                # reads the block once (a matrix product of one row copies it first: 1.8x slower)
+                d = (block @ query[0])[None, :] if len(chunk) == 1 else query @ block.T
                 where = self.training_first + first  # the block's first subsequence
-                if exclude_near and _overlap(rows_at, where, block.shape[1], self.length):
-                    where = where + np.arange(block.shape[1])
-                    d[np.abs(rows_at[:, None] - where[None, :]) < self.length] = np.inf
+                if exclude_near and _overlap(chunk, where, len(block), self.length):
+                    where = where + np.arange(len(block))
+                    d[np.abs(chunk[:, None] - where[None, :]) < self.length] = np.inf
                 np.minimum(best, d.min(axis=1), out=best)
             found = np.isfinite(best)
-            squared = np.where(found, best + norms, 0.0)[: len(chunk)]
+            squared = np.where(found, best + norms, 0.0)
             out[lo : lo + len(chunk)] = np.sqrt(np.maximum(squared, 0.0) / self.dims)
         return out
 
