@@ -153,13 +153,13 @@ def test_the_refit_endpoint_refits_in_a_child_and_streams_say_which_model(models
 def test_rows_sent_during_a_handover_are_caught_up(models, monkeypatch):
     """The replay runs without the stream's lock (updates keep coming); the rows sent meanwhile
     are fed to the new scorer before it takes over, so none is lost or counted twice."""
-    from madcluster.serve import registry
+    from madcluster.serve import versions
 
     before, after = models
     store = StreamStore({"m": before})
     x = _series(400, 10)
     store.update("s", None, x[:300].tolist(), None)
-    real = registry.handover
+    real = versions.handover
 
     def handover_while_rows_arrive(detector, rows, steps):
         out = real(detector, rows, steps)
@@ -168,7 +168,7 @@ def test_rows_sent_during_a_handover_are_caught_up(models, monkeypatch):
             store.update("s", None, x[305:310].tolist(), None)
         return out
 
-    monkeypatch.setattr(registry, "handover", handover_while_rows_arrive)
+    monkeypatch.setattr(versions, "handover", handover_while_rows_arrive)
     store.swap_model("m", after)
     stream = store.get("s")
     assert stream.steps_seen == 310 and stream.version == 2

@@ -12,7 +12,9 @@ ms with the fsync) after releasing it, so an update never waits for a file.
 
 A model can be replaced while streams run (:meth:`StreamStore.swap_model`, the refits of
 :mod:`madcluster.serve.swap`): each model has a version, each stream keeps its last rows and hands
-itself over to the new model, its step numbers going on.
+itself over to the new model, its step numbers going on. The store's two other parts: streams
+leaving memory, idle or past the memory budget (:mod:`madcluster.serve.parking`), and model
+versions, swaps and handovers (:mod:`madcluster.serve.versions`).
 """
 
 from __future__ import annotations
@@ -22,26 +24,23 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
 from madcluster.estimator.detector import MADCluster
-from madcluster.exceptions import DataError, ModelFileError
+from madcluster.exceptions import DataError
 from madcluster.serve.far_columns import far_columns
 from madcluster.serve.footprint import (
     COMPACT_ROWS,
     MEASURE_EVERY,
     NEW_STREAM_BYTES,
     compact,
-    stream_bytes,
 )
-from madcluster.serve.kept import Former, KeptModel, KeptModels, fingerprint, served_models
+from madcluster.serve.kept import Former, KeptModels, fingerprint, served_models
 from madcluster.serve.limits import (
     DEFAULT_IDLE_SECONDS,
     DEFAULT_MAX_STREAM_MEMORY,
     DEFAULT_MAX_STREAMS,
     DEFAULT_SAVE_INTERVAL,
 )
-from madcluster.serve.refit_checks import RECENT_ROWS, RECENT_STREAMS
+from madcluster.serve.parking import Parking
 from madcluster.serve.rows import check_stream_id, rows_array
 from madcluster.serve.streams import (
     Conflict,
@@ -49,20 +48,17 @@ from madcluster.serve.streams import (
     RowTail,
     StateFolder,
     Stream,
-    StreamMemoryFull,
     TooManyStreams,
     Update,
-    handover,
     handover_rows,
     stream_state,
 )
+from madcluster.serve.versions import ModelVersions
 
 logger = logging.getLogger(__name__)
-PARK_TO = 0.9  # past the stream memory budget, park streams until they hold this share of it
-BUDGET_SECONDS = 1.0  # how often the streams' growth is held to the budget (a state folder)
 
 
-class StreamStore:
+class StreamStore(Parking, ModelVersions):
     """Open streams by id, each bound to one model, saved to ``state_dir`` when given.
 
     At most ``max_streams`` streams are known at once (open in memory, or expired to the state
@@ -317,138 +313,6 @@ class StreamStore:
                 )
             )
 
-    def expire_idle(self, now: float | None = None) -> int:
-        """Expire the streams not updated for ``idle_seconds``; returns how many. With a state
-        folder each is saved first and read back when its id is used again."""
-        if self.idle_seconds <= 0:
-            return 0
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            idle = [
-                (sid, s)
-                for sid, s in self._streams.items()
-                if now - s.last_used >= self.idle_seconds
-            ]
-        expired = sum(self._park(sid, s, idle_since=now - self.idle_seconds) for sid, s in idle)
-        if expired:
-            kept = (
-                f"; saved to {self.state_dir}, read back on their next use"
-                if self.state_dir is not None
-                else ""
-            )
-            logger.info(
-                "expired %d stream(s) idle for %g s or more%s", expired, self.idle_seconds, kept
-            )
-        return expired
-
-    def _park(self, stream_id: str, stream: Stream, idle_since: float | None = None) -> bool:
-        """Take ``stream`` out of memory (with a state folder: saved first, read back on its next
-        use; without: closed) unless it is busy, handed over, or (``idle_since``) used since;
-        whether it was."""
-        if not stream.lock.acquire(blocking=False):  # busy: not idle after all
-            return False
-        try:
-            if (
-                self._streams.get(stream_id) is not stream
-                or (idle_since is not None and stream.last_used > idle_since)
-                or stream.model in self._swapping
-            ):
-                return False
-            if self.state_dir is not None:
-                with self._files:
-                    stream.scorer.save(self.folder.file(stream_id), stream_state(stream))
-            with self._lock:
-                self._remove(stream_id)
-                if self.state_dir is not None:
-                    self._parked[stream_id] = stream.model
-            return True
-        finally:
-            stream.lock.release()
-
-    def _add(self, stream_id: str, stream: Stream) -> None:
-        """Hold ``stream`` in memory (under ``self._lock``, or before the threads start)."""
-        self._streams[stream_id] = stream
-        stream.held = stream_bytes(stream.scorer, stream.tail)
-        self.stream_memory += stream.held
-
-    def _remove(self, stream_id: str) -> Stream | None:
-        """Under ``self._lock``: ``stream_id`` out of memory (and of the streams to save)."""
-        stream = self._streams.pop(stream_id, None)
-        self._dirty.discard(stream_id)
-        if stream is not None:
-            self.stream_memory -= stream.held
-        return stream
-
-    def _measure(self, stream_id: str, stream: Stream) -> None:
-        """Under the stream's lock: count what it holds now."""
-        held = stream_bytes(stream.scorer, stream.tail)
-        with self._lock:
-            if self._streams.get(stream_id) is stream:
-                self.stream_memory += held - stream.held
-            stream.held = held
-
-    def _over_budget(self, more: int = 0) -> bool:
-        return 0 < self.max_stream_memory < self.stream_memory + more
-
-    def _budget_room(self, stream_id: str) -> None:
-        """Under ``self._lock``, before ``stream_id`` is held in memory: past the budget, park the
-        least recently used streams (a state folder), else refuse (:class:`StreamMemoryFull`)."""
-        if not self._over_budget(NEW_STREAM_BYTES):
-            return
-        if self.folder is not None:
-            self._lock.release()
-            try:
-                self.keep_budget(NEW_STREAM_BYTES, keep=stream_id)
-            finally:
-                self._lock.acquire()
-        if self._over_budget(NEW_STREAM_BYTES):
-            each = self.stream_memory / max(len(self._streams), 1)
-            parking = (
-                "the streams in use could not be parked"
-                if self.folder is not None
-                else "serve with --state-dir to park the least recently used to disk instead"
-            )
-            raise StreamMemoryFull(
-                f"cannot open stream {stream_id!r}: the {len(self._streams)} open streams hold "
-                f"{_size(self.stream_memory)} (about {_size(each)} each), the limit is "
-                f"{_size(self.max_stream_memory)} (--max-stream-memory); close streams with "
-                f"DELETE /streams/ID, or {parking}"
-            )
-
-    def keep_budget(self, more: int = 0, keep: str | None = None) -> int:
-        """With a state folder, park the least recently used streams (not ``keep``) until those in
-        memory hold at most ``PARK_TO`` of the budget (``more`` bytes to come); returns how many."""
-        if self.folder is None or not self._over_budget(more):
-            return 0
-        with self._lock:
-            oldest = sorted(self._streams.items(), key=lambda item: item[1].last_used)
-        target, parked = PARK_TO * self.max_stream_memory - more, 0
-        for stream_id, stream in oldest:
-            if self.stream_memory <= target:
-                break
-            if stream_id != keep and self._park(stream_id, stream):
-                parked += 1
-        if parked:
-            logger.info(
-                "parked %d least recently used stream(s) in %s: the streams held over "
-                "--max-stream-memory (%s)",
-                parked,
-                self.state_dir,
-                _size(self.max_stream_memory),
-            )
-        return parked
-
-    def _expire_loop(self) -> None:
-        every = min(max(self.idle_seconds / 2, 0.05), 30.0) if self.idle_seconds > 0 else 30.0
-        if self.max_stream_memory > 0 and self.folder is not None:
-            every = min(every, BUDGET_SECONDS)
-        while not self._stop.wait(every):
-            try:
-                self.expire_idle()
-                self.keep_budget()
-            except Exception:
-                logger.exception("expiring idle streams failed")
-
     def _unpark(self, stream_id: str) -> None:
         """Under ``self._lock``: read an expired stream back from its state file."""
         if stream_id not in self._parked or stream_id in self._streams:
@@ -458,138 +322,6 @@ class StreamStore:
             return
         self._add(stream_id, self._read_back(stream_id))
         self._parked.pop(stream_id, None)
-
-    def _read_back(self, stream_id: str) -> Stream:
-        """A stream from its state file: a stream of the served model it was saved under, or, saved
-        under a former version of a served model (a restart after a crash during a swap, or after
-        the model file was replaced), handed over to the served one (a swap's replay)."""
-        assert self.folder is not None
-        saved_under = self.folder.fingerprint(stream_id)
-        for name, served in self._prints.items():
-            if served == saved_under:
-                return self.folder.read(stream_id, name, self.models[name], self.versions[name])
-        former = self._formers.get(saved_under)
-        if former is None:
-            kept = "" if self.kept is None else f" nor to a refit kept in {str(self.kept.path)!r}"
-            raise ModelFileError(
-                f"stream state {str(self.folder.file(stream_id))!r} belongs to none of the "
-                f"loaded models{kept}; move it away or serve its model"
-            )
-        name, source = former
-        if isinstance(source, KeptModel):
-            source = source.load()
-            self._formers[saved_under] = (name, source)
-        old = self.folder.read(stream_id, name, source, 0)
-        rows, detector = old.tail.rows(), self.models[name]
-        scorer, offset = handover(detector, rows, old.steps_seen)
-        tail = RowTail.of(rows, handover_rows(detector))
-        logger.info(
-            "stream %r: saved under a former version of model %r, handed over to version %d",
-            stream_id,
-            name,
-            self.versions[name],
-        )
-        self._dirty.add(stream_id)
-        return Stream(name, scorer, threading.Lock(), tail, self.versions[name], offset)
-
-    def _drop_kept(self, names: list[str]) -> None:
-        """Save the streams handed over, then delete the kept versions of ``names`` older than the
-        served ones (kept, to be read back, when a save fails)."""
-        if self.kept is None:
-            return
-        try:
-            self.flush()
-        except OSError as exc:
-            logger.warning("kept the former model versions: saving the streams failed: %s", exc)
-            return
-        for name in names:
-            self.kept.drop_older(name, self.versions[name])
-
-    def swap_model(self, name: str, detector: MADCluster, saved: bool = False) -> tuple[int, int]:
-        """Serve ``detector`` as model ``name`` from now on (a refit of it: the same columns) and
-        hand each of its streams over (:func:`~madcluster.serve.streams.handover`); returns the
-        new version and how many streams moved. A stream answers with the old version until its
-        turn comes (one stream locked at a time: the others keep answering). With a state folder
-        the model is kept there first (``saved``: its model file now holds it), so a restart
-        serves it (:mod:`madcluster.serve.kept`)."""
-        old = self.model(name)
-        if int(detector.n_features_in_) != int(old.n_features_in_):
-            raise DataError(
-                f"model {name!r} takes {old.n_features_in_} columns; its replacement takes "
-                f"{detector.n_features_in_}: serve a model of other columns under another name"
-            )
-        if saved:
-            self._file_prints[name] = fingerprint(detector)
-        if self.kept is not None:  # before any stream is saved under it
-            self.kept.keep(name, self.versions[name] + 1, detector, self._file_prints[name])
-        with self._lock:
-            self._swapping.add(name)  # none of its streams expires during the handover
-            for stream_id in sorted(self._parked):  # read back while the old model is served
-                if self._parked[stream_id] == name:
-                    self._unpark(stream_id)
-            self.models[name] = detector
-            self._prints[name] = fingerprint(detector)
-            self.versions[name] += 1
-            version = self.versions[name]
-            streams = [(sid, s) for sid, s in self._streams.items() if s.model == name]
-        try:
-            moved = self._move_streams(streams, detector, version)
-        finally:
-            with self._lock:
-                self._swapping.discard(name)
-        self._drop_kept([name])
-        return version, moved
-
-    def _move_streams(
-        self, streams: list[tuple[str, Stream]], detector: MADCluster, version: int
-    ) -> int:
-        """Hand ``streams`` over to ``detector`` (version ``version``); returns how many moved."""
-        moved = 0
-        for stream_id, stream in streams:
-            with stream.lock:  # a snapshot; the replay (~0.1 s) runs without the lock
-                rows, steps = stream.tail.rows(), stream.steps_seen
-            scorer, offset = handover(detector, rows, steps)
-            with stream.lock:  # then only the rows sent meanwhile, under it
-                if self._streams.get(stream_id) is not stream:  # closed meanwhile
-                    continue
-                newer, kept = stream.steps_seen - steps, stream.tail.rows()
-                if newer > len(kept):  # more than the tail holds came meanwhile: replay again
-                    scorer, offset = handover(detector, kept, stream.steps_seen)
-                elif newer:
-                    scorer.update(kept[len(kept) - newer :])
-                stream.scorer, stream.offset, stream.version = scorer, offset, version
-                stream.tail = RowTail.of(kept, handover_rows(detector))
-                self._measure(stream_id, stream)
-            if self.state_dir is not None:
-                with self._lock:
-                    self._dirty.add(stream_id)
-            moved += 1
-        return moved
-
-    def recent_rows(
-        self, name: str, streams: int = RECENT_STREAMS, rows: int = RECENT_ROWS
-    ) -> list[np.ndarray]:
-        """The kept rows of model ``name``'s most recently updated open streams (at most
-        ``streams`` of them and ``rows`` rows, each at least a window), which a refitted model is
-        checked on (:mod:`madcluster.serve.refit_checks`)."""
-        window = int(self.model(name).window_size)
-        with self._lock:
-            recent = sorted(
-                (s for s in self._streams.values() if s.model == name),
-                key=lambda s: s.last_used,
-                reverse=True,
-            )
-        out: list[np.ndarray] = []
-        left = rows
-        for stream in recent:
-            if len(out) >= streams or left < window:
-                break
-            with stream.lock:
-                tail = stream.tail.rows()[-left:]
-            if len(tail) >= window:
-                out.append(tail)
-                left -= len(tail)
-        return out
 
     def _save_loop(self) -> None:
         while not self._stop.wait(self.save_interval):
@@ -617,11 +349,6 @@ class StreamStore:
             f'name the model of new stream {stream_id!r} ("model": one of '
             f"{', '.join(sorted(self.models))})"
         )
-
-
-def _size(n_bytes: float) -> str:
-    """A size in MiB, or KiB below one MiB."""
-    return f"{n_bytes / 2**20:.1f} MiB" if n_bytes >= 2**20 else f"{n_bytes / 1024:.0f} KiB"
 
 
 __all__ = ["StreamStore"]
