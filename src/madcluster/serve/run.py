@@ -77,9 +77,13 @@ def run_server(
         max_stream_memory=max_stream_memory,
     )
     guarded = ", bearer token required" if token else ""
+    later = [f"{name} v{v}" for name, v in sorted(store.versions.items()) if v > 1]
+    resumed = (
+        f" (resumed at {', '.join(later)}: see {store.kept.path})" if later and store.kept else ""
+    )
     print(
-        f"serving {len(store.models)} model(s) from {model_path} on http://{host}:{port}, "
-        f"{len(store)} stream(s) restored"
+        f"serving {len(store.models)} model(s) from {model_path}{resumed} on "
+        f"http://{host}:{port}, {len(store)} stream(s) restored"
         f"{guarded}",
         file=sys.stderr,
         flush=True,
