@@ -129,3 +129,16 @@ def test_sizes_are_read_with_binary_units(text, size):
 def test_a_bad_size_is_refused_naming_it(text):
     with pytest.raises(argparse.ArgumentTypeError, match=repr(text).replace("(", r"\(")):
         byte_size(text)
+
+
+def test_the_command_line_refuses_a_bad_size_in_one_line(capsys):
+    from madcluster.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "model.mcz", "--max-stream-memory", "lots"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == (
+        "madcluster serve: error: argument --max-stream-memory: expected a size such as "
+        "1073741824, 512M or 2G, got 'lots'"
+    )
