@@ -77,6 +77,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from madcluster.score.discord_sliding import SlidingProducts, TrainingSeries
 from madcluster.score.parts import FitContext, Part, PartStream
 from madcluster.score.scales import dominant_period
 from madcluster.score.window_kmeans import FEW_LEVELS, column_levels
@@ -90,6 +91,7 @@ MAX_TRAINING_VALUES = 1 << 18  # kept training values (rows x read columns), at 
 _QUERY_BLOCK = 512  # scored subsequences per matrix product
 _TRAINING_BLOCK = 2048  # training subsequences per matrix product
 _KEPT_BYTES = 64 << 20  # training blocks kept between calls up to this size, rebuilt above it
+_SLIDING_BYTES = 4 << 20  # a stream's products (discord_sliding) up to this size per join
 
 
 def shape_columns(data: np.ndarray) -> np.ndarray:
@@ -233,6 +235,11 @@ class SubsequenceReadings:
     def stream(self) -> DiscordStream:
         return DiscordStream(self)
 
+    def sliding(self) -> SlidingProducts | None:
+        """A stream's products for the sliding recurrence (:mod:`discord_sliding`); None where
+        the reading has none (its streamed rows read :meth:`distances`)."""
+        return None
+
 
 @dataclass(frozen=True)
 class Join(SubsequenceReadings):
@@ -280,6 +287,27 @@ class Join(SubsequenceReadings):
         if size > _KEPT_BYTES:
             return None
         return [self._training_block(lo) for lo in range(0, self.n_training, _TRAINING_BLOCK)]
+
+    @cached_property
+    def _series(self) -> TrainingSeries:
+        """What every stream's :class:`SlidingProducts` reads (shared, read-only)."""
+        norms = np.concatenate(
+            [
+                normalised(self.read_training, starts, self.length, self.segment)[1]
+                for starts in np.array_split(
+                    np.arange(self.n_training), -(-self.n_training // _TRAINING_BLOCK)
+                )
+            ]
+        )
+        return TrainingSeries.build(self.read_training, self.length, self.segment, STD_FLOOR, norms)
+
+    def sliding(self) -> SlidingProducts | None:
+        """A stream's products (:mod:`discord_sliding`); None without training subsequences or
+        above ``_SLIDING_BYTES`` (its rows then read :meth:`distances`)."""
+        size = self.segment * len(self.columns) * self.n_training * 8
+        if self.n_training == 0 or size > _SLIDING_BYTES:
+            return None
+        return SlidingProducts(self._series, STD_FLOOR)
 
     def distances(
         self, read: np.ndarray, starts: np.ndarray, exclude_near: bool = False
@@ -507,6 +535,8 @@ class DiscordStream(PartStream):
     rows_start: int = 0
     first_start: int = 0
     distances: np.ndarray = field(default_factory=lambda: np.empty(0))
+    # the sliding products of the part's recurrence, rebuilt (not saved): False until first used
+    products: SlidingProducts | None | bool = field(default=False, repr=False, compare=False)
 
     def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
         read = self.part.read(rows)
@@ -517,9 +547,13 @@ class DiscordStream(PartStream):
         # final: the subsequences the new rows complete
         new = np.arange(max(0, seen - m + 1), total - m + 1, dtype=np.int64)
         if len(new):
-            self.distances = np.concatenate(
-                [self.distances, self.part.distances(buffer, new - self.rows_start)]
-            )
+            if self.products is False:
+                self.products = self.part.sliding()
+            if isinstance(self.products, SlidingProducts):
+                got = self.products.distances(buffer, new - self.rows_start, self.rows_start)
+            else:
+                got = self.part.distances(buffer, new - self.rows_start)
+            self.distances = np.concatenate([self.distances, got])
         self.steps_seen = total
         keep = max(self.rows_start, total - m + 1)
         self.rows, self.rows_start = buffer[keep - self.rows_start :], keep
@@ -554,6 +588,7 @@ class DiscordStream(PartStream):
     def load(self, arrays: dict[str, np.ndarray]) -> None:
         self.steps_seen, self.rows_start, self.first_start = (int(v) for v in arrays["steps"])
         self.rows, self.distances = arrays["rows"], arrays["distances"]
+        self.products = False  # computed again from the rows
 
 
 def covering_minimum(

@@ -1,0 +1,161 @@
+"""A discord join's streamed rows by the sliding dot product (the STOMP recurrence): a new
+subsequence's dot products with every training subsequence follow from those of the subsequence
+one segment step before it in O(training subsequences x columns), instead of a product with
+every training subsequence's values (:mod:`madcluster.score.discord`).
+
+Why: a streamed row of the exact discord part read every kept training subsequence's values
+(tens of rows per second at 20,000 x 6 training rows); the recurrence reads one value per column
+and training subsequence, a few times (``benchmarks/results/discord_cost.md``).
+
+How, per column and with ``s`` the segment means of the rows (the rows themselves for segments
+of one row), the subsequence starting at ``i`` reading ``s[i], s[i + p], ..., s[i + (L - 1) p]``
+(``L`` = m / p values):
+
+* its raw products with the training series ``t`` are ``QT_i[j] = sum_k s[i + kp] t[j + kp]``,
+  and ``QT_i[j] = QT_{i-p}[j-p] - s[i-p] t[j-p] + s[i+(L-1)p] t[j+(L-1)p]``: a stream keeps the
+  last p of them (one per phase of the segments), the first p training subsequences' from their
+  values;
+* the z-normalised product is ``(QT_i[j] - L (mu_i - a) mu_j) / (sigma_i sigma_j)`` with the
+  subsequences' means and floored deviations (the training ones shared by every stream of the
+  part) and the query's values taken less ``a``, the first subsequence's mean of the current run
+  (small raw products: less rounding where a level moved);
+* every ``REFRESH`` rows (and at a stream's start, after a reload or a skipped start) the products
+  are computed again from the values, so rounding cannot drift: a stream gives the whole series'
+  values to about 1e-12 (tests/score/test_discord.py checks 1e-9 against a loop).
+
+A stream holds p x columns x training subsequences products (float64): 0.9 MiB per join at
+20,000 x 6 with segments of 1 and 2 rows, at most 2 MiB x p under the part's training cap. It is
+rebuilt, not saved, so a stream's saved state is as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+REFRESH = 64  # rows between two computations of the products from the values
+_STATS_BLOCK = 2048  # training subsequences per block when their statistics are computed
+_NONE = -(1 << 62)  # a slot holding no subsequence's products
+
+
+@dataclass(frozen=True)
+class TrainingSeries:
+    """What every stream of one join shares: the standardised training rows' segment means per
+    column ``series`` ``(C, T - p + 1)``, each training subsequence's per-column mean and inverse
+    floored deviation ``(C, N)`` and its z-normalised squared norm ``(N,)``."""
+
+    series: np.ndarray
+    means: np.ndarray
+    inverse: np.ndarray
+    norms: np.ndarray
+    length: int
+    segment: int
+
+    @classmethod
+    def build(
+        cls, read: np.ndarray, length: int, segment: int, floor: float, norms: np.ndarray
+    ) -> TrainingSeries:
+        """From the standardised training rows ``read`` ``(T, C)`` and the training
+        subsequences' squared norms (as the part's blocks hold them)."""
+        n = len(read) - length + 1
+        means, inverse = np.empty((read.shape[1], n)), np.empty((read.shape[1], n))
+        for lo in range(0, n, _STATS_BLOCK):
+            mean, deviation = _statistics(read, np.arange(lo, min(n, lo + _STATS_BLOCK)), length)
+            means[:, lo : lo + len(mean)] = mean.T
+            inverse[:, lo : lo + len(mean)] = 1.0 / np.maximum(deviation, floor).T
+        series = np.ascontiguousarray(_segment_means(read, segment).T)
+        for array in (series, means, inverse, norms):
+            array.flags.writeable = False  # shared by the streams: never written
+        return cls(series, means, inverse, norms, length, segment)
+
+    @property
+    def values(self) -> int:
+        """Values per column of one subsequence (L)."""
+        return self.length // self.segment
+
+    @property
+    def nbytes(self) -> int:
+        """What one stream's products hold."""
+        return self.segment * self.means.size * 8
+
+
+class SlidingProducts:
+    """One stream's products for one join: the last ``segment`` subsequences' raw products with
+    every training subsequence and their first (shifted) segment means."""
+
+    def __init__(self, shared: TrainingSeries, floor: float) -> None:
+        self.shared, self.floor = shared, floor
+        p, (c, n) = shared.segment, shared.means.shape
+        self.products = np.empty((p, c, n))
+        self.firsts = np.empty((p, c))
+        self.starts = np.full(p, _NONE, dtype=np.int64)  # which subsequence each slot holds
+        self.shift = np.zeros(c)
+        self.since = REFRESH  # rows since the products were computed from the values
+
+    def distances(self, read: np.ndarray, starts: np.ndarray, offset: int) -> np.ndarray:
+        """RMS distance to the nearest training subsequence of the subsequences of ``read``
+        starting at ``starts`` (in order), ``read``'s first row being the stream's row
+        ``offset``."""
+        return np.asarray([self._one(read, int(s), offset + int(s)) for s in starts])
+
+    def _one(self, read: np.ndarray, at: int, start: int) -> float:
+        shared = self.shared
+        m, p, big_l = shared.length, shared.segment, shared.values
+        window = read[at : at + m]  # (m, C)
+        mean, deviation = _statistics(read, np.asarray([at]), m)
+        mean, deviation = mean[0], np.maximum(deviation[0], self.floor)
+        segments = window.reshape(big_l, p, -1).mean(axis=1) if p > 1 else window
+        z = (segments - mean) / deviation
+        norm = float((z * z).sum())
+        slot = start % p
+        if self.since >= REFRESH:  # a new run: its own shift, every slot computed again
+            self.starts[:], self.since, self.shift = _NONE, 0, mean.copy()
+        values = segments - self.shift  # (L, C)
+        if self.starts[slot] == start - p:
+            self._advance(slot, values)
+        else:
+            self._compute(slot, values)
+        self.starts[slot], self.firsts[slot] = start, values[0]
+        self.since += 1
+        centred = self.products[slot] - (big_l * (mean - self.shift))[:, None] * shared.means
+        centred *= shared.inverse
+        best = float(np.min(shared.norms - 2.0 * ((1.0 / deviation) @ centred)))
+        return float(np.sqrt(max(best + norm, 0.0) / z.size))
+
+    def _compute(self, slot: int, values: np.ndarray) -> None:
+        """The products from the values: ``sum_k values[k] series[:, j + kp]``."""
+        series, p, n = self.shared.series, self.shared.segment, self.products.shape[2]
+        out = self.products[slot]
+        np.multiply(values[0][:, None], series[:, :n], out=out)
+        for k in range(1, len(values)):
+            out += values[k][:, None] * series[:, k * p : k * p + n]
+
+    def _advance(self, slot: int, values: np.ndarray) -> None:
+        """The products from those of the subsequence one segment step before (same slot)."""
+        series, p, n = self.shared.series, self.shared.segment, self.products.shape[2]
+        reach = (len(values) - 1) * p  # the last segment's offset
+        out = self.products[slot]
+        out[:, p:] = out[:, : n - p] - self.firsts[slot][:, None] * series[:, : n - p]
+        out[:, p:] += values[-1][:, None] * series[:, reach + p : reach + n]
+        at = (np.arange(len(values)) * p)[:, None] + np.arange(p)[None, :]  # (L, p)
+        out[:, :p] = np.einsum("lc,clp->cp", values, series[:, at])
+
+
+def _statistics(read: np.ndarray, starts: np.ndarray, length: int) -> tuple[np.ndarray, ...]:
+    """Per-column mean and (unfloored) deviation ``(S, C)`` of the subsequences of ``read``
+    starting at ``starts``, computed as :func:`madcluster.score.discord.normalised` does."""
+    windows = np.lib.stride_tricks.sliding_window_view(read, length, axis=0)[starts]
+    mean = windows.mean(axis=2, keepdims=True)
+    centred = windows - mean
+    return mean[..., 0], np.sqrt((centred * centred).mean(axis=2))
+
+
+def _segment_means(read: np.ndarray, segment: int) -> np.ndarray:
+    """The means of every ``segment`` consecutive rows of ``read`` ``(T - p + 1, C)``."""
+    if segment == 1:
+        return read
+    return np.lib.stride_tricks.sliding_window_view(read, segment, axis=0).mean(axis=2)
+
+
+__all__ = ["REFRESH", "SlidingProducts", "TrainingSeries"]
