@@ -71,7 +71,7 @@ def test_holdout_needs_room_for_events_and_the_probe() -> None:
 
 def test_fit_weights_the_parts_by_their_evidence_and_records_it(tmp_path) -> None:
     rows = _rows(1500)
-    detector = MADCluster(**TINY).fit(rows)
+    detector = MADCluster(**TINY, part_weights="evidence").fit(rows)
     evidence = detector.model_.combination.evidence
     assert evidence and detector.part_weights_ == evidence["weights"]
     assert set(evidence["precision"]) == {"own", "kmeans", "ar", "discord"}
@@ -84,9 +84,10 @@ def test_fit_weights_the_parts_by_their_evidence_and_records_it(tmp_path) -> Non
     assert np.allclose(loaded.decision_function(rows[:400]), detector.decision_function(rows[:400]))
 
 
-def test_columns_and_given_weights_measure_no_evidence() -> None:
+@pytest.mark.parametrize("rule", ["columns", None])
+def test_columns_default_and_given_weights_measure_no_evidence(rule) -> None:
     rows = _rows(1500)
-    by_columns = MADCluster(**TINY, part_weights="columns").fit(rows)
+    by_columns = MADCluster(**TINY, part_weights=rule).fit(rows)
     assert by_columns.model_.combination.evidence == {}
     assert by_columns.part_weights_ == pytest.approx(default_part_weights(1.0))
     given = MADCluster(**TINY, part_weights={"own": 3.0}).fit(rows)
@@ -94,11 +95,11 @@ def test_columns_and_given_weights_measure_no_evidence() -> None:
 
 
 def test_a_short_series_keeps_the_weights_by_column_kind() -> None:
-    detector = MADCluster(**TINY).fit(_rows(400))  # 80 held-out rows: too few
+    detector = MADCluster(**TINY, part_weights="evidence").fit(_rows(400))  # 80 rows held out
     assert detector.model_.combination.evidence == {}
     assert detector.part_weights_ == pytest.approx(default_part_weights(1.0))
 
 
 def test_unknown_weight_rule_is_named() -> None:
-    with pytest.raises(ParameterError, match="'columns'"):
+    with pytest.raises(ParameterError, match="'columns', 'evidence'"):
         MADCluster(part_weights="evidence-please").fit(_rows(400))

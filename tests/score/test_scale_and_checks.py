@@ -32,7 +32,7 @@ def test_the_period_of_one_column_and_of_the_most_variable_columns():
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ([("ar", 1.0)], "part_weights must be None or a dict of weights by part"),
+        ([("ar", 1.0)], "part_weights must be None, 'columns', 'evidence' or a dict of weights by part"),
         ({"arr": 1.0}, r"part_weights: unknown part\(s\) \['arr'\]; the parts are own, kmeans"),
         ({"ar": True}, "part_weights must be finite numbers >= 0"),
         ({"ar": -1.0}, "part_weights must be finite numbers >= 0"),

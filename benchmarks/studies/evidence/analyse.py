@@ -31,8 +31,11 @@ Weights = dict[str, float]
 Reading = dict[str, np.ndarray]
 
 
-def series_readings(name: str, arrays: dict, dump: dict, cache: Path | None) -> dict:
-    """{test: part -> contribution, copies: part -> list, labels, copy_labels, kinds, family}."""
+def series_readings(name: str, arrays: dict, dump: dict, cache: Path | None,
+                    probe_on: str = "start") -> dict:
+    """{test: part -> contribution, copies: part -> list, labels, copy_labels, kinds, family};
+    ``probe_on``: the cheap parts read on the copies are fitted on the rows before the holdout
+    (``start``, what the fit does) or on all training rows (``all``: in-sample for them)."""
     if cache is not None and (cache / f"{name}.npz").exists():
         with np.load(cache / f"{name}.npz", allow_pickle=False) as f:
             flat = {k: f[k] for k in f.files}
@@ -62,8 +65,9 @@ def series_readings(name: str, arrays: dict, dump: dict, cache: Path | None) -> 
         out["copies"] = {p: [] for p in out["test"]}
         out["copy_labels"], out["kinds"], out["starts"], out["ends"] = [], [], [], []
         if start is not None and copies:
-            probe = Combination.fit(DEFAULT_INPUT_TERMS, train[:start], dump["own_train"][:start],
-                                    context, {}, widths, rule, scale_rows)
+            probe = final if probe_on == "all" else Combination.fit(
+                DEFAULT_INPUT_TERMS, train[:start], dump["own_train"][:start], context, {}, widths,
+                rule, scale_rows)
             for c in copies:
                 values = contributions(probe, dump[f"{c}/rows"], dump[f"{c}/own"])
                 for p, v in values.items():
@@ -189,6 +193,21 @@ def hybrid_rule(power: float) -> Callable[[dict], Weights | None]:
     return rule
 
 
+def veto_rule(base: Callable[[dict], Weights], margin: float) -> Callable[[dict], Weights | None]:
+    """``base``'s weights, but 0 for a part whose precision on the copies is within ``margin`` of
+    chance (evidence that it does not see this series' injected anomalies); unchanged when that
+    would leave no part."""
+    def rule(r: dict) -> Weights | None:
+        if not r["copy_labels"]:
+            return None
+        precision, chance = copy_precision(r)
+        weights = base(r)
+        kept = {p: (w if precision[p] > chance + margin * (1 - chance) else 0.0)
+                for p, w in weights.items()}
+        return kept if any(kept.values()) else weights
+    return rule
+
+
 def shrunk_rule(share: float) -> Callable[[dict], Weights | None]:
     """``share`` of the evidence's weights (precision^2, best 2) and the rest by column kind."""
     def rule(r: dict) -> Weights | None:
@@ -208,6 +227,8 @@ RULES: dict[str, Callable[[dict], Weights | None]] = {
     **{f"evidence: search top {k}": search_rule(k) for k in (1, 5, 20)},
     **{f"columns x evidence^{g:g}": hybrid_rule(g) for g in (1, 2, 4)},
     **{f"{a:g} evidence + {1 - a:g} columns": shrunk_rule(a) for a in (0.5,)},
+    **{f"columns, veto within {m:g}": veto_rule(column_weights, m) for m in (0.02, 0.05, 0.1)},
+    **{f"plain, veto within {m:g}": veto_rule(plain_rule, m) for m in (0.02, 0.05, 0.1)},
 }
 
 
@@ -218,8 +239,11 @@ def vus_pr(score: np.ndarray, labels: np.ndarray, rows: np.ndarray) -> float:
 
 
 def evaluate(r: dict) -> dict[str, float]:
-    """VUS-PR of each part alone and of each rule's score on one series."""
+    """VUS-PR of each part alone and of each rule's score on one series, and of the average of
+    the parts' ranks on the series (another transform: TSB-AutoAD's kind of ensemble)."""
     row = {f"part: {p}": vus_pr(v, r["labels"], r["test_rows"]) for p, v in r["test"].items()}
+    ranks = [np.argsort(np.argsort(v, kind="stable"), kind="stable") for v in r["test"].values()]
+    row["rank average"] = vus_pr(np.mean(ranks, axis=0), r["labels"], r["test_rows"])
     for name, rule in RULES.items():
         w = rule(r) or column_weights(r)
         score = sum(w.get(p, 1.0) * v for p, v in r["test"].items())
@@ -247,21 +271,38 @@ def main() -> None:
     parser.add_argument("--dumps", required=True)
     parser.add_argument("--cache")
     parser.add_argument("--json")
+    parser.add_argument("--cached-only", action="store_true", help="only series already cached")
+    parser.add_argument("--series-from", help="only the series cached in this folder")
+    parser.add_argument("--sampled-discord", action="store_true",
+                        help="the discord part as before it was exact (SampledDiscord)")
+    parser.add_argument("--probe-on", choices=("start", "all"), default="start",
+                        help="the cheap parts read on the copies: fitted before the holdout (the "
+                             "fit's) or on all training rows")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/studies/: lib
     from lib import bundle_series, generated_series
 
+    if args.sampled_discord:
+        from madcluster.score.discord_sampled import SampledDiscord
+        from madcluster.score.parts import PART_KINDS
+
+        PART_KINDS["discord"] = SampledDiscord
     arrays = dict(bundle_series(args.bundle, None))
     arrays.update({n: a for n, a in generated_series(None) if n not in arrays})
     table, families = {}, {}
     for path in sorted(Path(args.dumps).glob("*.npz")):
         name = path.stem
+        if args.cached_only and not (Path(args.cache) / f"{name}.npz").exists():
+            continue
+        if args.series_from and not (Path(args.series_from) / f"{name}.npz").exists():
+            continue
         with np.load(path) as f:
             dump = {k: f[k] for k in f.files}
         fitted = ({"train": dump["train"], "test": dump["test"]} if "train" in dump
                   else arrays[name])
-        r = series_readings(name, fitted, dump, Path(args.cache) if args.cache else None)
+        r = series_readings(name, fitted, dump, Path(args.cache) if args.cache else None,
+                            args.probe_on)
         r["train_rows"] = np.asarray(fitted["train"])
         table[name], families[name] = evaluate(r), r["family"]
         print(f"{name}: " + ", ".join(f"{k}={v:.3f}" for k, v in table[name].items()), file=sys.stderr)

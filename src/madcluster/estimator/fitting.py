@@ -42,20 +42,13 @@ from madcluster.estimator.fitted import FittedModel, TrainingRecord, assemble
 from madcluster.estimator.incident_scoring import calibrate_incidents, expectation
 from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.network import build_network, resolve_roughness, resolve_training_batch
+from madcluster.estimator.part_evidence import evidence_lines, fit_combination
 from madcluster.estimator.warmup import WARMUP_WINDOWS, fit_quantile_table, sample_starts
 from madcluster.exceptions import ParameterError
 from madcluster.extreme_value import check_enough_scores
 from madcluster.method.heads import head_centers
 from madcluster.score.combination import Combination
-from madcluster.score.input_terms import (
-    check_input_terms,
-    check_part_rule,
-    check_part_weights,
-    continuous_share,
-)
-from madcluster.score.parts import FitContext
 from madcluster.score.scoring import score_statistics
-from madcluster.score.smoothing import resolve_part_smoothing
 from madcluster.training.checkpoint import Checkpointing, data_digest
 from madcluster.training.loop import TrainSettings, train_network, validation_rows
 from madcluster.training.network import MADClusterNet
@@ -117,6 +110,8 @@ def fit(
         model = replace(model, incident_calibration=calibration)
     if params["verbose"]:  # the fit's one line on how its score is made
         print(f"score = {model.combination.describe()}", flush=True)
+        for line in evidence_lines(model.combination):
+            print(f"  {line}", flush=True)
         print(expectation(model), flush=True)
     if checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)  # consumed: the fit it holds is complete
@@ -232,17 +227,7 @@ def fit_model(
     if grid.causal:
         model = replace(model, warmup=replace(model.warmup, quantiles=_fit_warmup(model, data)))
     scores = model.warmup.calibrate(model.head.combine(terms), positions)
-    widths = resolve_part_smoothing(params["part_smoothing"], grid.window_size)
-    combination = Combination.fit(
-        check_input_terms(params["input_terms"]),
-        data,
-        scores,
-        FitContext(grid.window_size, params["random_state"]),
-        check_part_weights(params["part_weights"], continuous_share(data)),
-        widths,
-        rule=check_part_rule(params["part_rule"]),
-        scale_rows=params["series_scale_rows"],
-    )
+    combination = fit_combination(model, params, data, scores)
     scores = combination.reference_score(data, scores)  # no part matched to itself
     threshold = threshold_from_scores(scores, params["threshold"], params["contamination"])
     return replace(model, combination=combination, threshold=threshold), scores

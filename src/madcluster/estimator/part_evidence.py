@@ -24,6 +24,7 @@ from madcluster.score.input_terms import (
     check_part_rule,
     check_part_weights,
     continuous_share,
+    weighs_by_evidence,
 )
 from madcluster.score.parts import FitContext
 from madcluster.score.smoothing import resolve_part_smoothing
@@ -89,9 +90,11 @@ def fit_combination(
     model: FittedModel, params: Mapping[str, Any], data: np.ndarray, scores: np.ndarray
 ) -> Combination:
     """The score's parts fitted on the training rows ``data`` (own training scores ``scores``),
-    weighted as ``params["part_weights"]`` says: None (the default) by this series' evidence
+    weighted as ``params["part_weights"]`` says: ``"evidence"`` by this series' evidence
     (:func:`measure_part_evidence`; by column kind where the rows are too few to hold any out),
-    ``"columns"`` by column kind, a mapping as given. The evidence is kept in the combination."""
+    ``"columns"`` by column kind, None as
+    :data:`~madcluster.score.input_terms.DEFAULT_WEIGHT_RULE` says, a mapping as given. The
+    evidence is kept in the combination."""
     window = model.grid.window_size
     names = check_input_terms(params["input_terms"])
     widths = resolve_part_smoothing(params["part_smoothing"], window)
@@ -100,7 +103,7 @@ def fit_combination(
     chosen = params["part_weights"]
     weights = check_part_weights(chosen, continuous_share(data))
     evidence = None
-    if chosen is None and names:
+    if names and weighs_by_evidence(chosen):
         n_validation = validation_rows(len(data), params["validation_size"] or 0.2, window)
         evidence = measure_part_evidence(
             model,

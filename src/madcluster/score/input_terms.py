@@ -50,22 +50,33 @@ def default_part_weights(share: float) -> dict[str, float]:
     }
 
 
-#: ``part_weights="columns"``: the weights by column kind (:func:`default_part_weights`) even
-#: where evidence could be measured (the default before per-series evidence).
-COLUMN_WEIGHTS = "columns"
+#: The named ways a fit weighs the parts (``part_weights``): ``"columns"``, by the share of
+#: continuous training columns (:func:`default_part_weights`); ``"evidence"``, by what each part
+#: shows on held-out training rows with anomalies injected (:mod:`madcluster.score.evidence`; by
+#: columns where the rows are too few to hold any out).
+WEIGHT_RULES = ("columns", "evidence")
+#: What ``part_weights=None`` means. Evidence did not beat the weights by columns with the
+#: development families left out in turn (``benchmarks/results/parts/evidence.md``).
+DEFAULT_WEIGHT_RULE = "columns"
+
+
+def weighs_by_evidence(value: object) -> bool:
+    """Whether a fit with ``part_weights=value`` weighs the parts by their evidence."""
+    return value == "evidence" or (value is None and DEFAULT_WEIGHT_RULE == "evidence")
 
 
 def check_part_weights(value: object, share: float = 0.0) -> dict[str, float]:
-    """``value`` (None or ``"columns"``: the weights by column kind of a series ``share`` of whose
-    columns are continuous, :func:`default_part_weights`, which a fit replaces by its evidence
-    when ``value`` is None; a mapping of some parts' names to weights >= 0, the others keeping
-    their default) as a full weight table, or a ``ParameterError``."""
-    if value is None or value == COLUMN_WEIGHTS:
+    """``value`` (None: :data:`DEFAULT_WEIGHT_RULE`; one of :data:`WEIGHT_RULES`, whose table is
+    the weights by column kind of a series ``share`` of whose columns are continuous,
+    :func:`default_part_weights`, which a fit replaces by its evidence for ``"evidence"``; a
+    mapping of some parts' names to weights >= 0, the others keeping their default) as a full
+    weight table, or a ``ParameterError``."""
+    if value is None or (isinstance(value, str) and value in WEIGHT_RULES):
         return default_part_weights(share)
     known = (OWN, *term_names())
     if not isinstance(value, dict):
         raise ParameterError(
-            f"part_weights must be None (evidence), 'columns' or a dict of weights by part "
+            f"part_weights must be None, 'columns', 'evidence' or a dict of weights by part "
             f"({', '.join(known)}), got "
             f"{value!r}"
         )
@@ -122,14 +133,16 @@ def check_input_terms(value: object) -> tuple[str, ...]:
 
 
 __all__ = [
-    "COLUMN_WEIGHTS",
     "CONTINUOUS_PART_WEIGHTS",
     "DEFAULT_INPUT_TERMS",
+    "DEFAULT_WEIGHT_RULE",
     "DISCRETE_PART_WEIGHTS",
     "INPUT_TERMS",
+    "WEIGHT_RULES",
     "check_input_terms",
     "check_part_rule",
     "check_part_weights",
     "continuous_share",
     "default_part_weights",
+    "weighs_by_evidence",
 ]
