@@ -21,7 +21,7 @@ from madcluster.defaults import THRESHOLD_METHODS
 from madcluster.estimator.params import MADCLUSTER_PARAMS, PRECISION_NAMES
 from madcluster.method.config import DISTANCE_LOSSES, MODES
 from madcluster.presets import PRESETS
-from madcluster.score.input_terms import INPUT_TERMS
+from madcluster.score.input_terms import INPUT_TERMS, WEIGHT_RULES
 
 DEFAULT_EPILOG = "Run `madcluster COMMAND --help` for the options of each command."
 
@@ -182,7 +182,10 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
         {"action": "append", "metavar": "PART=W"},
         (
             "weight of a standardised part, repeatable: own (MADCluster's score), kmeans, ar, "
-            "discord (default: own=0.5 kmeans=1.5 ar=1 discord=0.5), e.g. own=1"
+            "discord, e.g. own=1 (default: by the share of continuous training columns, from "
+            "own=0.5 kmeans=1.5 ar=1 discord=0.5 to own=0.5 kmeans=1.5 ar=2 discord=1.5); or "
+            "'evidence': weigh each part by what it finds of anomalies injected into held-out "
+            "training rows (the fit prints it), or 'columns'"
         ),
     ),
     (
@@ -310,7 +313,11 @@ def detector_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
             raise SystemExit("--input-terms: 'none' stands alone (no input terms)")
         params["input_terms"] = None if terms == ("none",) else terms
     if "part_weights" in params:  # --part-weight own=1 --part-weight ar=0
-        params["part_weights"] = _part_values(params["part_weights"], "--part-weight", float)
+        chosen = params["part_weights"]
+        named = [w for w in chosen if w in WEIGHT_RULES]
+        if named and len(chosen) > 1:
+            raise SystemExit(f"--part-weight {named[0]} cannot be combined with other weights")
+        params["part_weights"] = named[0] if named else _part_values(chosen, "--part-weight", float)
     if "part_smoothing" in params:  # --part-smoothing own=1
         params["part_smoothing"] = _part_values(params["part_smoothing"], "--part-smoothing", int)
     embedder = EMBEDDERS.get(params.get("embedder", signature_default("embedder")))
