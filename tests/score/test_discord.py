@@ -143,6 +143,44 @@ def test_a_stream_gives_the_whole_series_values(test_rows, chunks, shapes):
     _close(restored.values(np.arange(kept, 300)), whole[kept:])
 
 
+@pytest.mark.parametrize(("length", "segment"), [(45, 3), (16, 1)])
+def test_streamed_rows_by_the_sliding_recurrence(monkeypatch, length, segment):
+    """A streamed row's products follow from the row before's (discord_sliding): each phase of
+    the segments stepped, recomputed every REFRESH rows, a level moved far (the products of the
+    raw values then large) read as the loop over every training subsequence reads it."""
+    from madcluster.score import discord_sliding
+
+    part = _one(periodic_pair(500, 0), length, segments=(segment,))
+    rows = periodic_pair(260, 1).astype(np.float64)
+    rows[120:, 0] += 40.0  # 40 training deviations up: the same shapes, far from every raw value
+    rows[60:75, 1] = rows[60:75, 1][::-1].copy()
+    steps = []
+    advance = discord_sliding.SlidingProducts._advance
+    monkeypatch.setattr(
+        discord_sliding.SlidingProducts,
+        "_advance",
+        lambda self, *args: steps.append(1) or advance(self, *args),
+    )
+    stream = part.stream()
+    for at in range(len(rows)):
+        stream.append(rows[at : at + 1])
+    assert isinstance(stream.products, discord_sliding.SlidingProducts)
+    m = part.length
+    assert len(steps) > (len(rows) - m + 1) * 0.8  # most rows stepped, not recomputed
+    read = part.read(rows)
+    _close(stream.distances, part.distances(read, np.arange(len(rows) - m + 1)))
+    if segment == 1:
+        _close(stream.distances, _direct(part, read))
+    assert set(stream.state()) == {"steps", "rows", "distances"}  # the products are not saved
+    # above the products' memory cap a streamed row reads every training subsequence instead
+    monkeypatch.setattr(discord, "_SLIDING_BYTES", 0)
+    capped = part.stream()
+    capped.append(rows[:m])
+    capped.append(rows[m : m + 1])
+    assert capped.products is None
+    _close(capped.distances, stream.distances[:2])
+
+
 def test_files_round_trip_and_the_training_cap(monkeypatch, test_rows):
     train = periodic_pair(400, 0)
     part = Discord.fit(train, FitContext(16), lengths=(40, 16), segments=(2, 1))

@@ -30,6 +30,7 @@ rebuilt, not saved, so a stream's saved state is as before.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +49,7 @@ class TrainingSeries:
     series: np.ndarray
     means: np.ndarray
     inverse: np.ndarray
+    scaled_means: np.ndarray  # means x inverse
     norms: np.ndarray
     length: int
     segment: int
@@ -65,9 +67,10 @@ class TrainingSeries:
             means[:, lo : lo + len(mean)] = mean.T
             inverse[:, lo : lo + len(mean)] = 1.0 / np.maximum(deviation, floor).T
         series = np.ascontiguousarray(_segment_means(read, segment).T)
-        for array in (series, means, inverse, norms):
+        scaled = means * inverse
+        for array in (series, means, inverse, scaled, norms):
             array.flags.writeable = False  # shared by the streams: never written
-        return cls(series, means, inverse, norms, length, segment)
+        return cls(series, means, inverse, scaled, norms, length, segment)
 
     @property
     def values(self) -> int:
@@ -81,15 +84,20 @@ class TrainingSeries:
 
 
 class SlidingProducts:
-    """One stream's products for one join: the last ``segment`` subsequences' raw products with
-    every training subsequence and their first (shifted) segment means."""
+    """One stream's products for one join: per segment phase, the raw products of the last
+    subsequence of that phase with every training subsequence, and its first (shifted) segment
+    means.
+
+    A phase's products lie in a row of ``N + REFRESH`` values from ``bases[phase]``; a step of the
+    recurrence moves the start back by p and adds to the values in place (no copy, no shift)."""
 
     def __init__(self, shared: TrainingSeries, floor: float) -> None:
         self.shared, self.floor = shared, floor
         p, (c, n) = shared.segment, shared.means.shape
-        self.products = np.empty((p, c, n))
+        self.products = np.empty((p, c, n + REFRESH))
+        self.bases = np.full(p, REFRESH, dtype=np.int64)
         self.firsts = np.empty((p, c))
-        self.starts = np.full(p, _NONE, dtype=np.int64)  # which subsequence each slot holds
+        self.starts = np.full(p, _NONE, dtype=np.int64)  # which subsequence each phase holds
         self.shift = np.zeros(c)
         self.since = REFRESH  # rows since the products were computed from the values
 
@@ -108,38 +116,66 @@ class SlidingProducts:
         segments = window.reshape(big_l, p, -1).mean(axis=1) if p > 1 else window
         z = (segments - mean) / deviation
         norm = float((z * z).sum())
-        slot = start % p
-        if self.since >= REFRESH:  # a new run: its own shift, every slot computed again
+        phase = start % p
+        if self.since >= REFRESH:  # a new run: its own shift, every phase computed again
             self.starts[:], self.since, self.shift = _NONE, 0, mean.copy()
         values = segments - self.shift  # (L, C)
-        if self.starts[slot] == start - p:
-            self._advance(slot, values)
+        scratch = _scratch(shared.means.shape)
+        if self.starts[phase] == start - p:
+            products = self._advance(phase, values, scratch)
         else:
-            self._compute(slot, values)
-        self.starts[slot], self.firsts[slot] = start, values[0]
+            products = self._compute(phase, values, scratch)
+        self.starts[phase], self.firsts[phase] = start, values[0]
         self.since += 1
-        centred = self.products[slot] - (big_l * (mean - self.shift))[:, None] * shared.means
-        centred *= shared.inverse
-        best = float(np.min(shared.norms - 2.0 * ((1.0 / deviation) @ centred)))
-        return float(np.sqrt(max(best + norm, 0.0) / z.size))
+        # a.b = sum_c (QT - L (mu - shift) mu_j) / (sigma sigma_j), as two matrix-vector products
+        np.multiply(products, shared.inverse, out=scratch)
+        dot = (1.0 / deviation) @ scratch
+        dot -= (big_l * (mean - self.shift) / deviation) @ shared.scaled_means
+        dot *= -2.0
+        dot += shared.norms
+        return float(np.sqrt(max(float(dot.min()) + norm, 0.0) / z.size))
 
-    def _compute(self, slot: int, values: np.ndarray) -> None:
+    def _compute(self, phase: int, values: np.ndarray, scratch: np.ndarray) -> np.ndarray:
         """The products from the values: ``sum_k values[k] series[:, j + kp]``."""
-        series, p, n = self.shared.series, self.shared.segment, self.products.shape[2]
-        out = self.products[slot]
+        series, p, n = self.shared.series, self.shared.segment, scratch.shape[1]
+        self.bases[phase] = REFRESH
+        out = self.products[phase, :, REFRESH:]
         np.multiply(values[0][:, None], series[:, :n], out=out)
         for k in range(1, len(values)):
-            out += values[k][:, None] * series[:, k * p : k * p + n]
+            np.multiply(values[k][:, None], series[:, k * p : k * p + n], out=scratch)
+            out += scratch
+        return out
 
-    def _advance(self, slot: int, values: np.ndarray) -> None:
-        """The products from those of the subsequence one segment step before (same slot)."""
-        series, p, n = self.shared.series, self.shared.segment, self.products.shape[2]
+    def _advance(self, phase: int, values: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+        """The products from those of the subsequence one segment step before (same phase):
+        ``QT[j] = QT_before[j - p] - first_before * t[j - p] + last * t[j + (L - 1) p]``."""
+        series, p, n = self.shared.series, self.shared.segment, scratch.shape[1]
         reach = (len(values) - 1) * p  # the last segment's offset
-        out = self.products[slot]
-        out[:, p:] = out[:, : n - p] - self.firsts[slot][:, None] * series[:, : n - p]
-        out[:, p:] += values[-1][:, None] * series[:, reach + p : reach + n]
+        self.bases[phase] -= p
+        base = int(self.bases[phase])
+        out = self.products[phase, :, base : base + n]
+        moved, part = out[:, p:], scratch[:, : n - p]
+        np.multiply(self.firsts[phase][:, None], series[:, : n - p], out=part)
+        moved -= part
+        np.multiply(values[-1][:, None], series[:, reach + p : reach + n], out=part)
+        moved += part
         at = (np.arange(len(values)) * p)[:, None] + np.arange(p)[None, :]  # (L, p)
         out[:, :p] = np.einsum("lc,clp->cp", values, series[:, at])
+        return out
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(shape: tuple[int, ...]) -> np.ndarray:
+    """A work array of ``shape`` for this thread (one per shape, not one per stream)."""
+    kept = getattr(_SCRATCH, "arrays", None)
+    if kept is None:
+        kept = _SCRATCH.arrays = {}
+    if shape not in kept:
+        kept.clear()  # the last shape only: a thread serves one model's streams at a time
+        kept[shape] = np.empty(shape)
+    return kept[shape]
 
 
 def _statistics(read: np.ndarray, starts: np.ndarray, length: int) -> tuple[np.ndarray, ...]:
