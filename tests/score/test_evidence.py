@@ -42,11 +42,15 @@ def test_injection_is_deterministic_and_labels_exactly_what_moved() -> None:
 
 
 def test_weights_follow_precision_above_chance() -> None:
-    w = weights_from({"own": 0.9, "kmeans": 0.5, "ar": 0.1}, chance=0.1)
-    assert w["own"] == pytest.approx(2.0)
+    prior = {"own": 0.5, "kmeans": 1.5, "ar": 2.0}
+    w = weights_from({"own": 0.9, "kmeans": 0.5, "ar": 0.1}, chance=0.1, prior=prior)
+    assert w["own"] == pytest.approx(0.5)  # the best part keeps its prior weight
     assert w["ar"] == 0.0  # no better than chance: no weight
-    assert 0.0 < w["kmeans"] < w["own"]
-    assert weights_from({"own": 0.05, "kmeans": 0.1}, chance=0.1) == {"own": 1.0, "kmeans": 1.0}
+    assert w["kmeans"] == pytest.approx(1.5 * 0.4 / 0.8)
+    assert weights_from({"own": 0.05, "kmeans": 0.1}, chance=0.1, prior=prior) == {
+        "own": 0.5,
+        "kmeans": 1.5,
+    }
 
 
 def test_read_evidence_finds_the_part_that_sees_the_events() -> None:
@@ -58,7 +62,7 @@ def test_read_evidence_finds_the_part_that_sees_the_events() -> None:
     evidence = read_evidence({"own": seeing, "kmeans": blind}, copies)
     assert evidence.precision["own"] > 0.95
     assert evidence.precision["kmeans"] < 0.5
-    assert evidence.weights["own"] > 10 * evidence.weights["kmeans"]
+    assert evidence.weights["own"] == 1.0 and evidence.weights["kmeans"] < 0.1
     assert all(v == 1.0 for v in evidence.found["own"].values())
     assert Evidence.from_record(evidence.to_record()).to_record() == evidence.to_record()
 

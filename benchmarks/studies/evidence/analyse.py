@@ -131,12 +131,12 @@ def copy_precision(r: dict) -> tuple[dict[str, float], float]:
 
 def power_rule(power: float) -> Callable[[dict], Weights | None]:
     def rule(r: dict) -> Weights | None:
-        from madcluster.score.evidence import weights_from
-
         if not r["copy_labels"]:
             return None
         precision, chance = copy_precision(r)
-        return weights_from(precision, chance, power)
+        excess = {n: max(0.0, (p - chance) / (1.0 - chance)) ** power for n, p in precision.items()}
+        top = max(excess.values())
+        return {n: 2.0 * e / top for n, e in excess.items()} if top > 0 else None
     return rule
 
 

@@ -6,7 +6,7 @@ score on the test rows and on every injected copy of the held-out training rows 
 themselves), and the default's ``decision_function``. The cheap parts are refitted by the reader
 (``analyse.py``), so a change to a cheap part does not need new fits.
 
-    python benchmarks/studies/dev_bundle.py --data-dir ../shared/datasets --out BUNDLE.npz
+    python benchmarks/studies/parts/dev_bundle.py --data-dir ../shared/datasets --out BUNDLE.npz
     python benchmarks/studies/evidence/fit_dump.py --bundle BUNDLE.npz --out DUMPS/ [--family F ...]
     python benchmarks/studies/evidence/fit_dump.py --families-only --out DUMPS/   # generated ones
 
@@ -35,8 +35,7 @@ SEED = 0
 def dump_one(name: str, arrays: dict[str, np.ndarray], out: Path) -> float:
     """Fit, read and write one series; returns the fit's CPU seconds."""
     from madcluster import MADCluster
-    from madcluster.estimator.part_evidence import probe_readings
-    from madcluster.score.parts import FitContext
+    from madcluster.score.evidence import holdout_start, injected_copies
     from madcluster.training.loop import validation_rows
 
     train = np.asarray(arrays["train"], dtype=np.float32)
@@ -52,20 +51,17 @@ def dump_one(name: str, arrays: dict[str, np.ndarray], out: Path) -> float:
         rows_test = model.inputs.check_rows(test)
         own_test = model.own_scores(model.inputs.model_input(rows_test))
         default_test = detector.decision_function(test)
-        c = model.combination
         n_val = validation_rows(len(data), detector.validation_size, detector.window_size)
-        read = probe_readings(
-            model, data, own_train, tuple(p.name for p in c.terms),
-            FitContext(detector.window_size, SEED), dict(c.smoothing), c.rule, c.scale_rows, n_val,
-        )
+        start = holdout_start(len(data), n_val, detector.window_size)
+        copies = None if start is None else injected_copies(
+            data[start:], data[:start].astype(np.float64).std(axis=0), detector.window_size, SEED)
     record: dict[str, np.ndarray] = {
         "own_train": own_train, "own_test": own_test, "default_test": default_test,
         "labels": np.asarray(arrays["labels"]), "family": np.asarray(str(arrays["family"])),
         "train": train, "test": test,  # what was fitted, should a generator change later
         "n_validation": np.asarray(n_val), "fit_cpu": np.asarray(fit_cpu),
     }
-    if read is not None:
-        _, copies = read
+    if copies is not None:
         for i, copy in enumerate(copies):
             record[f"copy{i}/rows"] = copy.rows.astype(np.float32)
             record[f"copy{i}/labels"] = copy.labels

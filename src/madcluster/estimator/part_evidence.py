@@ -1,6 +1,6 @@
-"""The fit's evidence step: each part of the score sat on held-out training rows with anomalies
-injected, read with the trained network (:func:`measure_part_evidence`); the method is
-:mod:`madcluster.score.evidence`'s.
+"""The fit's evidence step: each part of the score read on copies of the held-out training rows
+with anomalies injected, the network's own score from the trained network
+(:func:`fit_combination`); the method is :mod:`madcluster.score.evidence`'s.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from madcluster.score.evidence import (
     injected_copies,
     read_evidence,
 )
+from madcluster.score.injection import Injected
 from madcluster.score.input_terms import (
     check_input_terms,
     check_part_rule,
@@ -34,103 +35,64 @@ if TYPE_CHECKING:
     from madcluster.estimator.fitted import FittedModel
 
 
-def probe_readings(
+def copy_readings(
     model: FittedModel,
+    combination: Combination,
     data: np.ndarray,
-    scores: np.ndarray,
-    names: tuple[str, ...],
-    context: FitContext,
-    smoothing: dict[str, int],
-    rule: str,
-    scale_rows: int,
     n_validation: int,
-) -> tuple[dict[str, list[np.ndarray]], list] | None:
-    """Each part's contribution (weight 1) on every injected copy of the held-out rows, and the
-    copies; None when the training rows are too few to hold rows out (module docstring of
-    :mod:`madcluster.score.evidence`). ``scores``: the own training scores of ``data``."""
+    seed: int,
+) -> tuple[dict[str, list[np.ndarray]], list[Injected]] | None:
+    """Each part's contribution (``combination``'s weights, 1 for evidence) on every injected
+    copy of the held-out rows of ``data``, and the copies; None when too few rows are held out
+    (the module docstring of :mod:`madcluster.score.evidence`)."""
     window = model.grid.window_size
     start = holdout_start(len(data), n_validation, window)
     if start is None:
         return None
-    probe = Combination.fit(
-        names, data[:start], scores[:start], context, {}, smoothing, rule, scale_rows
-    )
-    scale = data[:start].astype(np.float64).std(axis=0)
-    seed = 0 if context.random_state is None else int(context.random_state)
+    scale = data[:start].astype(np.float64).std(axis=0)  # injected sizes, as the study's
     copies = injected_copies(data[start:], scale, window, seed)
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in probe.names}
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in combination.names}
     for copy in copies:
         rows = copy.rows.astype(np.float32)
         own = model.own_scores(model.inputs.model_input(rows))
-        for name, values in contributions(probe, rows, own).items():
+        for name, values in contributions(combination, rows, own).items():
             parts[name].append(values)
     return parts, copies
-
-
-def measure_part_evidence(
-    model: FittedModel,
-    data: np.ndarray,
-    scores: np.ndarray,
-    names: tuple[str, ...],
-    context: FitContext,
-    smoothing: dict[str, int],
-    rule: str,
-    scale_rows: int,
-    n_validation: int,
-) -> Evidence | None:
-    """The parts' :class:`~madcluster.score.evidence.Evidence` on this series (None: too few rows;
-    the caller then keeps the weights by column kind)."""
-    read = probe_readings(
-        model, data, scores, names, context, smoothing, rule, scale_rows, n_validation
-    )
-    return None if read is None else read_evidence(*read)
 
 
 def fit_combination(
     model: FittedModel, params: Mapping[str, Any], data: np.ndarray, scores: np.ndarray
 ) -> Combination:
     """The score's parts fitted on the training rows ``data`` (own training scores ``scores``),
-    weighted as ``params["part_weights"]`` says: ``"evidence"`` by this series' evidence
-    (:func:`measure_part_evidence`; by column kind where the rows are too few to hold any out),
-    ``"columns"`` by column kind, None as
+    weighted as ``params["part_weights"]`` says: ``"evidence"`` by the weights by column kind
+    corrected by this series' evidence (:func:`~madcluster.score.evidence.read_evidence`; by
+    column kind alone where too few rows can be held out), ``"columns"`` by column kind, None as
     :data:`~madcluster.score.input_terms.DEFAULT_WEIGHT_RULE` says, a mapping as given. The
     evidence is kept in the combination."""
     window = model.grid.window_size
     names = check_input_terms(params["input_terms"])
-    widths = resolve_part_smoothing(params["part_smoothing"], window)
-    rule = check_part_rule(params["part_rule"])
-    context = FitContext(window, params["random_state"])
     chosen = params["part_weights"]
-    weights = check_part_weights(chosen, continuous_share(data))
-    evidence = None
-    if names and weighs_by_evidence(chosen):
-        n_validation = validation_rows(len(data), params["validation_size"] or 0.2, window)
-        evidence = measure_part_evidence(
-            model,
-            data,
-            scores,
-            names,
-            context,
-            widths,
-            rule,
-            params["series_scale_rows"],
-            n_validation,
-        )
-        if evidence is not None:
-            weights = dict(evidence.weights)
+    columns = check_part_weights(chosen, continuous_share(data))
+    evidence = names and weighs_by_evidence(chosen)
     combination = Combination.fit(
         names,
         data,
         scores,
-        context,
-        weights,
-        widths,
-        rule=rule,
+        FitContext(window, params["random_state"]),
+        {} if evidence else columns,
+        resolve_part_smoothing(params["part_smoothing"], window),
+        rule=check_part_rule(params["part_rule"]),
         scale_rows=params["series_scale_rows"],
     )
-    if evidence is not None:
-        combination = replace(combination, evidence=evidence.to_record())
-    return combination
+    if not evidence:
+        return combination
+    n_validation = validation_rows(len(data), params["validation_size"] or 0.2, window)
+    seed = 0 if params["random_state"] is None else int(params["random_state"])
+    read = copy_readings(model, combination, data, n_validation, seed)
+    if read is None:
+        return replace(combination, weights=columns)
+    found = read_evidence(*read, prior=columns)
+    return replace(combination, weights=dict(found.weights), evidence=found.to_record())
 
 
 def evidence_lines(combination: Combination) -> list[str]:
@@ -142,4 +104,4 @@ def evidence_lines(combination: Combination) -> list[str]:
     return [head, *evidence.lines()]
 
 
-__all__ = ["evidence_lines", "fit_combination", "measure_part_evidence", "probe_readings"]
+__all__ = ["copy_readings", "evidence_lines", "fit_combination"]
