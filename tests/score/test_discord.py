@@ -181,6 +181,39 @@ def test_streamed_rows_by_the_sliding_recurrence(monkeypatch, length, segment):
     _close(capped.distances, stream.distances[:2])
 
 
+@pytest.mark.parametrize("dense_share", [0.0, 1.0, None])
+def test_float32_products_pick_candidates_the_float64_ones_decide(monkeypatch, dense_share):
+    """From MIN_VALUES values per subsequence the training blocks are float32 and only select
+    candidates (discord_filter): the distances are still the loop's, every block computed in
+    float64 (share 0), candidates only (share 1) or as the part chooses, self-matches left out
+    too; the float32 products are within the bound of the float64 ones."""
+    from madcluster.score import discord_filter
+
+    if dense_share is not None:
+        monkeypatch.setattr(discord_filter, "DENSE_SHARE", dense_share)
+    monkeypatch.setattr(discord, "_TRAINING_BLOCK", 100)
+    train = periodic_pair(300, 0)
+    part = _one(train, 40)
+    assert part.dims >= discord_filter.MIN_VALUES and part._training_block(0).dtype == np.float32
+    rows = periodic_pair(120, 2)
+    rows[50:70, 0] = rows[50:70, 0][::-1].copy()
+    read = part.read(rows)
+    each = _direct(part, read)
+    _close(part.distances(read, np.arange(len(rows) - 39)), each)
+    _close(part.distances(read, np.asarray([60])), each[60:61])  # a streamed row's product
+    starts = np.arange(0, 261, 7)
+    near = _direct(part, part.read(train), exclude_near=True)[starts]
+    _close(part.distances(part.read(train), starts, exclude_near=True), near)
+    # the bound: float32 against float64 products of z-normalised rows, large norms included
+    flat, norms = discord.normalised(read, np.arange(80), 40)
+    query = np.concatenate([-2.0 * flat, np.ones((80, 1))], axis=1)
+    block = part._training_rows(np.arange(200))
+    exact = query @ block.T
+    rounded = query.astype(np.float32) @ block.astype(np.float32).T
+    bound = discord_filter.rounding_bound(norms, part.dims)
+    assert (np.abs(rounded - exact) <= bound[:, None]).all()
+
+
 def test_files_round_trip_and_the_training_cap(monkeypatch, test_rows):
     train = periodic_pair(400, 0)
     part = Discord.fit(train, FitContext(16), lengths=(40, 16), segments=(2, 1))

@@ -71,12 +71,14 @@ How:
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
 
+from madcluster.score.discord_filter import MIN_VALUES, block_nearest, rounding_bound
 from madcluster.score.discord_sliding import SlidingProducts, TrainingSeries
 from madcluster.score.parts import FitContext, Part, PartStream
 from madcluster.score.scales import dominant_period
@@ -267,12 +269,18 @@ class Join(SubsequenceReadings):
         """Values per subsequence over the read columns."""
         return len(self.columns) * (self.length // self.segment)
 
-    def _training_block(self, lo: int) -> np.ndarray:
-        """Training subsequences ``lo`` to ``lo + _TRAINING_BLOCK`` as rows ``(b, values + 1)``:
-        their z-normalised values, then their squared norms."""
-        starts = np.arange(lo, min(lo + _TRAINING_BLOCK, self.n_training))
+    def _training_rows(self, starts: np.ndarray) -> np.ndarray:
+        """Training subsequences ``starts`` as rows ``(b, values + 1)``: their z-normalised
+        values, then their squared norms (float64)."""
         flat, norms = normalised(self.read_training, starts, self.length, self.segment)
         return np.concatenate([flat, norms[:, None]], axis=1)
+
+    def _training_block(self, lo: int) -> np.ndarray:
+        """Training subsequences ``lo`` to ``lo + _TRAINING_BLOCK`` as :meth:`_training_rows`,
+        in float32 from ``MIN_VALUES`` values per subsequence (:func:`block_nearest` computes
+        its candidates again in float64)."""
+        rows = self._training_rows(np.arange(lo, min(lo + _TRAINING_BLOCK, self.n_training)))
+        return rows.astype(np.float32) if self.dims >= MIN_VALUES else rows
 
     @cached_property
     def read_training(self) -> np.ndarray:
@@ -283,7 +291,7 @@ class Join(SubsequenceReadings):
     def _kept_blocks(self) -> list[np.ndarray] | None:
         """Every training block, built once where they fit in ``_KEPT_BYTES`` (a streamed row
         would otherwise rebuild them all); None above it."""
-        size = self.n_training * (self.dims + 1) * 8
+        size = self.n_training * (self.dims + 1) * (4 if self.dims >= MIN_VALUES else 8)
         if size > _KEPT_BYTES:
             return None
         return [self._training_block(lo) for lo in range(0, self.n_training, _TRAINING_BLOCK)]
@@ -320,18 +328,19 @@ class Join(SubsequenceReadings):
         for lo in range(0, len(starts), _QUERY_BLOCK):
             chunk = starts[lo : lo + _QUERY_BLOCK]
             flat, norms = normalised(read, chunk, self.length, self.segment)
+            # |b|^2 - 2 a.b for each pair: float32 products pick the candidates, float64 decides
             query = np.concatenate([-2.0 * flat, np.ones((len(flat), 1))], axis=1)
+            query32, bound = query.astype(np.float32), rounding_bound(norms, self.dims)
             best = np.full(len(flat), np.inf)
             for index, first in enumerate(range(0, self.n_training, _TRAINING_BLOCK)):
                 block = kept[index] if kept is not None else self._training_block(first)
-                # |a|^2 - 2 a.b for each pair; a streamed row's as a matrix-vector product, which
-                # reads the block once (a matrix product of one row copies it first: 1.8x slower)
-                d = (block @ query[0])[None, :] if len(chunk) == 1 else query @ block.T
                 where = self.training_first + first  # the block's first subsequence
+                mask = None
                 if exclude_near and _overlap(chunk, where, len(block), self.length):
                     where = where + np.arange(len(block))
-                    d[np.abs(chunk[:, None] - where[None, :]) < self.length] = np.inf
-                np.minimum(best, d.min(axis=1), out=best)
+                    mask = _masking(np.abs(chunk[:, None] - where[None, :]) < self.length)
+                rows = _offset(self._training_rows, first)
+                block_nearest(query, query32, block, rows, bound, best, mask)
             found = np.isfinite(best)
             squared = np.where(found, best + norms, 0.0)
             out[lo : lo + len(chunk)] = np.sqrt(np.maximum(squared, 0.0) / self.dims)
@@ -624,6 +633,20 @@ def _digest(rows: np.ndarray) -> tuple:
     return rows.shape, hashlib.blake2b(
         np.ascontiguousarray(rows).tobytes(), digest_size=16
     ).digest()
+
+
+def _masking(near: np.ndarray) -> Callable[[np.ndarray], None]:
+    """A function setting the pairs ``near`` of an array of distances to inf."""
+
+    def mask(d: np.ndarray) -> None:
+        d[near] = np.inf
+
+    return mask
+
+
+def _offset(rows: Callable[[np.ndarray], np.ndarray], first: int) -> Callable:
+    """``rows`` of the block starting at training subsequence ``first``."""
+    return lambda indices: rows(first + indices)
 
 
 def _overlap(starts: np.ndarray, first: int, count: int, length: int) -> bool:
