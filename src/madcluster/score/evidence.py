@@ -1,5 +1,5 @@
 """Per-series evidence for each part of the score, from the training rows alone, and the weights
-it gives the parts (:func:`measure`, :class:`Evidence`).
+it gives the parts (:func:`read_evidence`, :class:`Evidence`).
 
 Why: which part sees a series' anomalies changes from series to series (a process whose network
 part alone is near perfect while the discord part sits at chance; a series where window KMeans
