@@ -1,11 +1,14 @@
-"""What the discord part costs: the exact part beside the sampled reading it replaced, in one run.
+"""What the discord part costs: the exact part beside the sampled reading it replaced and beside
+the exact part's code before its streamed rows slid and its blocks went float32, in one run.
 
 At 20,000 x 6 and 100,000 x 1 training rows: the fit (the part's fit plus its training reading,
 which the model's fit reads its statistics from), scoring a test series of the same size
 (:meth:`values`), and a stream fed row by row (rows per second over ``--stream-rows`` rows after
 a warm start of 2 m rows). The rows are a seeded noisy cycle of 40 steps per column (phases
 apart), so both parts read subsequences of the same length; the cost does not depend on the
-values otherwise.
+values otherwise. ``--before REV`` (default ``BEFORE``): the revision whose
+``score/discord.py`` is measured as "exact before" (loaded from git, run on this checkout's other
+modules); the record gives each of the exact part's times over the before code's.
 
     OMP_NUM_THREADS=1 python benchmarks/studies/speed/discord_cost.py
 
@@ -15,12 +18,15 @@ writes ``benchmarks/results/discord_cost.json`` and ``discord_cost.md`` beside i
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "src"))
 
 SIZES = ((20_000, 6), (100_000, 1))
+BEFORE = "6ad4f4b"  # the last change to score/discord.py before the sliding products
 PERIOD = 40.0
 
 
@@ -51,13 +58,32 @@ def joins(part) -> str:
     return " + ".join(f"{m}" if p == 1 else f"{m} (segments of {p})" for m, p in shapes)
 
 
-def measure(kind: str, n: int, columns: int, stream_rows: int) -> dict:
+def module_at(revision: str) -> types.ModuleType:
+    """``score/discord.py`` as it was at ``revision``, as a module of its own."""
+    source = subprocess.run(
+        ["git", "show", f"{revision}:src/madcluster/score/discord.py"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    ).stdout
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "discord_before.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location("discord_before", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+    return module
+
+
+def measure(kind: str, n: int, columns: int, stream_rows: int, before: types.ModuleType) -> dict:
     """Seconds to fit, to score a series of ``n`` rows, and stream rows per second."""
     from madcluster.score.discord import Discord
     from madcluster.score.discord_sampled import SampledDiscord
     from madcluster.score.parts import FitContext
 
-    part_class = {"exact": Discord, "sampled": SampledDiscord}[kind]
+    part_class = {"exact": Discord, "sampled": SampledDiscord, "exact before": before.Discord}[kind]
     train, test = rows(n, columns, 0), rows(n, columns, 1)
     began = time.perf_counter()
     part = part_class.fit(train, FitContext(100, 0))
@@ -98,6 +124,9 @@ def markdown(result: dict) -> str:
         "The fit is the part's fit plus its training reading (what the model's fit adds for it);",
         "scoring is one test series as long as the training rows; the stream is fed row by row.",
         "",
+        f'"exact before" is `score/discord.py` at `{result["before"]}` (every training',
+        "subsequence's values read by a float64 product, a streamed row's too), run beside it.",
+        "",
         "| training rows x columns | part | subsequences | fit s | scoring s | stream rows/s |",
         "|---|---|---|---|---|---|",
     ]
@@ -105,6 +134,17 @@ def markdown(result: dict) -> str:
         lines.append(
             f"| {r['training_rows']:,} x {r['columns']} | {r['part']} | {r['joins']} | "
             f"{r['fit_s']:.2f} | {r['score_s']:.2f} | {r['stream_rows_per_s']:,.0f} |"
+        )
+    lines += [
+        "",
+        "The exact part's time over the code before's, same run (below 1: faster):",
+        "",
+        "| training rows x columns | fit | scoring | a streamed row |",
+        "|---|---|---|---|",
+    ]
+    for size, ratio in result["ratios"].items():
+        lines.append(
+            f"| {size} | {ratio['fit']:.2f} | {ratio['score']:.2f} | {ratio['stream_row']:.3f} |"
         )
     lines += ["", "```bash", result["command"], "```", ""]
     return "\n".join(lines)
@@ -116,12 +156,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "discord_cost.json"))
     parser.add_argument("--stream-rows", type=int, default=1000)
+    parser.add_argument("--before", default=BEFORE)
     args = parser.parse_args()
-    runs = []
+    before = module_at(args.before)
+    runs, ratios = [], {}
     for n, columns in SIZES:
-        for kind in ("sampled", "exact"):
-            runs.append(measure(kind, n, columns, args.stream_rows))
+        for kind in ("sampled", "exact before", "exact"):
+            runs.append(measure(kind, n, columns, args.stream_rows, before))
             print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+        old, new = runs[-2], runs[-1]
+        ratios[f"{n:,} x {columns}"] = {
+            "fit": round(new["fit_s"] / old["fit_s"], 3),
+            "score": round(new["score_s"] / old["score_s"], 3),
+            "stream_row": round(old["stream_rows_per_s"] / new["stream_rows_per_s"], 4),
+        }
+        print("new / before:", json.dumps(ratios[f"{n:,} x {columns}"]), file=sys.stderr)
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"],
         capture_output=True,
@@ -135,7 +184,9 @@ def main() -> None:
         "numpy": np.__version__,
         "threads": os.environ.get("OMP_NUM_THREADS", "unset"),
         "command": "OMP_NUM_THREADS=1 python benchmarks/studies/speed/discord_cost.py",
+        "before": args.before,
         "runs": runs,
+        "ratios": ratios,
     }
     out = Path(args.out)
     atomic_write_text(out, json.dumps(result, indent=1) + "\n")
