@@ -1,12 +1,13 @@
-"""What the discord part costs: the exact part beside the sampled reading it replaced and beside
-the exact part's code before its streamed rows slid and its blocks went float32, in one run.
+"""What the discord part costs: the exact part beside the sampled reading it replaced and beside the
+exact part's code before its streamed rows slid and its blocks went float32, in one run.
 
 At 20,000 x 6 and 100,000 x 1 training rows: the fit (the part's fit plus its training reading,
 which the model's fit reads its statistics from), scoring a test series of the same size
-(:meth:`values`), and a stream fed row by row (rows per second over ``--stream-rows`` rows after
-a warm start of 2 m rows). The rows are a seeded noisy cycle of 40 steps per column (phases
-apart), so both parts read subsequences of the same length; the cost does not depend on the
-values otherwise. ``--before REV`` (default ``BEFORE``): the revision whose
+(:meth:`values`), and a stream fed row by row (rows per second over ``--stream-rows`` rows after a
+warm start of 2 m rows, the parts' streams fed in turns). The rows are a seeded noisy cycle of 40
+steps per column (phases apart), so both parts read subsequences of the same length; the cost does
+not depend on the values otherwise (but for the candidates the exact part's float32 blocks leave:
+few here, more on a series that repeats itself exactly). ``--before REV`` (default ``BEFORE``): the revision whose
 ``score/discord.py`` is measured as "exact before" (loaded from git, run on this checkout's other
 modules); the record gives each of the exact part's times over the before code's.
 
@@ -35,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "src"))
 
 SIZES = ((20_000, 6), (100_000, 1))
+TURN = 50  # stream rows each part is fed before the next one's turn
 BEFORE = "6ad4f4b"  # the last change to score/discord.py before the sliding products
 PERIOD = 40.0
 
@@ -77,39 +79,51 @@ def module_at(revision: str) -> types.ModuleType:
     return module
 
 
-def measure(kind: str, n: int, columns: int, stream_rows: int, before: types.ModuleType) -> dict:
-    """Seconds to fit, to score a series of ``n`` rows, and stream rows per second."""
+def measure(kinds: tuple[str, ...], n: int, columns: int, stream_rows: int, before) -> list[dict]:
+    """Per part of ``kinds``: seconds to fit, to score a series of ``n`` rows, and stream rows
+    per second, the parts' streams fed in turns of ``TURN`` rows (a load that comes and goes on
+    the shared machine falls on each alike)."""
     from madcluster.score.discord import Discord
     from madcluster.score.discord_sampled import SampledDiscord
     from madcluster.score.parts import FitContext
 
-    part_class = {"exact": Discord, "sampled": SampledDiscord, "exact before": before.Discord}[kind]
+    classes = {"exact": Discord, "sampled": SampledDiscord, "exact before": before.Discord}
     train, test = rows(n, columns, 0), rows(n, columns, 1)
-    began = time.perf_counter()
-    part = part_class.fit(train, FitContext(100, 0))
-    part.reference_values(train)
-    fit_s = time.perf_counter() - began
-    began = time.perf_counter()
-    part.values(test)
-    score_s = time.perf_counter() - began
-    stream = part.stream()
-    warm = 2 * part.length
-    stream.append(test[:warm])
-    began = time.perf_counter()
-    for i in range(warm, warm + stream_rows):
-        stream.append(test[i : i + 1])
-        stream.forget_before(stream.final_before(i + 1))
-    stream_s = time.perf_counter() - began
-    return {
-        "part": kind,
-        "training_rows": n,
-        "columns": columns,
-        "joins": joins(part),
-        "fit_s": round(fit_s, 3),
-        "score_s": round(score_s, 3),
-        "stream_rows_per_s": round(stream_rows / stream_s, 1),
-        "stream_rows": stream_rows,
-    }
+    records, streams = [], []
+    for kind in kinds:
+        began = time.perf_counter()
+        part = classes[kind].fit(train, FitContext(100, 0))
+        part.reference_values(train)
+        fit_s = time.perf_counter() - began
+        began = time.perf_counter()
+        part.values(test)
+        score_s = time.perf_counter() - began
+        record = {
+            "part": kind,
+            "training_rows": n,
+            "columns": columns,
+            "joins": joins(part),
+            "fit_s": round(fit_s, 3),
+            "score_s": round(score_s, 3),
+        }
+        print(json.dumps(record), file=sys.stderr, flush=True)
+        stream = part.stream()
+        stream.append(test[: 2 * part.length])  # a warm start
+        records.append(record)
+        streams.append([stream, 2 * part.length, 0.0])
+    warm = max(at for _, at, _ in streams)
+    for lo in range(warm, warm + stream_rows, TURN):
+        for entry in streams:
+            stream, at, spent = entry
+            began = time.perf_counter()
+            for i in range(at, at + TURN):
+                stream.append(test[i : i + 1])
+                stream.forget_before(stream.final_before(i + 1))
+            entry[1], entry[2] = at + TURN, spent + time.perf_counter() - began
+    for record, (_, _, spent) in zip(records, streams, strict=True):
+        record["stream_rows_per_s"] = round(stream_rows // TURN * TURN / spent, 1)
+        record["stream_rows"] = stream_rows // TURN * TURN
+    return records
 
 
 def markdown(result: dict) -> str:
@@ -161,9 +175,7 @@ def main() -> None:
     before = module_at(args.before)
     runs, ratios = [], {}
     for n, columns in SIZES:
-        for kind in ("sampled", "exact before", "exact"):
-            runs.append(measure(kind, n, columns, args.stream_rows, before))
-            print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+        runs += measure(("sampled", "exact before", "exact"), n, columns, args.stream_rows, before)
         old, new = runs[-2], runs[-1]
         ratios[f"{n:,} x {columns}"] = {
             "fit": round(new["fit_s"] / old["fit_s"], 3),
