@@ -14,7 +14,7 @@ import torch
 from series_helpers import two_sines
 
 from madcluster import MADCluster
-from madcluster.estimator.fitted import embed, score_terms
+from madcluster.estimator.fitted import embed, score_terms, scoring_dtype
 
 TINY = {"window_size": 16, "epochs": 1, "epoch_windows": 32, "batch_size": 32, "random_state": 0}
 
@@ -64,7 +64,7 @@ def test_a_trailing_buffer_scores_its_steps_as_the_whole_series(fitted, score_fr
 def test_a_pickled_model_scores_as_it_did_from_a_fresh_float64_copy(fitted):
     rows = two_sines(60, 4)
     again = pickle.loads(pickle.dumps(fitted))
-    assert again.scoring_dtype == torch.float64
+    assert scoring_dtype(again) == torch.float64
     assert next(again.scoring_net.parameters()).dtype == torch.float64
     assert next(again.net.parameters()).dtype == torch.float32
     assert again.scoring_net is not again.net

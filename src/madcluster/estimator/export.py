@@ -70,6 +70,8 @@ def _window_scores_class() -> type:
     """``WindowScores``, built on first use so that importing this module needs no torch."""
     from torch import nn
 
+    from madcluster.estimator.fitted import scoring_dtype
+
     class WindowScores(nn.Module):
         """A fitted model's per-step window score as a pure tensor function (what the graph
         holds)."""
@@ -78,8 +80,8 @@ def _window_scores_class() -> type:
             """``dtype``: the model's scoring dtype (default), or float32: the trained network as it
             is."""
             super().__init__()
-            self.dtype = model.scoring_dtype if dtype is None else dtype
-            self.net = model.scoring_net if self.dtype == model.scoring_dtype else model.net
+            self.dtype = scoring_dtype(model) if dtype is None else dtype
+            self.net = model.scoring_net if self.dtype == scoring_dtype(model) else model.net
             self.head = model.head
 
         def forward(self, windows: Any) -> Any:
@@ -111,11 +113,12 @@ def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True)
         ) from None
     import torch
 
+    from madcluster.estimator.fitted import scoring_dtype
     from madcluster.estimator.onnx_rnn import unrolled
 
     detector = model
     windows = torch.from_numpy(model_windows(detector, _probe_series(detector))[0][:8])
-    dtype = detector.scoring_dtype
+    dtype = scoring_dtype(detector)
     report: dict[str, Any] = {
         "input": "windows",
         "input_shape": ["batch", detector.grid.window_size, int(windows.shape[-1])],
@@ -230,7 +233,9 @@ def check_export(
         :64
     ]
     got, expected = run_both(detector, path, windows)
-    model_dtype = str(detector.scoring_dtype).removeprefix("torch.")
+    from madcluster.estimator.fitted import scoring_dtype
+
+    model_dtype = str(scoring_dtype(detector)).removeprefix("torch.")
     dtype = model_dtype if graph_dtype is None else str(graph_dtype).removeprefix("torch.")
     atol, rtol = TOLERANCE[dtype]
     diff = np.abs(got - expected)

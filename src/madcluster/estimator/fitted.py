@@ -136,11 +136,6 @@ class FittedModel:
         kept = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "scoring_net"}
         return (_rebuilt, (kept,))
 
-    @property
-    def scoring_dtype(self) -> torch.dtype:
-        """The dtype of ``scoring_net``'s input (float64, or float32 for bfloat16 models)."""
-        return torch.float32 if self.net.precision is not None else torch.float64
-
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` (T,), higher = more anomalous; one per time step."""
         rows = self.inputs.check_rows(X)
@@ -177,7 +172,7 @@ class FittedModel:
         ``read(windows, first_position)``: the outputs of positions ``first_position..``)."""
         net = self.scoring_net if net is None else net
         weight = next(net.parameters())
-        dtype = self.scoring_dtype if net is self.scoring_net else weight.dtype
+        dtype = scoring_dtype(self) if net is self.scoring_net else weight.dtype
         series = torch.from_numpy(scaled).to(weight.device, dtype)
         grid = self.grid
         batch = grid.batch_on(weight.device)
@@ -232,6 +227,11 @@ class TrainingRecord:
     device: str
 
 
+def scoring_dtype(model: FittedModel) -> torch.dtype:
+    """The dtype of ``model.scoring_net``'s input (float64, or float32 for bfloat16 models)."""
+    return torch.float32 if model.net.precision is not None else torch.float64
+
+
 def _rebuilt(kept: dict[str, Any]) -> FittedModel:
     """A pickled :class:`FittedModel` with its float64 copy made again."""
     return FittedModel(scoring_net=scoring_copy(kept["net"]), **kept)
@@ -262,4 +262,5 @@ __all__ = [
     "embed",
     "score_terms",
     "scoring_copy",
+    "scoring_dtype",
 ]

@@ -38,7 +38,7 @@ from madcluster.base import threshold_from_scores
 from madcluster.data.validation import align_columns, check_device, check_series, feature_names
 from madcluster.defaults import AUTO, DEFAULT_BATCH_SIZE
 from madcluster.estimator.attribution import AttributionBaseline
-from madcluster.estimator.fitted import FittedModel, TrainingRecord, assemble
+from madcluster.estimator.fitted import FittedModel, TrainingRecord, assemble, scoring_dtype
 from madcluster.estimator.incident_scoring import calibrate_incidents, expectation
 from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.network import build_network, resolve_roughness, resolve_training_batch
@@ -240,7 +240,7 @@ def _fit_warmup(model: FittedModel, data: np.ndarray) -> np.ndarray:
     starts = sample_starts(len(data), window, WARMUP_WINDOWS)
     fresh = np.stack([model.inputs.model_input(data[s : s + window]) for s in starts])
     net = model.scoring_net
-    windows = torch.from_numpy(fresh).to(next(net.parameters()).device, model.scoring_dtype)
+    windows = torch.from_numpy(fresh).to(next(net.parameters()).device, scoring_dtype(model))
     step = model.grid.batch_on(windows.device)
     with torch.no_grad():
         chunks = [net.score(windows[i : i + step]) for i in range(0, len(windows), step)]
