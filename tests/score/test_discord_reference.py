@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from series_helpers import periodic_pair
 
-from madcluster.score import discord
+from madcluster.score import discord_subsequences
 from madcluster.score.discord import STD_FLOOR
 from madcluster.score.discord_sampled import SampledDiscord
 from madcluster.score.parts import FitContext
@@ -39,7 +39,7 @@ def _direct_distance(part: SampledDiscord, read: np.ndarray, start: int) -> floa
 def test_a_step_no_sampled_subsequence_covers_takes_the_nearest_ones_value(monkeypatch, cap):
     rows = periodic_pair(500, 0)
     part = SampledDiscord.fit(rows, FitContext(16))
-    monkeypatch.setattr(discord, "MAX_REFERENCE", cap)
+    monkeypatch.setattr(discord_subsequences, "MAX_REFERENCE", cap)
     n, m = len(rows), part.length
     read = part.read(rows)
     starts = np.unique(np.linspace(0, n - m, cap).round()).astype(int)

@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from madcluster.score.discord import (
+from madcluster.score.discord_subsequences import (
     SEGMENTS,
     STD_FLOOR,
     SubsequenceReadings,
