@@ -51,11 +51,12 @@ How:
   series). Cost: training subsequences x scored subsequences x values per subsequence
   multiply-adds per join for a series, training subsequences x columns x a few per streamed
   row (``benchmarks/studies/speed/discord_cost.py``, ``benchmarks/results/discord_cost.md``:
-  a streamed row in 0.33 of the time of the code before at 20,000 x 6, 374 rows/s, and in 0.56
-  at 100,000 x 1, 450 rows/s). A fitted part keeps its z-normalised training subsequences in memory
-  up to ``_KEPT_BYTES`` (64 MiB) per join once it has scored a series (31 MiB in all at 20,000 x
-  6 with a period of 40, float32 blocks), and rebuilds them per call above that; a stream keeps
-  its products (2.8 MiB at 20,000 x 6, :mod:`madcluster.score.discord_sliding`);
+  a streamed row in 0.35 of the time of the code before at 20,000 x 6, 421 rows/s, and in 0.55
+  at 100,000 x 1, 483 rows/s; a 20,000 x 6 series in 0.46 to 0.84 of it over three runs). A
+  fitted part keeps its z-normalised training subsequences in memory up to ``_KEPT_BYTES``
+  (64 MiB) per join once it has scored a series (31 MiB in all at 20,000 x 6 with a period of
+  40, float32 blocks), and rebuilds them per call above that; a stream keeps its products
+  (2.8 MiB at 20,000 x 6, :mod:`madcluster.score.discord_sliding`);
 * a step's value is the least distance of the subsequences covering it (final m - 1 rows
   later): every subsequence covering an anomalous step contains it, while a normal step next to
   an anomaly is covered by some that miss it, so alerts stay on the anomaly instead of spreading

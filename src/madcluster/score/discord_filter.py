@@ -8,15 +8,15 @@ each of hundreds of products) would pass the 1e-10 a refactor keeps.
 
 How: with ``q = (-2 a, 1)`` and ``b = (b, |b|^2)`` the float32 product ``d32 = q . b`` is within
 ``e = gamma_{K+3} (2 |a| sqrt(D) + D)`` of the float64 one (D values per subsequence, K = D + 1
-products; ``|b|^2 <= D`` as it is z-normalised per column, segment means included; Higham's
-bound for any summation order, the two roundings to float32 included). A pair can be the nearest only where
-``d32 <= min(its row's least d32 + e, the least exact value so far) + e``; those pairs are
+products; ``|b|^2 <= D`` as it is z-normalised per column, segment means included; Higham's bound
+for any summation order, the two roundings to float32 included). A pair can be the nearest only
+where ``d32 <= min(its row's least d32 + e, the least exact value so far) + e``; those pairs are
 computed again in float64 from the subsequences' values, and the least of them is the exact
-nearest. A block where more than ``DENSE_SHARE`` of the pairs are candidates (a flat or
-perfectly repeating training series) is computed in float64 as a whole. Below ``MIN_VALUES``
-values per subsequence the float32 product saves less than the candidates' selection costs (a
-whole series' scoring time over float64's, both joins picking candidates: 1.01 at 100,000 x 1,
-20 and 48 values; 0.74 at 20,000 x 6, 120 and 288), and the blocks stay float64.
+nearest. A block where more than ``DENSE_SHARE`` of the pairs are candidates (a flat or perfectly
+repeating training series) is computed in float64 as a whole. Below ``MIN_VALUES`` values per
+subsequence the float32 product saves less than the candidates' selection costs (a whole series'
+scoring time over float64's, both joins picking candidates: 1.01 at 100,000 x 1, 20 and 48 values;
+0.74 at 20,000 x 6, 120 and 288), and the blocks stay float64.
 """
 
 from __future__ import annotations
