@@ -172,6 +172,14 @@ def test_streamed_rows_by_the_sliding_recurrence(monkeypatch, length, segment):
     if segment == 1:
         _close(stream.distances, _direct(part, read))
     assert set(stream.state()) == {"steps", "rows", "distances"}  # the products are not saved
+    # read back mid-way into a stream that stepped other rows: its products computed again
+    half, again = part.stream(), part.stream()
+    half.append(rows[:150])
+    again.append(rows[::-1][:150])
+    again.load(half.state())
+    for at in range(150, len(rows)):
+        again.append(rows[at : at + 1])
+    _close(again.distances, stream.distances)
     # above the products' memory cap a streamed row reads every training subsequence instead
     monkeypatch.setattr(discord, "_SLIDING_BYTES", 0)
     capped = part.stream()
