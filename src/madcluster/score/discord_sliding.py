@@ -134,8 +134,8 @@ class SlidingProducts:
         self.since += 1
         # a.b = sum_c (QT - L (mu - shift) mu_j) / (sigma sigma_j), as two matrix-vector products
         np.multiply(products, shared.inverse, out=scratch)
-        dot = (1.0 / deviation) @ scratch
-        dot -= (big_l * (mean - self.shift) / deviation) @ shared.scaled_means
+        dot = np.dot(1.0 / deviation, scratch)  # (np.dot: matmul is 3x slower at one column)
+        dot -= np.dot(big_l * (mean - self.shift) / deviation, shared.scaled_means)
         dot *= -2.0
         dot += shared.norms
         return float(np.sqrt(max(float(dot.min()) + norm, 0.0) / z.size))
