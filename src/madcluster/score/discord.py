@@ -51,8 +51,8 @@ How:
   series). Cost: training subsequences x scored subsequences x values per subsequence
   multiply-adds per join for a series, training subsequences x columns x a few per streamed
   row (``benchmarks/studies/speed/discord_cost.py``, ``benchmarks/results/discord_cost.md``:
-  a streamed row in 0.35 of the time of the code before at 20,000 x 6, 421 rows/s, and in 0.55
-  at 100,000 x 1, 483 rows/s; a 20,000 x 6 series in 0.46 to 0.84 of it over three runs). A
+  a streamed row in 0.26 of the time of the code before at 20,000 x 6, 440 rows/s, and in 0.34
+  at 100,000 x 1, 579 rows/s; a 20,000 x 6 series in 0.46 to 0.84 of it over three runs). A
   fitted part keeps its z-normalised training subsequences in memory up to ``_KEPT_BYTES``
   (64 MiB) per join once it has scored a series (31 MiB in all at 20,000 x 6 with a period of
   40, float32 blocks), and rebuilds them per call above that; a stream keeps its products

@@ -4,8 +4,8 @@ one segment step before it in O(training subsequences x columns), instead of a p
 every training subsequence's values (:mod:`madcluster.score.discord`).
 
 Why: a streamed row of the exact discord part read every kept training subsequence's values
-(tens of rows per second at 20,000 x 6 training rows); the recurrence reads one value per column
-and training subsequence, a few times (``benchmarks/results/discord_cost.md``).
+(116 rows per second at 20,000 x 6 training rows); the recurrence reads one value per column and
+training subsequence, a few times: 440 rows per second (``benchmarks/results/discord_cost.md``).
 
 How, per column and with ``s`` the segment means of the rows (the rows themselves for segments
 of one row), the subsequence starting at ``i`` reading ``s[i], s[i + p], ..., s[i + (L - 1) p]``
