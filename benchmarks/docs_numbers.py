@@ -61,7 +61,7 @@ SOURCES: dict[str, tuple[str, Any]] = {
         "serve_stream_memory.json", lambda r: r["long_streams"]["counted_kib_per_stream"]),
     **{
         f"tsbad.{config}.{source}": (record, lambda r, c=config, s=source: r["summary"][c][s])
-        for config, record in (("default", "parts/default_hidden32_seed0.json"), ("paper", "tsbad/paper_seed0.json"))
+        for config, record in (("default", "tsbad/default_seed0.json"), ("paper", "tsbad/paper_seed0.json"))
         for source in ("MSL", "SMAP", "SMD", "all")
     },
 }
@@ -76,8 +76,8 @@ RECORDS: dict[str, tuple[str, list[str] | None]] = {
     "demo_metrics_variants.json": ("default", None),
     "stream_latency.json": ("default (input terms: final L rows later)",
                             [PYTHON, "benchmarks/stream_latency.py"]),
-    "parts/default_hidden32_seed0.json": (
-        "default", [*TSBAD, "--config", "default", "--out", "benchmarks/results/parts/default_hidden32_seed0.json"]),
+    "tsbad/default_seed0.json": (
+        "default", [*TSBAD, "--config", "default", "--out", "benchmarks/results/tsbad/default_seed0.json"]),
     "tsbad/paper_seed0.json": (
         "paper", [*TSBAD, "--config", "paper", "--out", "benchmarks/results/tsbad/paper_seed0.json"]),
     "serve_stream_memory.json": ("default", [PYTHON, "benchmarks/studies/speed/stream_memory.py"]),
