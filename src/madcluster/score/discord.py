@@ -109,7 +109,7 @@ _TRAINING_BLOCK = 2048  # training subsequences per matrix product
 _KEPT_BYTES = 64 << 20  # training blocks kept between calls up to this size, rebuilt above it
 # a stream's products (discord_sliding) up to this size per join: each stream holds its own (4 MiB
 # made one stream of a 20,000 x 6 model 2.8 MiB); above it a row reads the shared training blocks
-_SLIDING_BYTES = 256 << 10
+_SLIDING_BYTES = 64 << 10
 
 
 @dataclass(frozen=True)
