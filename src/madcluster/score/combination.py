@@ -298,12 +298,17 @@ class Combination:
         raw = self.raw_values(rows, own)
         return self._final_total({p.name: self.final_reading(p, raw[p.name]) for p in self.parts})
 
+    def final_contributions(self, readings: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Each part's term of a whole series' score from its final ``readings`` of it (weighted,
+        over its series scale), in the parts' order: the rule's total is the score."""
+        scales = self.series_scales(readings)
+        return {
+            p.name: self.contribution(p, readings[p.name], scale=scales[p.name]) for p in self.parts
+        }
+
     def _final_total(self, readings: Mapping[str, np.ndarray]) -> np.ndarray:
         """The score of a whole series from every part's final ``readings`` of it."""
-        scales = self.series_scales(readings)
-        return RULES[self.rule].total(
-            [self.contribution(p, readings[p.name], scale=scales[p.name]) for p in self.parts]
-        )
+        return RULES[self.rule].total(list(self.final_contributions(readings).values()))
 
     def reference_score(self, rows: np.ndarray, own: np.ndarray) -> np.ndarray:
         """The score of the training ``rows`` as each part describes unseen normal rows

@@ -125,11 +125,7 @@ def contributions(
     rule's per-part transform, weighted, over its series scale): the score is their total."""
     raw = combination.raw_values(rows, own)
     readings = {p.name: combination.final_reading(p, raw[p.name]) for p in combination.parts}
-    scales = combination.series_scales(readings)
-    return {
-        p.name: combination.contribution(p, readings[p.name], scale=scales[p.name])
-        for p in combination.parts
-    }
+    return combination.final_contributions(readings)
 
 
 def weights_from(
