@@ -26,3 +26,11 @@ def periodic_pair(n: int, seed: int, period: float = 20.0) -> np.ndarray:
         4 * np.pi * t / period + np.array([0.0, 1.0])
     )
     return (clean + 0.02 * rng.normal(size=(n, 2))).astype(np.float32)
+
+
+def three_channels(n: int, seed: int, level: float = 0.0) -> np.ndarray:
+    """Three sines of periods 3, 7 and 11 (times 2 pi) with noise, shifted by ``level``: the
+    service tests' series (a refit at another ``level`` is a new normal)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)[:, None]
+    return level + np.sin(t / np.array([3.0, 7.0, 11.0])) + 0.1 * rng.standard_normal((n, 3))

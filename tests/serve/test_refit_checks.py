@@ -11,6 +11,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient
+from series_helpers import three_channels
 
 from madcluster import MADCluster
 from madcluster.exceptions import DataError
@@ -22,20 +23,14 @@ from madcluster.serve.registry import StreamStore
 WINDOW = 12
 
 
-def _series(n: int, seed: int, level: float = 0.0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    t = np.arange(n)[:, None]
-    return level + np.sin(t / np.array([3.0, 7.0, 11.0])) + 0.1 * rng.standard_normal((n, 3))
-
-
 @pytest.fixture(scope="module")
 def model():
-    frame = pd.DataFrame(_series(300, 0), columns=["flow", "pressure", "temp"])
+    frame = pd.DataFrame(three_channels(300, 0), columns=["flow", "pressure", "temp"])
     return MADCluster(window_size=WINDOW, epochs=1, random_state=0).fit(frame)
 
 
 def test_rows_fit_would_refuse_are_named(model):
-    rows = _series(200, 1)
+    rows = three_channels(200, 1)
     assert row_problems(model, rows) == []
     stuck = rows.copy()
     stuck[:, 1] = 4.5
@@ -95,7 +90,7 @@ def test_model_problems_name_each_failed_check(checks, reason):
 
 
 def test_measure_reads_flag_rates_on_the_fit_rows_and_the_recent_rows(model):
-    rows, recent = _series(200, 2), [_series(100, 3), _series(50, 4, 3.0)]
+    rows, recent = three_channels(200, 2), [three_channels(100, 3), three_channels(50, 4, 3.0)]
     checks = refit_checks.measure(model, model, rows, recent)
     scores = [model.decision_function(r) for r in recent]
     pooled_served = np.mean(np.concatenate(scores) > model.threshold_)
@@ -120,7 +115,9 @@ def test_a_refit_that_flags_the_streams_rows_is_rejected_and_the_served_model_st
     store = StreamStore({"m": model})
     client = TestClient(create_app(store))
     for stream in ("a", "b"):
-        assert client.post(f"/streams/{stream}", json={"rows": _series(150, 5).tolist()}).is_success
+        assert client.post(
+            f"/streams/{stream}", json={"rows": three_channels(150, 5).tolist()}
+        ).is_success
     noise = 5.0 + 1e-6 * np.random.default_rng(6).standard_normal((200, 3))
     answer = client.post("/models/m/refit", json={"rows": noise.tolist(), "wait": True})
     assert answer.status_code == 422, answer.text

@@ -11,6 +11,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient
+from series_helpers import three_channels
 
 from madcluster import MADCluster
 from madcluster.exceptions import DataError
@@ -22,16 +23,12 @@ from madcluster.serve.streams import Conflict, RowTail, handover_rows
 WINDOW = 12
 
 
-def _series(n: int, seed: int, level: float = 0.0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    t = np.arange(n)[:, None]
-    return level + np.sin(t / np.array([3.0, 7.0, 11.0])) + 0.1 * rng.standard_normal((n, 3))
-
-
 @pytest.fixture(scope="module")
 def models():
-    before = MADCluster(window_size=WINDOW, epochs=1, random_state=0).fit(_series(300, 0))
-    after = MADCluster(window_size=WINDOW, epochs=1, random_state=1).fit(_series(300, 2, 2.0))
+    before = MADCluster(window_size=WINDOW, epochs=1, random_state=0).fit(three_channels(300, 0))
+    after = MADCluster(window_size=WINDOW, epochs=1, random_state=1).fit(
+        three_channels(300, 2, 2.0)
+    )
     return before, after
 
 
@@ -49,7 +46,7 @@ def test_row_tail_keeps_the_last_rows_in_order(chunks):
 def test_a_swap_hands_open_streams_over_and_their_steps_go_on(models):
     before, after = models
     store = StreamStore({"m": before})
-    x = np.concatenate([_series(200, 3), _series(150, 4, 2.0)])
+    x = np.concatenate([three_channels(200, 3), three_channels(150, 4, 2.0)])
     for i in range(0, 200, 7):
         assert store.update("s", None, x[i : min(i + 7, 200)].tolist(), None).version == 1
     assert store.swap_model("m", after) == (2, 1)
@@ -77,7 +74,7 @@ def test_a_swap_hands_open_streams_over_and_their_steps_go_on(models):
 def test_a_long_stream_replays_only_its_tail_and_is_numbered_on(models):
     before, after = models
     store = StreamStore({"m": before})
-    x = _series(1500, 5)
+    x = three_channels(1500, 5)
     store.update("s", None, x[:1400].tolist(), None)
     store.swap_model("m", after)
     stream = store.get("s")
@@ -93,10 +90,12 @@ def test_a_long_stream_replays_only_its_tail_and_is_numbered_on(models):
 def test_a_swap_refuses_other_columns_and_a_state_folder_keeps_the_numbering(models, tmp_path):
     before, after = models
     store = StreamStore({"m": before}, tmp_path, save_interval=0)
-    other = MADCluster(window_size=WINDOW, epochs=1, random_state=0).fit(_series(300, 0)[:, :2])
+    other = MADCluster(window_size=WINDOW, epochs=1, random_state=0).fit(
+        three_channels(300, 0)[:, :2]
+    )
     with pytest.raises(DataError, match="takes 3 columns"):
         store.swap_model("m", other)
-    x = _series(400, 6)
+    x = three_channels(400, 6)
     store.update("s", None, x[:300].tolist(), None)
     store.swap_model("m", after)
     store.update("s", None, x[300:350].tolist(), None)  # saved after each update (interval 0)
@@ -113,11 +112,11 @@ def test_a_second_refit_of_a_model_waits_for_the_first(models, monkeypatch):
     release = threading.Event()
     monkeypatch.setattr(swap, "refit_in_child", lambda *args: (release.wait(10) and after, {}))
     refits = swap.Refits(store)
-    job = refits.start("m", _series(50, 7))
+    job = refits.start("m", three_channels(50, 7))
     with pytest.raises(Conflict, match="being refitted"):
-        refits.start("m", _series(50, 7))
+        refits.start("m", three_channels(50, 7))
     with pytest.raises(DataError, match="at least one window"):
-        swap.Refits(StreamStore({"m": before})).start("m", _series(5, 7))
+        swap.Refits(StreamStore({"m": before})).start("m", three_channels(5, 7))
     release.set()
     assert job.done.wait(10) and job.state == "done" and job.version == 2
     assert store.models["m"] is after
@@ -129,9 +128,9 @@ def test_the_refit_endpoint_refits_in_a_child_and_streams_say_which_model(models
     before.save(path)
     served = MADCluster.load(path)
     client = TestClient(create_app(StreamStore({"m": served}), model_files={"m": path}))
-    x = _series(300, 8, 2.0)  # the stream already at the new normal (else the checks refuse)
+    x = three_channels(300, 8, 2.0)  # the stream already at the new normal (else the checks refuse)
     assert client.post("/streams/s", json={"rows": x[:100].tolist()}).json()["model_version"] == 1
-    recent = _series(200, 9, 2.0)
+    recent = three_channels(200, 9, 2.0)
     answer = client.post(
         "/models/m/refit", json={"rows": recent.tolist(), "wait": True, "save": True}
     )
@@ -157,7 +156,7 @@ def test_rows_sent_during_a_handover_are_caught_up(models, monkeypatch):
 
     before, after = models
     store = StreamStore({"m": before})
-    x = _series(400, 10)
+    x = three_channels(400, 10)
     store.update("s", None, x[:300].tolist(), None)
     real = versions.handover
 
