@@ -238,7 +238,8 @@ def _add_score_parser(sub) -> None:
         default=None,
         metavar="N",
         help="with --incidents: open them at the level the fit calibrated for N false incidents "
-        "per 10,000 normal rows (default: at the model's threshold)",
+        "per 10,000 normal rows (default: the higher of the model's threshold and its level for "
+        "2; a model file without a calibration: its threshold)",
     )
     add_runtime_options(score, device="cpu")
     add_input_options(score)
