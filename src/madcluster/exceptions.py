@@ -51,6 +51,13 @@ class ThresholdError(MADClusterError):
     """The training scores cannot support the chosen threshold (e.g. POT with too few peaks)."""
 
 
+class FarFromTrainingWarning(UserWarning):
+    """Scored rows sit far outside the training range in some columns, on most rows: the message
+    names each column, on how many rows and how far (in training deviations, or training ranges
+    with ``scaling="minmax"``). The scores there say the data moved more than where anomalies are.
+    Filter it with ``warnings.filterwarnings("ignore", category=FarFromTrainingWarning)``."""
+
+
 def _not_fitted_error() -> type:
     """``NotFittedError``, built on first use: importing scikit-learn costs seconds, and only a
     fitted-model check needs it (``import madcluster`` and ``madcluster --help`` must not)."""

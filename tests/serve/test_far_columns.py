@@ -13,8 +13,8 @@ pytest.importorskip("httpx")
 from fastapi.testclient import TestClient
 
 from madcluster import MADCluster
+from madcluster.estimator.far_columns import far_columns
 from madcluster.serve.app import create_app
-from madcluster.serve.far_columns import far_columns
 from madcluster.serve.registry import StreamStore
 
 COLUMNS = ["flow", "pressure", "temp"]
@@ -39,13 +39,19 @@ def _far_flow(model, rows: np.ndarray, deviations: float) -> np.ndarray:
     return moved
 
 
+def far_columns_of(model, rows):
+    return far_columns(model.model_.inputs, model.scaling, rows)
+
+
 def test_a_column_far_below_training_is_named_with_how_far(model):
     rows = _far_flow(model, _series(40, 1), -58.0)
-    assert far_columns(model, rows) == [{"column": "flow", "rows": 40, "median_deviations": -58.0}]
-    assert far_columns(model, _series(40, 1)) == []
+    assert far_columns_of(model, rows) == [
+        {"column": "flow", "rows": 40, "median_deviations": -58.0}
+    ]
+    assert far_columns_of(model, _series(40, 1)) == []
     one_spike = _series(40, 1)
     one_spike[3, 1] = 1e3  # one far row of 40: an anomaly perhaps, not a moved column
-    assert far_columns(model, one_spike) == []
+    assert far_columns_of(model, one_spike) == []
 
 
 @pytest.mark.parametrize("n_rows", [1, 40])  # the one-row fast path and the FastAPI route

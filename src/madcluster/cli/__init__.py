@@ -27,7 +27,7 @@ from collections.abc import Collection, Sequence
 from madcluster import __version__
 from madcluster.cli.arg_types import finite_float, float_in_range
 from madcluster.cli.commands import cmd_benchmark, cmd_fit, cmd_score
-from madcluster.cli.console import OneLineErrorParser, stdout_gone
+from madcluster.cli.console import OneLineErrorParser, show_warning, stdout_gone
 from madcluster.cli.demo import cmd_demo
 from madcluster.cli.deploy import add_deploy_parsers
 from madcluster.cli.fleet import add_fleet_arguments
@@ -329,6 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:
         with warnings.catch_warnings():
+            warnings.showwarning = show_warning  # FarFromTrainingWarning: one line, no file:line
             # KMeans on constant (or nearly so) training windows: the constant-column warning above
             # has said what is wrong and what to do; scikit-learn's raw text after it says it again
             warnings.filterwarnings(

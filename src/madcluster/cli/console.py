@@ -7,9 +7,12 @@ import argparse
 import os
 import re
 import sys
-from typing import NoReturn
+import warnings
+from typing import NoReturn, TextIO
 
 import numpy as np
+
+from madcluster.exceptions import FarFromTrainingWarning
 
 
 def say(*parts: object) -> None:
@@ -35,6 +38,27 @@ def print_note(args: argparse.Namespace, message: str) -> None:
     """Tell the user something on stderr, unless ``--quiet``."""
     if not getattr(args, "quiet", False):
         print(f"note: {message}", file=sys.stderr)
+
+
+def show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """``warnings.showwarning`` for the command line: madcluster's own warnings as one
+    ``WARNING: ...`` line, like its log's (the library's file and line mean nothing to a user);
+    any other as Python shows it."""
+    out = sys.stderr if file is None else file
+    try:
+        if issubclass(category, FarFromTrainingWarning):
+            print(f"WARNING: {message}", file=out)
+        else:
+            out.write(warnings.formatwarning(message, category, filename, lineno, line))
+    except (BrokenPipeError, OSError):  # stderr gone: nothing to tell
+        pass
 
 
 def epoch_lines(history: dict) -> list[str]:

@@ -21,6 +21,7 @@ from madcluster.defaults import REFIT_EPOCHS, defaults
 from madcluster.embedders import EMBEDDERS
 from madcluster.estimator import fitting
 from madcluster.estimator.attribution import explain
+from madcluster.estimator.far_columns import warn_far_columns
 from madcluster.estimator.fitted import FittedModel, TrainingRecord, embed, score_terms
 from madcluster.estimator.incident_scoring import incident_table
 from madcluster.estimator.network import method_config
@@ -277,10 +278,14 @@ class MADCluster(BaseDetector):
     # ------------------------------------------------------ scoring (the fitted model's)
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` (T,), higher = more anomalous; exactly one per time
-        step."""
+        step. Columns far outside their training range on most rows are named in a
+        :class:`~madcluster.exceptions.FarFromTrainingWarning`."""
         self._check_fitted()
         with torch_threads(self.n_jobs):
-            return self.model_.decision_function(X)
+            scores = self.model_.decision_function(X)
+        # columns far outside their training range on most rows: named (FarFromTrainingWarning)
+        warn_far_columns(self.model_.inputs, self.scaling, X)
+        return scores
 
     def score_terms(self, X: Any) -> dict[str, np.ndarray]:
         """The named per-step terms (T,) :meth:`decision_function` combines: the head's, and

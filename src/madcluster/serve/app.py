@@ -15,9 +15,9 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field, Strict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from madcluster.estimator.far_columns import far_columns
 from madcluster.exceptions import MADClusterError
 from madcluster.incidents.policy import incident_record
-from madcluster.serve.far_columns import far_columns
 from madcluster.serve.fast_updates import FastStreamUpdates, update_answer
 from madcluster.serve.limits import (
     DEFAULT_BODY_SECONDS,
@@ -125,7 +125,7 @@ def create_app(
         data = rows_array(detector, body.rows, body.columns)
         scores = detector.decision_function(data)
         flags = scores > detector.threshold_
-        far = far_columns(detector, data)
+        far = far_columns(detector.model_.inputs, detector.scaling, data)
         metrics.observe_scores(model, len(scores), int(flags.sum()), far)
         answer = {
             "model": model,

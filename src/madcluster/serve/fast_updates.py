@@ -138,7 +138,7 @@ def update_answer(stream_id: str, outcome: Update) -> dict[str, Any]:
         "incidents_confirmed": [incident_record(i) for i in result.incidents_confirmed],
         "incident_open": result.incident_open,
     }
-    if outcome.far:  # columns far from training on most of the rows (serve.far_columns)
+    if outcome.far:  # columns far from training on most of the rows (estimator.far_columns)
         answer["far_columns"] = list(outcome.far)
     return answer
 

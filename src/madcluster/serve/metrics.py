@@ -86,7 +86,7 @@ class ServerMetrics:
     ) -> None:
         self.rows.labels(model).inc(n_rows)
         self.flags.labels(model).inc(n_flags)
-        for column in far:  # serve.far_columns: columns far from training on most rows
+        for column in far:  # estimator.far_columns: columns far from training on most rows
             self.far_rows.labels(model, str(column["column"])).inc(column["rows"])
 
     def observe_stream(self, stream: str, model: str, result: Any) -> None:

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 from madcluster.estimator.detector import MADCluster
+from madcluster.estimator.far_columns import far_columns
 from madcluster.exceptions import DataError
-from madcluster.serve.far_columns import far_columns
 from madcluster.serve.footprint import (
     COMPACT_ROWS,
     MEASURE_EVERY,
@@ -211,8 +211,9 @@ class StreamStore(Parking, ModelVersions):
             # event loop
             return None
         name = self.model_of(stream_id, model_name)
-        data = rows_array(self.models[name], rows, columns)
-        far = tuple(far_columns(self.models[name], data))
+        model = self.models[name]
+        data = rows_array(model, rows, columns)
+        far = tuple(far_columns(model.model_.inputs, model.scaling, data))
         with self._lock:
             stream = self._streams.get(stream_id)
             if stream is None:

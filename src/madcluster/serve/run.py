@@ -12,9 +12,10 @@ import ipaddress
 import os
 import socket
 import sys
+import warnings
 from pathlib import Path
 
-from madcluster.exceptions import MADClusterError
+from madcluster.exceptions import FarFromTrainingWarning, MADClusterError
 from madcluster.serve.limits import (
     DEFAULT_BODY_SECONDS,
     DEFAULT_IDLE_SECONDS,
@@ -67,6 +68,9 @@ def run_server(
     from madcluster.serve.registry import StreamStore
 
     torch.set_num_threads(resolve_threads(threads))
+    # the answers carry far_columns and /metrics counts them: the API's warning would say it again
+    # in the log, once per distinct message
+    warnings.filterwarnings("ignore", category=FarFromTrainingWarning)
     files = model_files(model_path)
     store = StreamStore(
         load_models(model_path),

@@ -86,7 +86,7 @@ class Update:
     model: str
     version: int
     result: StreamResult
-    far: tuple[dict[str, Any], ...] = ()  # columns far from training (serve.far_columns)
+    far: tuple[dict[str, Any], ...] = ()  # columns far from training (estimator.far_columns)
 
 
 #: the rows a stream keeps for a handover: float32, the precision its scorer reads them in (its
