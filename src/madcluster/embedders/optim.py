@@ -5,7 +5,7 @@ wrapped to keep the compiler out), 1.2 to 1.5 CPU seconds per process here: a te
 that trains 4 epochs, and of every refit a service runs in a child process. This class performs
 ``torch.optim.Adam``'s single-tensor update (the one torch uses for CPU tensors) operation for
 operation, so the parameters after any number of steps are the same to the bit
-(``tests/test_adam.py``), on a CPU and elsewhere; ``torch.optim`` optimizers still work
+(``tests/embedders/test_adam.py``), on a CPU and elsewhere; ``torch.optim`` optimizers still work
 wherever an embedder returns them.
 """
 

@@ -12,7 +12,7 @@ import pytest
 from madcluster import MADCluster
 from madcluster.embedders import EMBEDDERS
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "embedders.md"
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "embedders.md"
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from madcluster.estimator.persistence import (
 )
 from madcluster.exceptions import StreamError
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "format1"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "format1"
 EXPECTED = dict(np.load(FIXTURES / "expected.npz"))
 
 

@@ -57,7 +57,7 @@ def test_export_to_a_bad_path_names_the_problem(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 @pytest.fixture(scope="module")

@@ -199,7 +199,7 @@ def test_the_default_exports_and_scores_without_torch(tmp_path, train_test, with
         "import numpy as np\nfrom madcluster import OnnxScorer\n"
         f"np.save({str(tmp_path / 's.npy')!r}, OnnxScorer({str(tmp_path / 'm.onnx')!r}).decision_function(np.load({str(tmp_path / 'x.npy')!r})))"
     )
-    src = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "src")
+    src = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "src")
     proc = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -13,7 +13,7 @@ from madcluster import MADCluster
 from madcluster.estimator.streaming import StreamScorer
 from madcluster.score.discord_sampled import SampledDiscord
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sampled_discord"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sampled_discord"
 EXPECTED = dict(np.load(FIXTURES / "expected.npz"))
 _spec = importlib.util.spec_from_file_location("sampled_discord_make", FIXTURES / "make.py")
 MAKE = importlib.util.module_from_spec(_spec)

@@ -12,7 +12,7 @@ import pytest
 from madcluster import MADCluster
 from madcluster.estimator.streaming import StreamScorer
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bb28e52"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bb28e52"
 EXPECTED = dict(np.load(FIXTURES / "expected.npz"))
 NAMES = ("default", "ar", "streaming")
 # the script that wrote the files: its split, its chunks after the saved state, its feeding loop

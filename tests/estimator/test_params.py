@@ -19,7 +19,7 @@ from madcluster.defaults import defaults
 from madcluster.estimator.params import MADCLUSTER_PARAMS, PRECISION_NAMES
 from madcluster.images.detector import IMAGE_PARAMS, ImageMADCluster
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "madcluster"
+SRC = Path(__file__).resolve().parents[2] / "src" / "madcluster"
 
 
 @pytest.mark.parametrize(("cls", "table"), [
