@@ -10,7 +10,7 @@ from series_helpers import periodic_pair
 
 from madcluster import MADCluster
 from madcluster.estimator.streaming import StreamScorer
-from madcluster.score import discord
+from madcluster.score import discord, discord_join
 from madcluster.score.discord import STD_FLOOR, Discord, Join
 from madcluster.score.parts import FitContext, part_class
 
@@ -114,9 +114,9 @@ def test_a_stretch_copied_from_anywhere_in_training_reads_zero():
 def test_blocks_and_their_sizes_change_nothing(monkeypatch, test_rows):
     part = Discord.fit(periodic_pair(900, 0), FitContext(16), lengths=(40, 16), segments=(2, 1))
     whole = part.values(test_rows)
-    monkeypatch.setattr(discord, "_QUERY_BLOCK", 7)
-    monkeypatch.setattr(discord, "_TRAINING_BLOCK", 100)
-    monkeypatch.setattr(discord, "_KEPT_BYTES", 0)  # every block rebuilt when read
+    monkeypatch.setattr(discord_join, "_QUERY_BLOCK", 7)
+    monkeypatch.setattr(discord_join, "_TRAINING_BLOCK", 100)
+    monkeypatch.setattr(discord_join, "_KEPT_BYTES", 0)  # every block rebuilt when read
     small = Discord.from_arrays(part.to_arrays())
     assert all(j._kept_blocks is None for j in small.joins)
     _close(small.values(test_rows), whole, 1e-12)
@@ -181,7 +181,7 @@ def test_streamed_rows_by_the_sliding_recurrence(monkeypatch, length, segment):
         again.append(rows[at : at + 1])
     _close(again.distances, stream.distances)
     # above the products' memory cap a streamed row reads every training subsequence instead
-    monkeypatch.setattr(discord, "_SLIDING_BYTES", 0)
+    monkeypatch.setattr(discord_join, "_SLIDING_BYTES", 0)
     capped = part.stream()
     capped.append(rows[:m])
     capped.append(rows[m : m + 1])
@@ -199,7 +199,7 @@ def test_float32_products_pick_candidates_the_float64_ones_decide(monkeypatch, d
 
     if dense_share is not None:
         monkeypatch.setattr(discord_filter, "DENSE_SHARE", dense_share)
-    monkeypatch.setattr(discord, "_TRAINING_BLOCK", 100)
+    monkeypatch.setattr(discord_join, "_TRAINING_BLOCK", 100)
     train = periodic_pair(300, 0)
     part = _one(train, 40)
     assert part.dims >= discord_filter.MIN_VALUES and part._training_block(0).dtype == np.float32

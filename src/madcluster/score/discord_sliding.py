@@ -27,8 +27,8 @@ of one row), the subsequence starting at ``i`` reading ``s[i], s[i + p], ..., s[
 A stream holds p x columns x training subsequences products (float64; not saved, computed again
 after a reload): 2.8 MiB at 20,000 x 6 training rows (segments of 2 rows and of 1: 1.9 and
 0.9 MiB), 2.4 MiB at 100,000 x 1; at most 2 MiB x p per join under the part's training cap,
-and where that passes ``_SLIDING_BYTES`` (:mod:`madcluster.score.discord`, 64 KiB) the join's
-streamed rows read every training subsequence's values instead. What the streams share
+and where that passes ``_SLIDING_BYTES`` (:mod:`madcluster.score.discord_join`, 64 KiB) the
+join's streamed rows read every training subsequence's values instead. What the streams share
 (:class:`TrainingSeries`, about four times one column set of products per join) is the part's.
 """
 
