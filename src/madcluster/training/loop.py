@@ -16,12 +16,10 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 import numpy as np
 import torch
 
-from madcluster.defaults import DEFAULT_BATCH_SIZE, DEFAULT_EPOCHS, DEFAULT_WINDOW_SIZE
 from madcluster.embedders.base import EmbedderOutput
 from madcluster.embedders.optim import Optimizer
 from madcluster.exceptions import ParameterError
@@ -36,51 +34,12 @@ from madcluster.training.checkpoint import (
 )
 from madcluster.training.network import MADClusterNet, precision_context
 from madcluster.training.progress import TrainingProgress
-from madcluster.training.samples import Sampler, SeriesWindows
+
+# TrainSettings is read from here too (its home: madcluster.training.settings)
+from madcluster.training.settings import EARLY_STOPPING, TrainSettings
 
 logger = logging.getLogger(__name__)
 LOSS_KEYS = ("train_loss", "distance_loss", "cluster_loss", "base_loss")
-EARLY_STOPPING = ("loss", "base-loss", "relative-distance")
-
-
-@dataclass
-class TrainSettings:
-    """What the loop needs; the estimator's parameters of the same names fill the fields."""
-
-    from_estimator: ClassVar[tuple[str, ...]] = (
-        "window_size",
-        "stride",
-        "epochs",
-        "lr",
-        "weight_decay",
-        "patience",
-        "early_stopping",
-        "pretrain_epochs",
-    )  # batch_size and epoch_windows: resolved first (the estimator's may say "auto")
-    window_size: int = DEFAULT_WINDOW_SIZE
-    stride: int = 1
-    epochs: int = DEFAULT_EPOCHS
-    batch_size: int = DEFAULT_BATCH_SIZE
-    lr: float = 1e-3
-    weight_decay: float = 1e-5
-    patience: int = 3
-    early_stopping: str = "loss"
-    pretrain_epochs: int = 0
-    epoch_windows: int | None = None
-    progress: bool = False
-    description: str = "MADCluster"
-    sampler: Sampler | None = None  # None: windows of window_size every stride steps
-    # windows per batch of the passes without gradients (the head's start and per-epoch update,
-    # validation); None: batch_size. Larger than a small training batch is cheaper on a CPU (512
-    # windows of the D-RNN: 0.21 against 0.28 s in batches of 128 and 32) and the same numbers.
-    eval_batch_size: int | None = None
-
-    def samples(self) -> Sampler:
-        return (
-            self.sampler
-            if self.sampler is not None
-            else SeriesWindows(self.window_size, self.stride)
-        )
 
 
 @dataclass
