@@ -29,7 +29,7 @@ TESTS = ROOT / "tests"
 # tests of the repository as a whole, loose at the top of tests/ by design
 WHOLE_REPOSITORY_TESTS = {"test_architecture.py", "test_layout.py", "test_docs_numbers.py"}
 MAX_OTHER_LOOSE_TESTS = 2
-# tests/root/: the tests of the package root's modules (baselines.py, fleet.py, ...)
+# tests/root/: the tests of the package root's modules (exceptions.py, threads.py, ...)
 ROOT_ROOM = "root"
 
 

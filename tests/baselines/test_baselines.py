@@ -5,8 +5,7 @@ from sklearn.cluster import MiniBatchKMeans
 from sklearn.decomposition import PCA
 from sklearn.metrics import roc_auc_score
 
-from madcluster import baselines
-from madcluster.baselines import KMeansDetector, PCADetector, window_scores_to_points
+from madcluster.baselines import KMeansDetector, PCADetector, kmeans, window_scores_to_points
 from madcluster.data.windows import window_starts, windows_to_points
 from madcluster.exceptions import DataError, NotFittedError
 
@@ -139,7 +138,7 @@ def test_kmeans_score_is_distance_to_nearest_centroid():
 
 
 def test_minibatch_for_many_windows(monkeypatch, data):
-    monkeypatch.setattr(baselines, "_MINIBATCH_ABOVE", 100)
+    monkeypatch.setattr(kmeans, "_MINIBATCH_ABOVE", 100)
     det = KMeansDetector(window_size=20, n_centroids=4, random_state=0).fit(data[0])
     assert isinstance(det.kmeans_, MiniBatchKMeans)
     assert det.n_train_windows_ > 100
