@@ -105,9 +105,9 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
             "default = the library default (what was measured to detect); paper = the paper's "
             "formulation exactly (raw Eq. 7 sum, non-overlapping scoring windows); streaming = the "
             "default without input terms: its streamed scores are final at once (the default's L "
-            "rows later), at the cost of the terms' detection; fast = the default trained in "
-            "batches of 32 (the same 300 steps): about half its fit time, up to .01 lower on "
-            "the development series; see docs/method.md"
+            "rows later), at the cost of the terms' detection; fast = batches of 32, 480 windows "
+            "an epoch: what the default D-RNN trains with now (the same fit to rounding), for "
+            "another --embedder that budget in place of its batches of 128; see docs/method.md"
         ),
     ),
     (

@@ -6,6 +6,7 @@ hints, naming the command-line flags that fix the problem.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,6 +19,12 @@ def name_list(names: Sequence[str], limit: int = 12, *, quote: bool = False) -> 
     names = [repr(str(n)) if quote else str(n) for n in names]
     more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
     return ", ".join(names[:limit]) + more
+
+
+def shell_words(names: Sequence[Any]) -> str:
+    """Column names as a hint's command-line words, each quoted where the shell needs it
+    (``'Unnamed: 0'``), so the hint works when pasted."""
+    return " ".join(shlex.quote(str(n)) for n in names)
 
 
 def _named(table, path: str) -> bool:
@@ -52,9 +59,10 @@ def label_hint(columns: Sequence[str], label_column: Any) -> str:
     found = label_like_columns(columns)
     if not found:
         return ""
+    word = shell_words(found[:1])
     return (
         f"; the file has a column named {found[0]!r}: if it holds 0/1 labels, "
-        f"pass --label-column {found[0]} (or --drop-columns {found[0]})"
+        f"pass --label-column {word} (or --drop-columns {word})"
     )
 
 
@@ -87,7 +95,7 @@ def check_columns(
             if missing and len(missing) == len(others):
                 hints.append("were columns renamed?")
             elif others and not missing:
-                hints.append(f"leave them out with --drop-columns {' '.join(others[:5])}")
+                hints.append(f"leave them out with --drop-columns {shell_words(others[:5])}")
             hint = "".join(f"; {h}" for h in hints)
             raise DataError(
                 f"{path}: columns do not match the model's ({name_list(fitted, quote=True)}): "

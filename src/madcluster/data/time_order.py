@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from madcluster.data.columns import shell_words
 from madcluster.data.table import has_pandas
 from madcluster.exceptions import DataError
 
@@ -47,7 +48,10 @@ def time_order(raw: Any, *, column: str, source: str, sort: bool = False) -> np.
             raise DataError(
                 f"{where} is not in time order: row {row} ({raw[row]}) comes after row {row - 1} "
                 f"({raw[row - 1]}); {back.size} row(s) step back in time (rows {_rows(back)}): "
-                "sort the file, or pass --sort-by-time (sort_by_time=True)"
+                "sort the file, or pass --sort-by-time (sort_by_time=True; rows of a repeated "
+                "hour, when clocks went back, are then interleaved), or, if the rows are in the "
+                f"order they were recorded, --drop-columns {shell_words([column])} "
+                f"(drop_columns=[{column!r}]) to read them in file order"
             )
         order = np.argsort(stamps, kind="stable")
         logger.warning(

@@ -5,6 +5,7 @@ Bad input is caught here with a message that names the problem, before it reache
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -24,16 +25,21 @@ def check_series(
     min_length: int = 1,
     n_features: int | None = None,
     name: str = "X",
+    names: Sequence[Any] | None = None,
 ) -> np.ndarray:
     """Return ``X`` as a C-contiguous float32 array of shape (T, D), or raise ``DataError``.
 
     Accepts numpy arrays, pandas DataFrames (all columns must be numeric) and nested lists.
+    ``names``: the model's column names, which messages give for an array's columns (a
+    DataFrame's own names come first).
     """
     labels: list[str] = []  # label-like column names of a DataFrame, for a hint
     columns: list[str] | None = None  # a DataFrame's column names, to name them in messages
     if hasattr(X, "dtypes") and hasattr(X, "columns"):  # pandas DataFrame, without importing pandas
-        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype, is_object_dtype
 
+        if any(is_object_dtype(dt) for dt in X.dtypes):  # numbers stored as objects are numbers
+            X = X.infer_objects()
         bad = [
             str(c)
             for c, dt in zip(X.columns, X.dtypes)
@@ -51,7 +57,9 @@ def check_series(
             raise DataError(
                 f"{name} has duplicated column name(s) {dupes[:10]}: give each column its own name"
             )
-        X = X.to_numpy()
+        # True/False columns read as 1/0 (beside float columns, to_numpy() alone gives objects)
+        mixed = any(is_bool_dtype(dt) for dt in X.dtypes)
+        X = X.to_numpy(dtype=np.float64) if mixed else X.to_numpy()
     try:
         arr = np.asarray(X)
     except (ValueError, TypeError) as exc:
@@ -62,6 +70,8 @@ def check_series(
         or np.issubdtype(arr.dtype, np.complexfloating)
     ):
         raise DataError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if arr.ndim >= 1 and len(arr) == 0 and min_length <= 1:  # an empty stream update, say
+        raise DataError(f"{name} is empty (no rows): give at least one row")
     if arr.ndim != 2:
         hint = " (for a univariate series use X.reshape(-1, 1))" if arr.ndim == 1 else ""
         raise DataError(f"{name} must be 2-D (time steps, features), got shape {arr.shape}{hint}")
@@ -75,6 +85,8 @@ def check_series(
             f"{name} has {arr.shape[1]} features but the detector was fitted on {n_features}: "
             f"score data with the same columns, in the same order, as the training data{hint}"
         )
+    if columns is None and names is not None and len(names) == arr.shape[1]:
+        columns = [str(n) for n in names]
     if arr.shape[0] < min_length:
         raise DataError(
             f"{name} has {arr.shape[0]} time steps, fewer than one window ({min_length}): "

@@ -56,7 +56,10 @@ class InputSpec:
         """:meth:`check_rows` before the constant training columns are replaced by their steps."""
         length = self.min_rows if min_length is None else min_length
         aligned = align_columns(X, self.feature_names, name="X")
-        return check_series(aligned, min_length=length, n_features=self.n_features, name=name)
+        return check_series(
+            aligned, min_length=length, n_features=self.n_features, name=name,
+            names=self.feature_names,
+        )  # fmt: skip
 
     def bound_constant_columns(
         self,
