@@ -47,7 +47,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from madcluster.atomic import atomic_path
-from madcluster.estimator.onnx_scorer import METADATA_KEY, METADATA_VERSION
+from madcluster.estimator.onnx_metadata import scoring_metadata
+from madcluster.estimator.onnx_scorer import METADATA_KEY
 from madcluster.exceptions import MADClusterError
 
 if TYPE_CHECKING:
@@ -286,48 +287,6 @@ def run_both(
             _window_scores_class()(detector).eval()(torch.from_numpy(windows)).double().numpy()
         )
     return got, expected
-
-
-def scoring_metadata(detector: FittedModel) -> dict[str, Any]:
-    """What turns rows into the graph's windows and its step scores into one score per row."""
-    table, names, grid, inputs = (
-        detector.warmup.quantiles,
-        detector.inputs.feature_names,
-        detector.grid,
-        detector.inputs,
-    )
-    return {
-        "version": METADATA_VERSION,
-        "n_features": int(inputs.n_features),
-        "feature_names": None if names is None else [str(n) for n in names],
-        "window_size": int(grid.window_size),
-        "score_stride": int(grid.score_stride),
-        "causal": bool(grid.causal),
-        "scaler_mean": np.asarray(inputs.scaler_mean, dtype=np.float64).tolist(),
-        "scaler_scale": np.asarray(inputs.scaler_scale, dtype=np.float64).tolist(),
-        "roughness_window": int(inputs.roughness_window),
-        "constant_columns": np.asarray(inputs.constant_columns, dtype=np.int64).tolist(),
-        "warmup_quantiles": None if table is None else np.asarray(table, dtype=np.float64).tolist(),
-        "warmup_reference_from": int(detector.warmup.reference_from),
-        "threshold": float(detector.threshold),
-        **input_terms_metadata(detector),
-    }
-
-
-def input_terms_metadata(detector: FittedModel) -> dict[str, Any]:
-    """The score's combination as a model file writes it (its record and its parts' arrays, here
-    as JSON lists): :class:`OnnxScorer` adds the parts to the graph's score with numpy, as
-    ``decision_function`` does (none: the key is absent and the score is the graph's alone)."""
-    from madcluster.score.schema import combination_arrays, combination_record
-
-    combination = detector.combination
-    if not combination.combines:
-        return {}
-    arrays = {
-        k: {"dtype": str(v.dtype), "shape": list(v.shape), "values": np.asarray(v).ravel().tolist()}
-        for k, v in combination_arrays(combination).items()
-    }
-    return {"combination": {**combination_record(combination), "arrays": arrays}}
 
 
 @contextlib.contextmanager

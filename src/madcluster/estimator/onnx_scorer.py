@@ -155,8 +155,8 @@ class OnnxScorer:
 
 def _read_input_terms(meta: dict[str, Any], path: Path) -> Any:
     """The :class:`~madcluster.score.combination.Combination` that
-    :func:`~madcluster.estimator.export.input_terms_metadata` wrote (version 1: its ``input_terms``
-    entry, read as a format 2 model file's; None: the graph's score alone)."""
+    :func:`~madcluster.estimator.onnx_metadata.input_terms_metadata` wrote (version 1: its
+    ``input_terms`` entry, read as a format 2 model file's; None: the graph's score alone)."""
     from madcluster.score.schema import combination_from, format2_record
 
     entry = meta.get("combination", meta.get("input_terms"))

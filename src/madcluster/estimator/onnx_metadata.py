@@ -1,0 +1,62 @@
+"""What an exported ONNX file's metadata holds (under
+:data:`~madcluster.estimator.onnx_scorer.METADATA_KEY`, as JSON): everything that turns rows into
+the graph's windows and its window step scores into one score per row (scaling, constant
+columns, window grid, warm-up, threshold, the score's other parts), so
+:class:`~madcluster.estimator.onnx_scorer.OnnxScorer` needs only the file.
+
+Why a module of its own: the export (:mod:`madcluster.estimator.export`) writes the graph and
+checks it; this is what it writes beside the graph, read back by the scorer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from madcluster.estimator.onnx_scorer import METADATA_VERSION
+
+if TYPE_CHECKING:
+    from madcluster.estimator.fitted import FittedModel
+
+
+def scoring_metadata(detector: FittedModel) -> dict[str, Any]:
+    """What turns rows into the graph's windows and its step scores into one score per row."""
+    table, names, grid, inputs = (
+        detector.warmup.quantiles,
+        detector.inputs.feature_names,
+        detector.grid,
+        detector.inputs,
+    )
+    return {
+        "version": METADATA_VERSION,
+        "n_features": int(inputs.n_features),
+        "feature_names": None if names is None else [str(n) for n in names],
+        "window_size": int(grid.window_size),
+        "score_stride": int(grid.score_stride),
+        "causal": bool(grid.causal),
+        "scaler_mean": np.asarray(inputs.scaler_mean, dtype=np.float64).tolist(),
+        "scaler_scale": np.asarray(inputs.scaler_scale, dtype=np.float64).tolist(),
+        "roughness_window": int(inputs.roughness_window),
+        "constant_columns": np.asarray(inputs.constant_columns, dtype=np.int64).tolist(),
+        "warmup_quantiles": None if table is None else np.asarray(table, dtype=np.float64).tolist(),
+        "warmup_reference_from": int(detector.warmup.reference_from),
+        "threshold": float(detector.threshold),
+        **input_terms_metadata(detector),
+    }
+
+
+def input_terms_metadata(detector: FittedModel) -> dict[str, Any]:
+    """The score's combination as a model file writes it (its record and its parts' arrays, here
+    as JSON lists): :class:`OnnxScorer` adds the parts to the graph's score with numpy, as
+    ``decision_function`` does (none: the key is absent and the score is the graph's alone)."""
+    from madcluster.score.schema import combination_arrays, combination_record
+
+    combination = detector.combination
+    if not combination.combines:
+        return {}
+    arrays = {
+        k: {"dtype": str(v.dtype), "shape": list(v.shape), "values": np.asarray(v).ravel().tolist()}
+        for k, v in combination_arrays(combination).items()
+    }
+    return {"combination": {**combination_record(combination), "arrays": arrays}}
