@@ -58,3 +58,56 @@ def cmd_report(args: argparse.Namespace) -> int:
         if note.rstrip(".") != content.read_note:
             say(f"note: {note}")
     return 0
+
+
+def add_report_parser(sub, help_text: str) -> None:
+    """The ``report`` command's options (``madcluster report --help``)."""
+    report = sub.add_parser(
+        "report",
+        help=help_text,
+        description="Build a report from the `madcluster benchmark` result JSONs in RESULTS_DIR: "
+        "per dataset a figure and Table 1 (each model alone and + MADCluster, mean ± std over "
+        "seeds, the paper's row beside it) under every threshold protocol, the evaluation "
+        "decomposition (decomposition.json: a waterfall figure of what each step adds, and its "
+        "table) and compute table (compute_table.md / .json) when present, the image tables and "
+        "anomaly-map figures of `madcluster benchmark --images` (an output folder of it in "
+        "RESULTS_DIR or directly below), and the command and commit of every number. Oracle "
+        "protocols (best-f1) and test-data leaks are marked in red / amber. HTML embeds its "
+        "figures; Markdown writes them to <OUTPUT>_figures/.",
+    )
+    report.add_argument("results_dir", metavar="RESULTS_DIR", help="folder of result JSON files")
+    report.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        help="report file (default: RESULTS_DIR/report.html); a .md suffix writes Markdown",
+    )
+    report.add_argument(
+        "--format",
+        choices=["html", "md"],
+        default=None,
+        help="html or md (default: from the --output suffix, else html)",
+    )
+    report.add_argument(
+        "--protocol",
+        default="test-ratio",
+        help="threshold protocol of the main Table 1 and the F1 bars (default: test-ratio, the "
+        "paper's text); every other protocol is shown too, oracles marked",
+    )
+    report.add_argument(
+        "--decomposition",
+        default=None,
+        help="decomposition JSON (default: RESULTS_DIR/decomposition.json, skipped if absent)",
+    )
+    report.add_argument(
+        "--compute-table",
+        default=None,
+        help="compute table .md or .json (default: RESULTS_DIR/compute_table.{json,md} if present)",
+    )
+    report.add_argument(
+        "--recursive",
+        action="store_true",
+        help="also read result JSONs in the folders below RESULTS_DIR",
+    )
+    report.add_argument("--title", default=None, help="page title (default: from RESULTS_DIR)")
+    report.set_defaults(func=cmd_report)
