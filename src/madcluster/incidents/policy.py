@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from madcluster.exceptions import ParameterError
+from madcluster.incidents.incident import Incident, IncidentChanges, incident_record
 
 #: The default shape, chosen on the development families (benchmarks/results/incidents.md).
 DEFAULT_K = 3
@@ -91,43 +92,6 @@ class IncidentPolicy:
     def confirming(self) -> float:
         """The level a final score must pass to confirm an incident."""
         return self.open_level if self.confirm_level is None else float(self.confirm_level)
-
-
-@dataclass(frozen=True)
-class Incident:
-    """One incident: ``start`` (its first hot row), ``raised`` (the row that opened it), ``peak`` /
-    ``peak_score`` (its highest at-once score), ``end`` (None while open), ``channels`` (the
-    channels behind it, most first, ``;``-joined; filled by the estimator), ``confirmed``."""
-
-    id: int
-    start: int
-    raised: int
-    peak: int
-    peak_score: float
-    end: int | None = None
-    channels: str = ""
-    confirmed: bool | None = None
-
-    @property
-    def open(self) -> bool:
-        return self.end is None
-
-    def shifted(self, offset: int) -> Incident:
-        """The incident with its steps moved by ``offset`` (a served stream's numbering)."""
-        if not offset:
-            return self
-        end = None if self.end is None else self.end + offset
-        moved = (self.start + offset, self.raised + offset, self.peak + offset)
-        return replace(self, start=moved[0], raised=moved[1], peak=moved[2], end=end)
-
-
-@dataclass(frozen=True)
-class IncidentChanges:
-    """What one update did: incidents opened, closed and decided (``confirmed`` became known)."""
-
-    opened: tuple[Incident, ...] = ()
-    closed: tuple[Incident, ...] = ()
-    confirmed: tuple[Incident, ...] = ()
 
 
 @dataclass
@@ -327,20 +291,6 @@ class IncidentTracker:
         if open_id is not None:
             tracker._open = next((i for i in tracker._incidents if i.id == open_id), None)
         return tracker
-
-
-def incident_record(incident: Incident) -> dict:
-    """An incident as JSON-ready values."""
-    return {
-        "id": incident.id,
-        "start": incident.start,
-        "raised": incident.raised,
-        "peak": incident.peak,
-        "peak_score": incident.peak_score,
-        "end": incident.end,
-        "channels": incident.channels,
-        "confirmed": incident.confirmed,
-    }
 
 
 def track(
