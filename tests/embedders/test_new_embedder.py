@@ -18,6 +18,7 @@ from torch import nn
 
 from madcluster import MADCluster
 from madcluster.embedders import EMBEDDERS, BaseEmbedder, EmbedderOutput
+from madcluster.estimator.fitted import score_terms
 from madcluster.estimator.streaming import StreamScorer
 from madcluster.exceptions import ParameterError
 
@@ -82,7 +83,7 @@ def test_a_new_embedder_fits_scores_streams_saves_loads_and_exports(registered, 
     ).fit(_series(500, 0))
     assert isinstance(model.net_.embedder, CausalConv) and model.net_.embedder.out_features == 6
     assert model.model_.grid.causal, "a causal embedder scores each step from steps <= t"
-    terms = model.score_terms(rows)
+    terms = score_terms(model.model_, rows)
     assert "base" in terms, "its own score is a term of the own score"
 
     # scoring: an anomaly the training never saw scores higher than the rows around it

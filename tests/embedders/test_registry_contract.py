@@ -15,6 +15,7 @@ from series_helpers import make_series
 
 from madcluster import MADCluster
 from madcluster.embedders import EMBEDDERS, build_embedder
+from madcluster.estimator.fitted import score_terms
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head
 from madcluster.score.input_terms import DEFAULT_INPUT_TERMS
@@ -143,7 +144,7 @@ def test_base_only_mode_uses_the_models_own_score(name):
         return
     x = make_series(400, D)
     model = detector(name, mode="base-only", input_terms=None).fit(x)  # the base model alone
-    terms = model.score_terms(x)
+    terms = score_terms(model.model_, x)
     assert set(terms) == {"base"}
     # causal models calibrate their warm-up rows (madcluster.estimator.warmup); the rest is the base score
     steady = model.window_size - model.model_.grid.score_stride if model.net_.embedder.causal else 0

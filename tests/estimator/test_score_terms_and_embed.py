@@ -69,3 +69,13 @@ def test_a_pickled_model_scores_as_it_did_from_a_fresh_float64_copy(fitted):
     assert next(again.net.parameters()).dtype == torch.float32
     assert again.scoring_net is not again.net
     assert np.array_equal(again.decision_function(rows), fitted.decision_function(rows))
+
+
+def test_the_estimators_old_spelling_of_score_terms_warns_and_gives_the_same():
+    detector = MADCluster(input_terms=None, **TINY).fit(two_sines(200, 0))
+    rows = two_sines(90, 1)
+    expected = score_terms(detector.model_, rows)
+    with pytest.warns(DeprecationWarning, match=r"score_terms\(detector\.model_, X\)"):
+        old = detector.score_terms(rows)
+    assert old.keys() == expected.keys()
+    assert all(np.array_equal(old[k], expected[k]) for k in old)

@@ -9,6 +9,7 @@ finish); training: :mod:`madcluster.training.loop`.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -21,8 +22,10 @@ from madcluster.defaults import REFIT_EPOCHS, defaults
 from madcluster.embedders import EMBEDDERS
 from madcluster.estimator import fitting
 from madcluster.estimator.attribution import explain
+from madcluster.estimator.deprecated import DeprecatedAlias
 from madcluster.estimator.far_columns import warn_far_columns
 from madcluster.estimator.fitted import FittedModel, TrainingRecord, embed, score_terms
+from madcluster.estimator.fitted_attributes import FittedAttributes
 from madcluster.estimator.incident_scoring import incident_table
 from madcluster.estimator.network import method_config
 from madcluster.estimator.params import MADCLUSTER_PARAMS, check_madcluster_params
@@ -35,7 +38,7 @@ from madcluster.threads import torch_threads
 _D = defaults(MADCLUSTER_PARAMS)  # the signature's defaults, written once in the table
 
 
-class MADCluster(BaseDetector):
+class MADCluster(FittedAttributes, BaseDetector):
     """MADCluster (Lee et al.): a Base Embedder trained with Cluster Distance Mapping and
     Sequence-wise Clustering; anomaly score per time step (paper Eq. 7).
 
@@ -120,21 +123,6 @@ class MADCluster(BaseDetector):
     """
 
     _parameters = MADCLUSTER_PARAMS
-    # what scoring needs lives in the fitted model (``model_``, a frozen FittedModel); these read it
-    threshold_ = property(lambda self: self.model_.threshold)
-    net_ = property(lambda self: self.model_.net)
-    score_stats_ = property(lambda self: self.model_.head.stats)  # the head's terms
-    input_terms_ = property(lambda self: self.model_.combination.terms)
-    part_weights_ = property(lambda self: self.model_.combination.weights)  # {} without input terms
-    # {} without input terms
-    part_smoothing_ = property(lambda self: self.model_.combination.smoothing)
-    scaler_mean_ = property(lambda self: self.model_.inputs.scaler_mean)
-    scaler_scale_ = property(lambda self: self.model_.inputs.scaler_scale)
-    roughness_window_ = property(lambda self: self.model_.inputs.roughness_window)
-    constant_columns_ = property(lambda self: self.model_.inputs.constant_columns)
-    warmup_quantiles_ = property(lambda self: self.model_.warmup.quantiles)
-    # measured on first use
-    attribution_baseline_ = property(lambda self: self.model_.attribution.values(self.model_))
 
     def __init__(
         self,
@@ -287,12 +275,11 @@ class MADCluster(BaseDetector):
         warn_far_columns(self.model_.inputs, self.scaling, X)
         return scores
 
-    def score_terms(self, X: Any) -> dict[str, np.ndarray]:
-        """The named per-step terms (T,) :meth:`decision_function` combines: the head's, and
-        ``base`` when the embedder has its own score."""
-        self._check_fitted()
-        with torch_threads(self.n_jobs):
-            return score_terms(self.model_, X)
+    # the old spelling of score_terms(detector.model_, X), the fitted model's terms (CHANGELOG)
+    score_terms = DeprecatedAlias(
+        lambda self, X: self._read(score_terms, X),
+        "madcluster.estimator.fitted.score_terms(detector.model_, X)",
+    )
 
     def embed(self, X: Any) -> np.ndarray:
         """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
@@ -300,9 +287,7 @@ class MADCluster(BaseDetector):
         Windows and the window-to-point mapping are exactly those of :meth:`decision_function`, so
         ``embed(X)[t]`` is the h behind the score of step t (the paper's figures plot these).
         """
-        self._check_fitted()
-        with torch_threads(self.n_jobs):
-            return embed(self.model_, X)
+        return self._read(embed, X)
 
     def explain(self, X: Any, rows: Any = None) -> np.ndarray:
         """Per-channel contributions to the score, ``(T, D)``: how much more than on normal data
@@ -311,9 +296,7 @@ class MADCluster(BaseDetector):
         costs: :mod:`madcluster.estimator.attribution`). Large positive values name the channels
         behind an alert. ``rows`` (a boolean mask, e.g. ``scores > threshold_``) explains only those
         steps (the others are 0), scoring only the spans around them."""
-        self._check_fitted()
-        with torch_threads(self.n_jobs):
-            return explain(self.model_, X, rows)
+        return self._read(explain, X, rows)
 
     def stream(self) -> StreamScorer:
         """A :class:`~madcluster.estimator.streaming.StreamScorer` (rows in chunks of any size, each
@@ -328,9 +311,13 @@ class MADCluster(BaseDetector):
         """The incidents a stream fed ``X`` row by row raises, a DataFrame (docs/incidents.md):
         opening at ``threshold_``, or at the level the fit calibrated for ``false_incidents`` false
         incidents per 10,000 normal rows."""
+        return self._read(incident_table, X, false_incidents)
+
+    def _read(self, function: Callable[..., Any], *args: Any) -> Any:
+        """``function(model_, *args)``, of a fitted detector, in its threads."""
         self._check_fitted()
         with torch_threads(self.n_jobs):
-            return incident_table(self.model_, X, false_incidents)
+            return function(self.model_, *args)
 
     # ------------------------------------------------------------------ files and cost
     def cost(self, window_size: int | None = None) -> dict[str, Any]:

@@ -34,6 +34,7 @@ import torch
 
 from madcluster.defaults import AUTO, DEFAULT_BATCH_SIZE
 from madcluster.estimator.attribution import AttributionBaseline
+from madcluster.estimator.deprecated import DeprecatedAlias
 from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.warmup import Warmup
 from madcluster.incidents.calibration import IncidentCalibration
@@ -155,34 +156,15 @@ class FittedModel:
         one); default ``scoring_net``."""
         score_from = first_step if score_from is None else score_from
         net = self.scoring_net if net is None else net
-        terms = self.outputs(scaled, net.score, first_step, score_from, net)
+        terms = step_outputs(self, scaled, net.score, first_step, score_from, net)
         steps = np.arange(score_from, first_step + len(scaled))
         return self.warmup.calibrate(self.head.combine(terms), self.warmup.positions(steps))
 
-    def outputs(
-        self,
-        scaled: np.ndarray,
-        read: Callable[[torch.Tensor, int], Mapping[str, torch.Tensor]],
-        first_step: int = 0,
-        score_from: int = 0,
-        net: MADClusterNet | None = None,
-    ) -> dict[str, np.ndarray]:
-        """``read``'s per-step outputs of model input ``scaled``, each step from the window that
-        scores it (``net``: the network ``read`` runs, whose device and dtype the input takes;
-        ``read(windows, first_position)``: the outputs of positions ``first_position..``)."""
-        net = self.scoring_net if net is None else net
-        weight = next(net.parameters())
-        dtype = scoring_dtype(self) if net is self.scoring_net else weight.dtype
-        series = torch.from_numpy(scaled).to(weight.device, dtype)
-        grid = self.grid
-        batch = grid.batch_on(weight.device)
-        if grid.causal:
-            return causal_point_outputs(
-                read, series, grid.window_size, grid.score_stride, batch, first_step, score_from
-            )
-        return point_outputs(
-            read, series, grid.window_size, grid.score_stride, batch, net.embedder.causal
-        )
+    # the old spelling of step_outputs(model, ...), one release (CHANGELOG: Deprecated)
+    outputs = DeprecatedAlias(
+        lambda self, *a, **k: step_outputs(self, *a, **k),
+        "madcluster.estimator.fitted.step_outputs(model, ...)",
+    )
 
 
 def assemble(
@@ -237,10 +219,38 @@ def _rebuilt(kept: dict[str, Any]) -> FittedModel:
     return FittedModel(scoring_net=scoring_copy(kept["net"]), **kept)
 
 
+def step_outputs(
+    model: FittedModel,
+    scaled: np.ndarray,
+    read: Callable[[torch.Tensor, int], Mapping[str, torch.Tensor]],
+    first_step: int = 0,
+    score_from: int = 0,
+    net: MADClusterNet | None = None,
+) -> dict[str, np.ndarray]:
+    """``read``'s per-step outputs of ``model``'s input ``scaled``, each step from the window that
+    scores it (``net``: the network ``read`` runs, whose device and dtype the input takes; default
+    ``scoring_net``; ``read(windows, first_position)``: the outputs of positions
+    ``first_position..``). What :meth:`FittedModel.own_scores`, :func:`score_terms` and
+    :func:`embed` read through."""
+    net = model.scoring_net if net is None else net
+    weight = next(net.parameters())
+    dtype = scoring_dtype(model) if net is model.scoring_net else weight.dtype
+    series = torch.from_numpy(scaled).to(weight.device, dtype)
+    grid = model.grid
+    batch = grid.batch_on(weight.device)
+    if grid.causal:
+        return causal_point_outputs(
+            read, series, grid.window_size, grid.score_stride, batch, first_step, score_from
+        )
+    return point_outputs(
+        read, series, grid.window_size, grid.score_stride, batch, net.embedder.causal
+    )
+
+
 def score_terms(model: FittedModel, X: Any) -> dict[str, np.ndarray]:
     """The named per-step terms (T,) the own score combines: the head's, and ``base`` when the
     embedder has its own score."""
-    return model.outputs(model.inputs.checked_input(X), model.scoring_net.score)
+    return step_outputs(model, model.inputs.checked_input(X), model.scoring_net.score)
 
 
 def embed(model: FittedModel, X: Any) -> np.ndarray:
@@ -250,7 +260,7 @@ def embed(model: FittedModel, X: Any) -> np.ndarray:
     def features(windows: torch.Tensor, first_position: int) -> dict[str, torch.Tensor]:
         return {"h": net(windows).h[:, first_position:]}
 
-    return model.outputs(model.inputs.checked_input(X), features)["h"]
+    return step_outputs(model, model.inputs.checked_input(X), features)["h"]
 
 
 __all__ = [
@@ -263,4 +273,5 @@ __all__ = [
     "score_terms",
     "scoring_copy",
     "scoring_dtype",
+    "step_outputs",
 ]

@@ -38,7 +38,13 @@ from madcluster.base import threshold_from_scores
 from madcluster.data.validation import align_columns, check_device, check_series, feature_names
 from madcluster.defaults import AUTO, DEFAULT_BATCH_SIZE
 from madcluster.estimator.attribution import AttributionBaseline
-from madcluster.estimator.fitted import FittedModel, TrainingRecord, assemble, scoring_dtype
+from madcluster.estimator.fitted import (
+    FittedModel,
+    TrainingRecord,
+    assemble,
+    scoring_dtype,
+    step_outputs,
+)
 from madcluster.estimator.incident_scoring import calibrate_incidents, expectation
 from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.network import build_network, resolve_roughness, resolve_training_batch
@@ -212,7 +218,7 @@ def fit_model(
         threshold=float("nan"),
     )
     grid = model.grid
-    terms = model.outputs(scaled, model.scoring_net.score)
+    terms = step_outputs(model, scaled, model.scoring_net.score)
     positions = model.warmup.positions(np.arange(len(scaled)))
     steady = positions >= model.warmup.reference_from
     model = replace(
