@@ -198,6 +198,19 @@ def balanced_window_means(
     return total / np.maximum(count, 1)
 
 
+def covering_window_means(
+    window_scores: np.ndarray, starts: np.ndarray, window: int, steps: np.ndarray
+) -> np.ndarray:
+    """Per step of ``steps``, the mean score of the windows in ``starts`` that cover it (those
+    starting in ``[t - window + 1, t]``): what ``window_scores_to_points`` gives a whole series,
+    for a stream that holds only its recent windows."""
+    scores = np.asarray(window_scores, dtype=np.float64)
+    lo = np.searchsorted(starts, steps - window + 1, side="left")
+    hi = np.searchsorted(starts, steps, side="right")
+    sums = np.concatenate([[0.0], np.cumsum(scores)])
+    return (sums[hi] - sums[lo]) / np.maximum(hi - lo, 1)
+
+
 def window_distances(part: WindowKMeans, rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Distance of each window of ``rows`` starting at ``starts`` to its nearest centroid, in
     float64 (a stream scores a few windows at a time and must give the bits a whole series
@@ -299,6 +312,8 @@ class KMeansStream(PartStream):
         if len(starts) == 0 or starts[-1] != end:
             tail = window_distances(self.part, self.rows, np.asarray([end - self.rows_start]))
             starts, distances = np.append(starts, end), np.append(distances, tail)
+        if not self.part.balanced_edges:  # files from before balanced ends, as values() reads them
+            return covering_window_means(distances, starts, window, np.asarray(steps))
         return balanced_window_means(distances, starts, window, n, np.asarray(steps))
 
     def state(self) -> dict[str, np.ndarray]:
