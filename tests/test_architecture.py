@@ -1,7 +1,7 @@
-"""The layout goals, enforced: small modules of lines a reader can read, no import cycle (type-only
-imports included) and no cycle between rooms (subpackages), ``cli/`` imported only by itself and the
-entry point, a package root of at most 15 modules, a small ``evaluation/``, the default window size
-written once.
+"""The layout goals, enforced: small modules (at most 360 lines, 90 % of a 400-line cap) of lines
+a reader can read, no import cycle (type-only imports included) and no cycle between rooms
+(subpackages), ``cli/`` imported only by itself and the entry point, a package root of at most 15
+modules, a small ``evaluation/``, the default window size written once.
 
 ``python tests/test_architecture.py [SRC]`` prints the measured numbers (largest modules, lines of
 ``evaluation/``, import cycles) for ``SRC`` (default: this checkout's ``src``).
@@ -16,6 +16,12 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_MODULE_LINES = 400
+# a cap met exactly is a target, not room: every module keeps a tenth of the cap free
+ROOM = 0.9
+MODULE_LINES = int(MAX_MODULE_LINES * ROOM)  # 360
+# modules allowed past MODULE_LINES for now, each at most its size when listed: the streaming
+# scorer is being reworked, and its rework brings it under MODULE_LINES (then its entry goes)
+OVER_MODULE_LINES = {"madcluster.estimator.streaming": 398}
 MAX_LINE_LENGTH = 100  # pyproject's [tool.ruff] line-length
 MAX_LONG_LINES = 20
 MAX_EVALUATION_LINES = 1000
@@ -175,9 +181,35 @@ def window_size_literals(src: Path = SRC) -> list[str]:
     return hits
 
 
-def test_no_module_over_400_lines():
-    big = {name: line_count(p) for name, p in modules().items() if line_count(p) > MAX_MODULE_LINES}
-    assert not big, f"modules over {MAX_MODULE_LINES} lines: {big}"
+def over_module_lines(src: Path = SRC) -> dict[str, int]:
+    """Modules longer than :data:`MODULE_LINES` (or than their entry in
+    :data:`OVER_MODULE_LINES`), with their line counts."""
+    sizes = {name: line_count(p) for name, p in modules(src).items()}
+    return {n: s for n, s in sizes.items() if s > OVER_MODULE_LINES.get(n, MODULE_LINES)}
+
+
+def test_every_module_keeps_a_tenth_of_the_cap_free():
+    big = over_module_lines()
+    assert not big, (
+        f"modules over {MODULE_LINES} lines ({ROOM:.0%} of the {MAX_MODULE_LINES}-line cap): {big};"
+        " split each by meaning"
+    )
+
+
+def test_the_line_check_sees_a_long_module(tmp_path):
+    package = tmp_path / "madcluster"
+    package.mkdir()
+    (package / "short.py").write_text("x = 1\n" * MODULE_LINES)
+    (package / "long.py").write_text("x = 1\n" * (MODULE_LINES + 1))
+    assert over_module_lines(tmp_path) == {"madcluster.long": MODULE_LINES + 1}
+
+
+def test_the_allowed_overs_stay_under_the_cap():
+    assert all(limit <= MAX_MODULE_LINES for limit in OVER_MODULE_LINES.values())
+    known = modules()
+    # an entry for a module that is gone, or back under the limit, goes too
+    stale = {n for n in OVER_MODULE_LINES if n not in known or line_count(known[n]) <= MODULE_LINES}
+    assert not stale, f"remove from OVER_MODULE_LINES: {sorted(stale)}"
 
 
 def long_lines(src: Path = SRC) -> dict[str, int]:
@@ -221,7 +253,8 @@ MAX_ESTIMATOR_METHODS = 16
 def public_methods(src: Path = SRC) -> list[str]:
     """MADCluster's own public methods (its class and BaseDetector's, not scikit-learn's): what
     streaming, export and model files need is the fitted model's (``model_``), not the
-    estimator's."""
+    estimator's. An old spelling kept for a release (``estimator/deprecated.py``, assigned, not
+    defined) is not one."""
     found: set[str] = set()
     for file, cls in (("estimator/detector.py", "MADCluster"), ("base.py", "BaseDetector")):
         tree = ast.parse((src / "madcluster" / file).read_text())
@@ -288,7 +321,8 @@ if __name__ == "__main__":
         f"package: {len(sizes)} modules, {total} lines; largest: "
         + ", ".join(f"{n} {s}" for s, n in sizes[:5])
     )
-    print(f"modules over {MAX_MODULE_LINES} lines: {sum(s > MAX_MODULE_LINES for s, _ in sizes)}")
+    over = {n: s for s, n in sizes if s > MODULE_LINES}
+    print(f"modules over {MODULE_LINES} lines: {over} (allowed: {OVER_MODULE_LINES})")
     long = long_lines(src)
     print(f"lines over {MAX_LINE_LENGTH} characters: {sum(long.values())} in {len(long)} modules")
     print(f"evaluation/: {evaluation_lines(src)} lines")
