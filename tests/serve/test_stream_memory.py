@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from madcluster import MADCluster
-from madcluster.serve.footprint import compact, held_bytes
+from madcluster.serve.footprint import compact, held_by_part, held_bytes
 from madcluster.serve.registry import StreamStore
 from madcluster.serve.streams import RowTail
 
@@ -71,3 +71,17 @@ def test_the_tail_keeps_rows_as_the_scorer_reads_them(model):
     np.testing.assert_array_equal(
         model.stream().update(tail.rows()).scores, model.stream().update(rows).scores
     )
+
+
+def test_the_count_names_each_part_and_includes_the_discord_sliding_products(model):
+    """The discord part's sliding products are each stream's own (up to 64 KiB a join): counted
+    against --max-stream-memory, and named in the breakdown the memory record gives."""
+    stream = model.stream()
+    stream.update(_series(300, 5))
+    discord = stream._terms.streams["discord"]
+    joins = getattr(discord, "streams", [discord])
+    products = sum(j.products.products.nbytes for j in joins if j.products)
+    assert products > 0  # this small model's joins stream by the sliding products
+    parts = held_by_part(stream)
+    assert parts["discord"] >= products and sum(parts.values()) >= held_bytes(stream)
+    assert {"kmeans", "ar", "discord", "own reading", "ar reading"} <= set(parts)

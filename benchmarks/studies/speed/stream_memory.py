@@ -9,7 +9,12 @@ buffers are in place, reads its VmRSS (``/proc``), opens ``--streams`` new strea
 divided by ``--streams``. Then ``--long-streams`` streams fed ``--long-rows`` rows each, in
 requests of ``--chunk`` rows, so their handover rows are full (a stream that has run for a while).
 Each run also gives the server's own count (``GET /health``: ``stream_memory_bytes``, what
-``--max-stream-memory`` is held to) per stream. Writes ``benchmarks/results/serve_stream_memory.json``::
+``--max-stream-memory`` is held to) per stream, and ``held_by_rows`` what one stream of the model
+holds in this process after ``--marks`` rows (fed ``--chunk`` at a time and compacted, as the
+server does), by part (``madcluster.serve.footprint.held_by_part``) and its handover rows: with
+series scales a stream keeps each part's reading of every step until the first
+``series_scale_rows`` are final, so it holds most just before them. Writes
+``benchmarks/results/serve_stream_memory.json``::
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/speed/stream_memory.py
 """
@@ -31,6 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/
 from benchlib import RESULTS, free_port, start_server, write_record
 
 from madcluster import MADCluster
+from madcluster.serve.footprint import STREAM_OVERHEAD, compact, held_by_part
+from madcluster.serve.streams import RowTail, handover_rows
 
 COLUMNS = 8
 PERIODS = np.array([3.0, 5, 7, 11, 13, 17, 19, 23])
@@ -84,6 +91,22 @@ def measure(url: str, pid: int, prefix: str, count: int, rows: np.ndarray, chunk
     }
 
 
+def held_by_rows(detector: MADCluster, rows: np.ndarray, chunk: int, marks: list[int]) -> dict:
+    """KiB one stream of ``detector`` holds after each of ``marks`` rows of ``rows``, by part."""
+    scorer, tail, out = detector.stream(), RowTail(handover_rows(detector), COLUMNS), {}
+    for lo in range(0, max(marks), chunk):
+        part = rows[lo : lo + chunk]
+        scorer.update(part)
+        tail.append(part)
+        compact(scorer)
+        if lo + len(part) in marks:
+            held = {**held_by_part(scorer), "handover rows": tail.nbytes}
+            held = {k: round(v / 1024, 1) for k, v in sorted(held.items()) if v}
+            total = sum(held.values()) + STREAM_OVERHEAD / 1024
+            out[str(lo + len(part))] = {"arrays_kib": held, "counted_kib": round(total, 1)}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--streams", type=int, default=1000)
@@ -92,6 +115,7 @@ def main() -> None:
     parser.add_argument("--long-streams", type=int, default=200)
     parser.add_argument("--long-rows", type=int, default=1100)
     parser.add_argument("--chunk", type=int, default=100)
+    parser.add_argument("--marks", default="100,1100,2900,3100", help="rows, comma-separated")
     parser.add_argument("--out", default=str(RESULTS / "serve_stream_memory.json"))
     args = parser.parse_args()
 
@@ -100,6 +124,9 @@ def main() -> None:
     detector = MADCluster(random_state=0).fit(train)
     fit_seconds = time.perf_counter() - start
     rows = series(args.long_rows + 1000, 1).to_numpy()[1000:]
+    marks = [int(m) for m in args.marks.split(",")]
+    more = series(max(marks) + 1000, 1).to_numpy()[1000:]
+    by_rows = held_by_rows(detector, more, args.chunk, marks)
     with tempfile.TemporaryDirectory(prefix="stream-memory-") as tmp:
         path = Path(tmp) / "pump.mcz"
         detector.save(path)
@@ -127,6 +154,7 @@ def main() -> None:
         },
         "new_streams": new,
         "long_streams": long,
+        "held_by_rows": by_rows,
     }
     write_record(args.out, record, configs={"default": {"preset": "default", "random_state": 0}})
 

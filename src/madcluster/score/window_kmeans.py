@@ -289,7 +289,7 @@ class KMeansStream(PartStream):
         keep_rows = max(
             self.rows_start, total - window
         )  # the next series end's window starts after it
-        self.rows, self.rows_start = buffer[keep_rows - self.rows_start :], keep_rows
+        self.rows, self.rows_start = _narrow(buffer[keep_rows - self.rows_start :]), keep_rows
         return at_once
 
     def _trailing(self, buffer: np.ndarray, seen: int, total: int) -> np.ndarray:
@@ -310,7 +310,8 @@ class KMeansStream(PartStream):
         starts, distances = self.starts, self.distances
         end = n - window  # the series' last window, off the grid unless it falls on it
         if len(starts) == 0 or starts[-1] != end:
-            tail = window_distances(self.part, self.rows, np.asarray([end - self.rows_start]))
+            rows = np.asarray(self.rows, dtype=np.float64)
+            tail = window_distances(self.part, rows, np.asarray([end - self.rows_start]))
             starts, distances = np.append(starts, end), np.append(distances, tail)
         if not self.part.balanced_edges:  # files from before balanced ends, as values() reads them
             return covering_window_means(distances, starts, window, np.asarray(steps))
@@ -330,6 +331,13 @@ class KMeansStream(PartStream):
         self.rows, self.distances = arrays["rows"], arrays["distances"]
         self.starts = arrays["starts"].astype(np.int64)
         self.prefix.reset()  # rebuilt from the kept rows at the next row
+
+
+def _narrow(rows: np.ndarray) -> np.ndarray:
+    """``rows`` in float32 where that holds them exactly (a stream's checked rows are float32;
+    read back as float64, the same values): half the bytes a served stream keeps."""
+    small = rows.astype(np.float32)
+    return small if np.array_equal(small, rows) else rows
 
 
 __all__ = [

@@ -28,24 +28,33 @@ NEW_STREAM_BYTES = STREAM_OVERHEAD
 #: a stream's memory is measured again every this many updates (and after a large one)
 MEASURE_EVERY = 16
 #: the model objects a stream refers to (shared by every stream of the model): never walked
-SHARED = frozenset({"model", "part", "combination", "embedder", "net"})
+SHARED = frozenset({"model", "part", "combination", "embedder", "net", "shared"})
 
 
-def _holders(scorer: Any) -> Iterator[Any]:
-    """The objects of a stream's scorer that hold its own arrays: the scorer, its row stepper, its
-    terms' stream, each part's stream (and their running sums) and its incidents' recent rows."""
-    yield scorer
+def _holders(scorer: Any) -> Iterator[tuple[str, Any]]:
+    """The objects of a stream's scorer that hold its own arrays, each with what it is for: the
+    scorer, its row stepper, its terms' stream, each part's stream (and its running sums, its
+    sliding products, its joins) and each point-wise part's recent values, its incidents' recent
+    rows."""
+    yield "scorer", scorer
     for name in ("_stepper", "_terms", "_incidents"):
         inner = getattr(scorer, name, None)
         if inner is not None:
-            yield inner
+            yield name.lstrip("_"), inner
     terms = getattr(scorer, "_terms", None)
-    for group in ("streams", "readings"):
-        for part_stream in getattr(terms, group, {}).values():
-            yield part_stream
-            prefix = getattr(part_stream, "prefix", None)
-            if prefix is not None:
-                yield prefix
+    for group, suffix in (("streams", ""), ("readings", " reading")):
+        for part, part_stream in getattr(terms, group, {}).items():
+            yield from _part_holders(f"{part}{suffix}", part_stream)
+
+
+def _part_holders(label: str, stream: Any) -> Iterator[tuple[str, Any]]:
+    yield label, stream
+    for joined in getattr(stream, "streams", ()):  # a discord part of several joins
+        yield from _part_holders(label, joined)
+    for name in ("prefix", "products"):  # KMeans' running sums, discord's sliding products
+        inner = getattr(stream, name, None)
+        if inner is not None and not isinstance(inner, bool):
+            yield label, inner
 
 
 def _root(array: np.ndarray) -> np.ndarray:
@@ -58,7 +67,7 @@ def compact(scorer: Any) -> int:
     """Copy each array of ``scorer``'s own state that is a view of an array over twice its size
     (the rest of that array is read by no later step); returns the bytes no longer held."""
     freed = 0
-    for holder in _holders(scorer):
+    for _, holder in _holders(scorer):
         for name, value in list(vars(holder).items()):
             if name in SHARED or not isinstance(value, np.ndarray) or value.base is None:
                 continue
@@ -72,13 +81,34 @@ def compact(scorer: Any) -> int:
 def held_bytes(scorer: Any, *extra: np.ndarray) -> int:
     """Bytes held by the arrays and tensors of ``scorer``'s own state (and ``extra``), each
     underlying buffer counted once."""
-    seen: dict[int, int] = {}
     values: list[Any] = list(extra)
-    for holder in _holders(scorer):
-        for name, value in vars(holder).items():
-            if name in SHARED:
-                continue
-            values.extend(value if isinstance(value, (list, tuple)) else (value,))
+    for _, holder in _holders(scorer):
+        values.extend(_values(holder))
+    return _bytes(values)
+
+
+def held_by_part(scorer: Any) -> dict[str, int]:
+    """:func:`held_bytes` by what holds it (``scorer``, ``stepper``, ``terms``, ``incidents``, each
+    part's stream by its name, each point-wise part's recent values as ``NAME reading``)."""
+    values: dict[str, list[Any]] = {}
+    for label, holder in _holders(scorer):
+        values.setdefault(label, []).extend(_values(holder))
+    return {label: _bytes(held) for label, held in values.items()}
+
+
+def _values(holder: Any) -> list[Any]:
+    """The attribute values of ``holder`` that may be its own arrays (lists and tuples opened)."""
+    out: list[Any] = []
+    for name, value in vars(holder).items():
+        if name not in SHARED:
+            out.extend(value if isinstance(value, (list, tuple)) else (value,))
+    return out
+
+
+def _bytes(values: list[Any]) -> int:
+    """Bytes of the arrays and tensors among ``values``, each underlying buffer counted once (an
+    array the stream cannot write, and that is no view, is the model's, shared: not counted)."""
+    seen: dict[int, int] = {}
     for value in values:
         if isinstance(value, np.ndarray):
             if value.flags.writeable or value.base is not None:  # shared read-only: the model's
@@ -102,6 +132,7 @@ __all__ = [
     "NEW_STREAM_BYTES",
     "STREAM_OVERHEAD",
     "compact",
+    "held_by_part",
     "held_bytes",
     "stream_bytes",
 ]
