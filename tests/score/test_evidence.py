@@ -9,7 +9,14 @@ import pytest
 from madcluster import MADCluster
 from madcluster.estimator.part_evidence import evidence_lines
 from madcluster.exceptions import ParameterError
-from madcluster.score.evidence import Evidence, holdout_start, read_evidence, weights_from
+from madcluster.score.evidence import (
+    TRUST_FROM,
+    TRUST_FULL,
+    Evidence,
+    holdout_start,
+    read_evidence,
+    weights_from,
+)
 from madcluster.score.injection import KINDS, MIN_CHANGE, inject
 from madcluster.score.input_terms import default_part_weights
 
@@ -47,12 +54,23 @@ def test_weights_follow_precision_above_chance() -> None:
     prior = {"own": 0.5, "kmeans": 1.5, "ar": 2.0}
     w = weights_from({"own": 0.9, "kmeans": 0.5, "ar": 0.1}, chance=0.1, prior=prior)
     assert w["own"] == pytest.approx(0.5)  # the best part keeps its prior weight
-    assert w["ar"] == 0.0  # no better than chance: no weight
+    assert w["ar"] == 0.0  # trusted fully (excess .89 >= TRUST_FULL), no better than chance: 0
     assert w["kmeans"] == pytest.approx(1.5 * 0.4 / 0.8)
     assert weights_from({"own": 0.05, "kmeans": 0.1}, chance=0.1, prior=prior) == {
         "own": 0.5,
         "kmeans": 1.5,
     }
+
+
+def test_weak_evidence_is_trusted_less() -> None:
+    """Where the best part finds the injected anomalies poorly, the prior stands (SMAP's case);
+    between TRUST_FROM and TRUST_FULL the weights move towards the evidence linearly."""
+    prior = {"own": 0.5, "kmeans": 1.5}
+    weak = weights_from({"own": 0.5, "kmeans": 0.1}, chance=0.0, prior=prior)
+    assert weak == pytest.approx(prior)  # excess .5 < TRUST_FROM
+    middle = (TRUST_FROM + TRUST_FULL) / 2
+    half = weights_from({"own": middle, "kmeans": 0.0}, chance=0.0, prior=prior)
+    assert half == pytest.approx({"own": 0.5, "kmeans": 0.75})
 
 
 def test_read_evidence_finds_the_part_that_sees_the_events() -> None:

@@ -67,7 +67,7 @@ def test_score_is_the_weighted_z_sum_of_madcluster_and_each_term_smoothed(train_
         kmeans.values(test)[middle], baseline.decision_function(test)[middle], rtol=1e-4, atol=1e-4
     )
     stats, w = with_terms.model_.combination.stats, with_terms.part_weights_
-    assert continuous_share(train) == 1.0 and w == {"own": 0.5, "kmeans": 1.5, "ar": 2.0}
+    assert continuous_share(train) == 1.0 and w == {"own": 1.0, "kmeans": 1.0, "ar": 1.0}
     smooth = with_terms.part_smoothing_
     assert smooth == {"own": TINY["window_size"] // 2, "ar": TINY["window_size"] // 10}
     expected = (
@@ -100,10 +100,10 @@ def test_part_weights_weigh_each_standardised_part(train_test, with_terms):
     )
     kmeans, ar = (standardize(t.values(test), stats[t.name]) for t in equal.input_terms_)
     assert np.allclose(equal.decision_function(test), own + kmeans + ar)
-    assert np.allclose(no_ar.decision_function(test), 0.5 * own + 1.5 * kmeans)
+    assert np.allclose(no_ar.decision_function(test), own + kmeans)
     assert no_ar.part_weights_ == {
-        "own": 0.5,
-        "kmeans": 1.5,
+        "own": 1.0,
+        "kmeans": 1.0,
         "ar": 0.0,
     }  # the others: their defaults
     for bad in (
@@ -343,7 +343,7 @@ def test_default_weights_follow_the_share_of_continuous_training_columns():
     """Few-valued columns (commands, states): the discrete table; sensors: the continuous one;
     between them linearly; a user's weights replace only the parts they name."""
     assert DISCRETE_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 0.5}
-    assert CONTINUOUS_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 2.0, "discord": 1.5}
+    assert CONTINUOUS_PART_WEIGHTS == {"own": 1.0, "kmeans": 1.0, "ar": 1.0, "discord": 1.0}
     rng = np.random.default_rng(0)
     sensors = rng.standard_normal((500, 4))
     commands = rng.integers(0, 2, (500, 4)).astype(float)
@@ -353,9 +353,9 @@ def test_default_weights_follow_the_share_of_continuous_training_columns():
     half = np.hstack([sensors, commands])
     assert continuous_share(half) == 0.5
     assert check_part_weights(None, continuous_share(half)) == {
-        "own": 0.5, "kmeans": 1.5, "ar": 1.5, "discord": 1.0
+        "own": 0.75, "kmeans": 1.25, "ar": 1.0, "discord": 0.75
     }  # fmt: skip
-    mine = check_part_weights({"kmeans": 1.0}, 1.0)
-    assert mine == {**CONTINUOUS_PART_WEIGHTS, "kmeans": 1.0}
+    mine = check_part_weights({"kmeans": 2.0}, 1.0)
+    assert mine == {**CONTINUOUS_PART_WEIGHTS, "kmeans": 2.0}
     fitted = MADCluster(**TINY).fit(half[:300]).part_weights_
-    assert fitted == {"own": 0.5, "kmeans": 1.5, "ar": 1.5, "discord": 1.0}
+    assert fitted == {"own": 0.75, "kmeans": 1.25, "ar": 1.0, "discord": 0.75}

@@ -42,7 +42,7 @@ def left_out(table: dict[str, dict[str, float]]) -> list[tuple[str, str, float, 
     for row in table:
         others = [r for r in table if r != row]
 
-        def merit(col: str) -> tuple[float, float]:
+        def merit(col: str, others: list[str] = others) -> tuple[float, float]:
             mean = float(np.mean([table[r][col] for r in others]))
             worst = min(table[r][col] - max(table[r].values()) for r in others)
             return round(mean, 4), worst

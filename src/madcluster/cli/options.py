@@ -21,7 +21,7 @@ from madcluster.defaults import THRESHOLD_METHODS
 from madcluster.estimator.params import MADCLUSTER_PARAMS, PRECISION_NAMES
 from madcluster.method.config import DISTANCE_LOSSES, MODES
 from madcluster.presets import PRESETS
-from madcluster.score.input_terms import INPUT_TERMS, WEIGHT_RULES
+from madcluster.score.input_terms import DEFAULT_WEIGHTS_TEXT, INPUT_TERMS, WEIGHT_RULES
 
 DEFAULT_EPILOG = "Run `madcluster COMMAND --help` for the options of each command."
 
@@ -182,8 +182,8 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
         {"action": "append", "metavar": "PART=W"},
         (
             "weight of a standardised part, repeatable: own (MADCluster's score), kmeans, ar, "
-            "discord, e.g. own=1 (default: by the share of continuous training columns, from "
-            "own=0.5 kmeans=1.5 ar=1 discord=0.5 to own=0.5 kmeans=1.5 ar=2 discord=1.5); or "
+            "discord, e.g. own=1 (default: by the share of continuous training columns, "
+            f"{DEFAULT_WEIGHTS_TEXT}); or "
             "'evidence': weigh each part by what it finds of anomalies injected into held-out "
             "training rows (the fit prints it), or 'columns'"
         ),

@@ -104,9 +104,10 @@ class MADCluster(FittedAttributes, BaseDetector):
         "discord")`` (the default: window KMeans, a ridge next-step error, each step's discord),
         some, or None (MADCluster's score alone, as ``paper``; a stream's scores final at once;
         with parts, L rows later); combined by ``part_rule`` (:mod:`madcluster.score.combination`).
-    part_weights : by part name (the rest default); None: from the training columns: own .5,
-        kmeans 1.5, and ar 1 -> 2, discord .5 -> 1.5 as the share of columns with more than 3
-        values goes 0 -> 1 (``madcluster.score.input_terms.default_part_weights``).
+    part_weights : by part name (the rest default); None: from the training columns, own .5 -> 1,
+        kmeans 1.5 -> 1, ar 1, discord .5 -> 1 as the share of columns with more than 3 values
+        goes 0 -> 1 (``madcluster.score.input_terms.default_part_weights``); ``"evidence"``:
+        corrected by what each part finds of anomalies injected into held-out training rows.
     part_smoothing : steps of the centred mean each point-wise part is read through before it is
         standardised (``own``, ``ar``; 1: none; the rest default); None = ``own`` L // 2, ``ar``
         L // 10 (:mod:`madcluster.score.smoothing`). Only with input terms.

@@ -128,18 +128,31 @@ def contributions(
     return combination.final_contributions(readings)
 
 
+#: How far the evidence is trusted, by the best part's precision excess over chance on the
+#: copies: not at all up to :data:`TRUST_FROM` (no part finds the injected anomalies well, so
+#: the copies say little about which part sees this series: TSB-AD's SMAP series, where they
+#: took .08 VUS-PR off the prior), fully from :data:`TRUST_FULL`, linearly between
+#: (``benchmarks/results/parts/evidence.md``, table 4).
+TRUST_FROM, TRUST_FULL = 0.6, 0.8
+
+
 def weights_from(
     precision: Mapping[str, float], chance: float, prior: Mapping[str, float] | None = None
 ) -> dict[str, float]:
     """Weights from each part's average precision on the injected copies: its ``prior`` weight
-    (1 where missing) times its precision's excess over ``chance`` relative to the best part's (a
-    part no better than chance weighs 0; the prior alone when no part is)."""
+    (1 where missing) times ``1 - trust + trust * e / top``, with ``e`` its precision's excess
+    over ``chance``, ``top`` the best part's and ``trust`` how far ``top`` is from
+    :data:`TRUST_FROM` towards :data:`TRUST_FULL` (trusted fully, a part no better than chance
+    weighs 0; the prior alone when no part is better)."""
     prior = prior or {}
     excess = {n: max(0.0, (p - chance) / (1.0 - chance)) for n, p in precision.items()}
     top = max(excess.values(), default=0.0)
     if top <= 0.0:
         return {n: float(prior.get(n, 1.0)) for n in precision}
-    return {n: float(prior.get(n, 1.0)) * e / top for n, e in excess.items()}
+    trust = min(1.0, max(0.0, (top - TRUST_FROM) / (TRUST_FULL - TRUST_FROM)))
+    return {
+        n: float(prior.get(n, 1.0)) * (1.0 - trust + trust * e / top) for n, e in excess.items()
+    }
 
 
 def read_evidence(
