@@ -119,7 +119,8 @@ def configuration(preset: str = "default", params: dict[str, Any] | None = None)
     """What a record measured, as far as the parameters say: the estimator's parameters (the
     preset's, ``params`` over them; threads, seed, device and verbosity left out: they do not
     change what is measured), the embedder's own defaults (its size, training batch, roughness
-    window) and the model file's record (its format version and the part kinds it knows)."""
+    window), the model file's record (its format version and the part kinds it knows) and the
+    score's rules (:func:`score_rules`)."""
     import inspect
 
     from madcluster import MADCluster
@@ -142,6 +143,21 @@ def configuration(preset: str = "default", params: dict[str, Any] | None = None)
             "default_roughness_window": getattr(kind, "default_roughness_window", None),
         },
         "model_file": {"format_version": FORMAT_VERSION, "part_kinds": sorted(PART_KINDS)},
+        "score_rules": score_rules(),
+    }
+
+
+def score_rules() -> dict[str, Any]:
+    """What the default's score follows beyond its parameters: the weight tables by column kind,
+    the weight rule ``part_weights=None`` means and how far evidence is trusted (module constants
+    of the score, not parameters: a record made under other tables measured another default)."""
+    from madcluster.score import evidence, input_terms
+
+    return {
+        "discrete_part_weights": input_terms.DISCRETE_PART_WEIGHTS,
+        "continuous_part_weights": input_terms.CONTINUOUS_PART_WEIGHTS,
+        "default_weight_rule": input_terms.DEFAULT_WEIGHT_RULE,
+        "evidence_trust": [evidence.TRUST_FROM, evidence.TRUST_FULL],
     }
 
 

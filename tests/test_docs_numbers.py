@@ -68,3 +68,17 @@ def test_the_stamp_fingerprint_follows_the_configuration():
     assert default != fingerprint(configuration("default", {"epochs": 5}))
     assert default != fingerprint(configuration("paper"))
     assert configuration()["model_file"]["format_version"] >= 4
+
+
+def test_the_fingerprint_follows_the_score_rules_too(monkeypatch):
+    """A weight table is a module constant, not a parameter: a record made under another one
+    measured another default."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from benchlib import configuration, fingerprint
+
+    from madcluster.score import input_terms
+
+    today = fingerprint(configuration())
+    other = {**input_terms.CONTINUOUS_PART_WEIGHTS, "ar": 2.0}
+    monkeypatch.setattr(input_terms, "CONTINUOUS_PART_WEIGHTS", other)
+    assert fingerprint(configuration()) != today
