@@ -21,7 +21,7 @@ ROOM = 0.9
 MODULE_LINES = int(MAX_MODULE_LINES * ROOM)  # 360
 # modules allowed past MODULE_LINES for now, each at most its size when listed: the streaming
 # scorer is being reworked, and its rework brings it under MODULE_LINES (then its entry goes)
-OVER_MODULE_LINES = {"madcluster.estimator.streaming": 398}
+OVER_MODULE_LINES: dict[str, int] = {}
 MAX_LINE_LENGTH = 100  # pyproject's [tool.ruff] line-length
 MAX_LONG_LINES = 20
 MAX_EVALUATION_LINES = 1000

@@ -26,12 +26,12 @@ calls the detector's own scoring path on them: fed a series in chunks, it gives 
 chunks of up to ``STEP_ROWS`` rows instead take one recurrent step per layer and row through the
 open windows' cached states (:mod:`madcluster.embedders.drnn_steps`), the same numbers at a
 sixth of the cost per row. A state file is a
-zip of JSON and ``.npz`` (never a pickle), written atomically, and names the model it belongs to.
+zip of JSON and ``.npz`` (never a pickle), written atomically, and names the model it belongs to
+(:mod:`madcluster.estimator.stream_state`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -41,21 +41,16 @@ import torch
 
 from madcluster.data.window_grid import causal_window_of
 from madcluster.embedders.drnn_steps import DilatedRNNSteps
-from madcluster.estimator.archive import ArchiveKind, read_archive, write_archive
+from madcluster.estimator.archive import write_archive
 from madcluster.estimator.fitted import FittedModel
 from madcluster.estimator.incident_scoring import StreamIncidents, default_incident_policy
+from madcluster.estimator.stream_state import STATE_FILE, model_fingerprint, read_state
 from madcluster.exceptions import ParameterError, StreamError
 from madcluster.incidents.policy import Incident, IncidentPolicy
 from madcluster.score.combination_stream import CombinationStream
-from madcluster.score.schema import combination_arrays
 from madcluster.score.scoring import MIN_SCORING_BATCH
 from madcluster.threads import DEFAULT_N_JOBS, torch_threads
 
-STATE_FORMAT = "madcluster-stream"
-STATE_VERSION = 1
-STATE_FILE = ArchiveKind(
-    STATE_FORMAT, STATE_VERSION, "stream.json", "buffer.npz", StreamError, "stream state file"
-)
 # Chunks of up to this many rows go row by row through the model's stepper (one recurrent step
 # per layer and row); longer ones rerun their windows, cheaper from about 12 rows on (default model,
 # CPU ms per chunk of 8 / 12 / 16 rows, benchmarks/results/stream_latency.json: stepping 4.1 / 5.3 /
@@ -267,7 +262,7 @@ class StreamScorer:
         """A scorer that goes on where the one saved to ``path`` stopped, for the same fitted
         ``model`` (a FittedModel or the fitted detector holding it as ``model_``; ``n_jobs``: torch
         threads while scoring, as the estimator's)."""
-        meta, buffer, last_row, arrays = _read_state(path)
+        meta, buffer, last_row, arrays = read_state(path)
         steps_seen, buffer_start = meta["steps_seen"], meta["buffer_start"]
         fitted = getattr(model, "model_", model)
         if not isinstance(fitted, FittedModel):
@@ -349,50 +344,4 @@ def history_start(model: FittedModel, step: int) -> int:
     return max(0, start - model.inputs.roughness_window)
 
 
-def _read_state(
-    path: str | os.PathLike,
-) -> tuple[dict[str, Any], np.ndarray, np.ndarray | None, dict[str, np.ndarray]]:
-    meta, arrays = read_archive(path, STATE_FILE)
-    try:
-        meta["steps_seen"], meta["buffer_start"] = (
-            int(meta["steps_seen"]),
-            int(meta["buffer_start"]),
-        )
-        buffer = arrays["buffer"]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise StreamError(
-            f"{os.fspath(path)!r} is not a readable stream state file: {exc}"
-        ) from None
-    # last_row: written once a row was seen (state files from before it was recorded lack it too,
-    # and mean the same: constant columns step from their training value)
-    return meta, buffer, arrays.get("last_row"), arrays
-
-
-def state_model_fingerprint(path: str | os.PathLike) -> str:
-    """The :func:`model_fingerprint` of the model a saved stream belongs to."""
-    return str(_read_state(path)[0].get("model"))
-
-
-def model_fingerprint(fitted: FittedModel) -> str:
-    """SHA-256 of a fitted model's weights, scaler, threshold and parts: a stream names its
-    model."""
-    digest = hashlib.sha256()
-    for name, tensor in sorted(fitted.net.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().numpy().tobytes())
-    for array in (
-        fitted.inputs.scaler_mean,
-        fitted.inputs.scaler_scale,
-        np.asarray([fitted.threshold]),
-    ):
-        digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
-    # none: as before terms streamed
-    for name, array in sorted(combination_arrays(fitted.combination).items()):
-        digest.update(name.encode())
-        digest.update(np.ascontiguousarray(array).tobytes())
-    if fitted.combination.scale_rows:  # none: as before series scales
-        digest.update(f"scale_rows={fitted.combination.scale_rows}".encode())
-    return digest.hexdigest()
-
-
-__all__ = ["StreamResult", "StreamScorer", "model_fingerprint", "state_model_fingerprint"]
+__all__ = ["StreamResult", "StreamScorer"]

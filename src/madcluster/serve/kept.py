@@ -21,7 +21,7 @@ from pathlib import Path
 
 from madcluster.atomic import atomic_write_text
 from madcluster.estimator.detector import MADCluster
-from madcluster.estimator.streaming import model_fingerprint
+from madcluster.estimator.stream_state import model_fingerprint
 
 logger = logging.getLogger(__name__)
 KEPT_FOLDER = "models"  # never a stream's file: those end in .mcs

@@ -15,12 +15,8 @@ import numpy as np
 
 from madcluster.estimator.archive import read_archive
 from madcluster.estimator.detector import MADCluster
-from madcluster.estimator.streaming import (
-    STATE_FILE,
-    StreamResult,
-    StreamScorer,
-    state_model_fingerprint,
-)
+from madcluster.estimator.stream_state import STATE_FILE, state_model_fingerprint
+from madcluster.estimator.streaming import StreamResult, StreamScorer
 from madcluster.exceptions import MADClusterError, ModelFileError
 from madcluster.serve.footprint import compact
 from madcluster.serve.kept import KEPT_FOLDER
