@@ -344,6 +344,55 @@ def shortfall(means: dict[str, dict[str, float]], rule: str, fams: list[str]) ->
     return min(means[rule][f] - max(means[p][f] for p in parts) for f in fams)
 
 
+def per_kind_excess(r: dict) -> dict[tuple[str, str], float]:
+    """Per (kind, part): the part's precision excess over chance on the copies' events of that
+    kind alone (the other events' rows left out), where the pooled precision the weights read is
+    dominated by the long, easy kinds."""
+    from madcluster.metrics.pointwise import auc_pr
+    from madcluster.score.injection import KINDS
+
+    out = {}
+    for kind in KINDS:
+        labels, kept = [], []
+        for i, copy_labels in enumerate(r["copy_labels"]):
+            label, keep = np.zeros(len(copy_labels)), np.ones(len(copy_labels), dtype=bool)
+            for k, start, end in zip(r["kinds"][i], r["starts"][i], r["ends"][i], strict=True):
+                if str(k) == kind:
+                    label[start:end] = 1
+                else:
+                    keep[start:end] = False
+            labels.append(label[keep])
+            kept.append(keep)
+        y = np.concatenate(labels) if labels else np.zeros(0)
+        if y.sum() == 0:
+            continue
+        for p, values in r["copies"].items():
+            x = np.concatenate([v[k] for v, k in zip(values, kept, strict=True)])
+            out[(kind, p)] = (auc_pr(x, y) - y.mean()) / (1 - y.mean())
+    return out
+
+
+def per_kind_table(cache: Path) -> str:
+    """Each family's mean :func:`per_kind_excess`, a row per kind, a column per part."""
+    from madcluster.score.injection import KINDS
+
+    found: dict[str, dict[tuple[str, str], list[float]]] = {}
+    for path in sorted(cache.glob("*.npz")):
+        with np.load(path, allow_pickle=False) as f:
+            r = unflatten({k: f[k] for k in f.files})
+        if r["copy_labels"]:
+            for key, v in per_kind_excess(r).items():
+                found.setdefault(r["family"], {}).setdefault(key, []).append(v)
+    parts = sorted({p for fam in found.values() for _, p in fam})
+    lines = ["| family | kind | " + " | ".join(parts) + " |", "|---|---|" + "---|" * len(parts)]
+    for fam in sorted(found):
+        for kind in KINDS:
+            cells = [found[fam].get((kind, p)) for p in parts]
+            lines.append(f"| {fam} | {kind} | " + " | ".join(
+                f"{np.mean(c):.2f}" if c else "" for c in cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", required=True)
@@ -361,8 +410,14 @@ def main() -> None:
                         help="only the series whose names contain one of these")
     parser.add_argument("--rules", nargs="*", default=[],
                         help="evaluate only the rules whose names contain one of these")
+    parser.add_argument("--per-kind", action="store_true",
+                        help="only each family's precision excess per injected kind and part, "
+                             "from the cached readings (--cache)")
     args = parser.parse_args()
     ONLY.extend(args.rules)
+    if args.per_kind:
+        print(per_kind_table(Path(args.cache)))
+        return
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/studies/: lib
     from lib import bundle_series, generated_series
