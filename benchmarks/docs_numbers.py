@@ -59,6 +59,10 @@ SOURCES: dict[str, tuple[str, Any]] = {
     "serve.stream_kib_long": ("serve_stream_memory.json", lambda r: r["long_streams"]["rss_kib_per_stream"]),
     "serve.stream_counted_kib_long": (
         "serve_stream_memory.json", lambda r: r["long_streams"]["counted_kib_per_stream"]),
+    "serve.stream_counted_kib_peak": (
+        "serve_stream_memory.json", lambda r: r["held_by_rows"]["2900"]["counted_kib"]),
+    "serve.stream_counted_kib_settled": (
+        "serve_stream_memory.json", lambda r: r["held_by_rows"]["3100"]["counted_kib"]),
     **{
         f"tsbad.{config}.{source}": (record, lambda r, c=config, s=source: r["summary"][c][s])
         for config, record in (("default", "tsbad/default_seed0.json"), ("paper", "tsbad/paper_seed0.json"))
