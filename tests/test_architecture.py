@@ -267,7 +267,8 @@ def public_methods(src: Path = SRC) -> list[str]:
 
 def test_estimator_surface_is_small():
     methods = public_methods()
-    assert len(methods) <= MAX_ESTIMATOR_METHODS, methods
+    room = int(MAX_ESTIMATOR_METHODS * ROOM)  # 14: a cap met exactly is a target, not room
+    assert len(methods) <= room, f"{len(methods)} public methods, at most {room}: {methods}"
 
 
 def test_type_only_imports_count_towards_cycles(tmp_path):

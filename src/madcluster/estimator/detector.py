@@ -282,13 +282,11 @@ class MADCluster(FittedAttributes, BaseDetector):
         "madcluster.estimator.fitted.score_terms(detector.model_, X)",
     )
 
-    def embed(self, X: Any) -> np.ndarray:
-        """The Base Embedder's features h, one vector per row of ``X``: ``(T, f)``.
-
-        Windows and the window-to-point mapping are exactly those of :meth:`decision_function`, so
-        ``embed(X)[t]`` is the h behind the score of step t (the paper's figures plot these).
-        """
-        return self._read(embed, X)
+    # the old spelling of embed(detector.model_, X), the features h behind each step's score
+    embed = DeprecatedAlias(
+        lambda self, X: self._read(embed, X),
+        "madcluster.estimator.fitted.embed(detector.model_, X)",
+    )
 
     def explain(self, X: Any, rows: Any = None) -> np.ndarray:
         """Per-channel contributions to the score, ``(T, D)``: how much more than on normal data

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from madcluster.estimator.fitted import embed
 from madcluster.viz.plots import SCORE_COLOR, THRESHOLD_COLOR, save_figure, shade_spans, time_axis
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def plot_embedding(
     rng = np.random.default_rng(random_state)
     used = set()
     for ax, (name, model) in zip(axes, pairs):
-        h = model.embed(X)
+        h = embed(model.model_, X)
         normal = _normal_mask(labels, len(h))
         idx = _subsample(normal, max_points, rng)
         centers, center_kind = _centers(model, h, normal)
@@ -234,7 +235,7 @@ def distance_to_center(
     model: MADCluster, X: Any, labels: np.ndarray | None = None
 ) -> tuple[np.ndarray, str]:
     """||h_t - c|| per step of ``X`` (the nearest center when k > 1), and what c is."""
-    h = model.embed(X)
+    h = embed(model.model_, X)
     centers, kind = _centers(model, h, _normal_mask(labels, len(h)))
     d2 = ((h[:, None, :] - centers[None, :, :]) ** 2).sum(-1).min(axis=1)
     return np.sqrt(d2), kind
