@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from madcluster.data.window_grid import causal_window_of, window_starts
+from madcluster.estimator.inputs import InputSpec
 from madcluster.exceptions import DataError, ModelFileError
 
 METADATA_KEY = "madcluster.scoring"
@@ -71,8 +72,15 @@ class OnnxScorer:
             None if m["feature_names"] is None else np.asarray(m["feature_names"], dtype=object)
         )
         self.threshold_: float = m["threshold"]
-        self._mean = np.asarray(m["scaler_mean"], dtype=np.float64)
-        self._scale = np.asarray(m["scaler_scale"], dtype=np.float64)
+        self.inputs = InputSpec(  # the fitted model's checks and scaling, from the metadata
+            scaler_mean=np.asarray(m["scaler_mean"], dtype=np.float64),
+            scaler_scale=np.asarray(m["scaler_scale"], dtype=np.float64),
+            roughness_window=m["roughness_window"],
+            n_features=self.n_features_in_,
+            feature_names=self.feature_names_in_,
+            constant_columns=np.asarray(m["constant_columns"], dtype=np.int64),
+            min_rows=self.window_size,
+        )
         self._table = (
             None
             if m["warmup_quantiles"] is None
@@ -82,25 +90,9 @@ class OnnxScorer:
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Anomaly score per row of ``X`` ``(T,)``, float64, higher = more anomalous."""
-        from madcluster.data.constant_columns import bound_constant_columns
-        from madcluster.data.scaling import model_input
-        from madcluster.data.validation import align_columns, check_series
-
         m = self.metadata
-        rows = check_series(
-            align_columns(X, self.feature_names_in_, name="X"),
-            min_length=self.window_size,
-            n_features=self.n_features_in_,
-            name="X",
-        )
-        rows = bound_constant_columns(
-            rows,
-            np.asarray(m["constant_columns"], dtype=np.int64),
-            self._mean,
-            self.feature_names_in_,
-            None,
-        )
-        series = model_input(rows, self._mean, self._scale, m["roughness_window"])
+        rows = self.inputs.check_rows(X)
+        series = self.inputs.model_input(rows)
         if m["causal"]:
             scores, positions = self._causal_scores(series)
         else:
