@@ -932,3 +932,76 @@ def generated_series(families: list[str] | None) -> Iterator[tuple[str, dict[str
             s = fam.make_family(family, int(name.rsplit("-", 1)[1]))
             yield name, {"train": s.train, "test": s.test, "labels": s.labels,
                          "family": np.asarray(family)}
+
+
+# --- first written in incidents/at_once_parts.py
+
+SEEDS_AT_ONCE = range(4)  # the series of each family the at-once studies read (as incidents.py)
+
+
+def roc_auc(labels: np.ndarray, scores: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(labels, scores))
+
+
+def part_terms(model, X: np.ndarray, prefix: str = "") -> dict[str, np.ndarray]:
+    """Each part's term of ``X``'s score, final (``final/<part>``) and at once (``once/<part>``),
+    their readings (``read_final/``, ``read_once/``) and their rule totals (``final``,
+    ``at_once``), checked equal to ``decision_function`` and to the stream's at-once scores."""
+    from madcluster.estimator.incident_scoring import at_once_scores
+    from madcluster.score.combination import RULES
+
+    c = model.combination
+    rows = model.inputs.check_rows(X)
+    own = model.own_scores(model.inputs.model_input(rows))
+    raw = c.raw_values(rows, own)
+    final_read = {p.name: c.final_reading(p, raw[p.name]) for p in c.parts}
+    once_read = {p.name: c.causal_reading(p, raw[p.name], rows) for p in c.parts}
+    final = c.final_contributions(final_read)
+    once = {p.name: c.contribution(p, once_read[p.name], at_once=True) for p in c.parts}
+    out = {"final": RULES[c.rule].total(list(final.values())),
+           "at_once": RULES[c.rule].total(list(once.values()))}
+    np.testing.assert_allclose(out["final"], model.decision_function(rows), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(out["at_once"], at_once_scores(model, rows), rtol=1e-9, atol=1e-9)
+    for name in c.names:
+        out.update({f"final/{name}": final[name], f"once/{name}": once[name],
+                    f"read_final/{name}": final_read[name], f"read_once/{name}": once_read[name]})
+    return {f"{prefix}{k}": v for k, v in out.items()}
+
+
+def at_once_readings(family: str, seed: int, cache: Path, n_test: int = 5000) -> dict[str, np.ndarray]:
+    """One series' :func:`part_terms` on its test rows and (``val/``) on its validation rows (the
+    last of them, at most 2,000, read as a stream started two windows before them), the parts'
+    statistics and weights, its labels and threshold; fitted once (the detector kept beside it as
+    ``.mcz``) and cached."""
+    name = f"{family}-{seed}-{n_test}"
+    path = cache / f"{name}.npz"
+    if path.exists():
+        with np.load(path) as cached:
+            return dict(cached)
+    from benchlib import write_npz
+
+    from madcluster import MADCluster
+    from madcluster.data.families import make_family
+    from madcluster.training.loop import validation_rows
+
+    series = make_family(family, seed, n_test=n_test)
+    detector = MADCluster(random_state=0).fit(series.train)
+    cache.mkdir(parents=True, exist_ok=True)
+    detector.save(cache / f"{name}.mcz")
+    model = detector.model_
+    c = model.combination
+    window = model.grid.window_size
+    n_val = min(validation_rows(len(series.train), detector.validation_size, window), 2000)
+    tail = series.train[-(n_val + 2 * window):]
+    arrays = {"labels": series.labels, "threshold": np.asarray(detector.threshold_),
+              "parts": np.asarray(c.names), **part_terms(model, series.test)}
+    arrays.update({k: v[-n_val:] for k, v in part_terms(model, tail, "val/").items()})
+    for p in c.parts:
+        arrays[f"stats/{p.name}"] = np.asarray(c.stats[p.name])
+        arrays[f"at_once_stats/{p.name}"] = np.asarray(c.at_once_stats.get(p.name, c.stats[p.name]))
+        arrays[f"weight/{p.name}"] = np.asarray(c.weights.get(p.name, 1.0))
+    write_npz(path, arrays)
+    print(f"{name}: fitted and read", flush=True)
+    return arrays
