@@ -4,6 +4,8 @@ stream, save, load, export)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from series_helpers import periodic_pair
@@ -81,8 +83,13 @@ def test_values_against_a_loop_over_every_training_subsequence(test_rows):
     _close(part.distances(part.read(rows), np.arange(n - m + 1)), each)
     _close(part.values(rows), _per_step(each, n, m))
     _close(whole.values(rows), part.values(rows), 0.0)  # one join: its reading as it is
-    # no causal reading: at once the part adds nothing (its reading and statistics are 0)
-    assert not whole.at_once(rows).any() and not whole.reference_at_once(rows).any()
+    # at once: the subsequence ending at t (none before the first); files before it: nothing
+    at_once = whole.at_once(rows)
+    assert np.isnan(at_once[: m - 1]).all()
+    _close(at_once[m - 1 :], each)
+    assert np.isfinite(whole.reference_at_once(train)).all()
+    old = replace(whole, trailing_at_once=False)
+    assert not old.at_once(rows).any() and not old.reference_at_once(rows).any()
     assert whole.final_after() == m - 1 and whole.reads_ahead
 
 
@@ -128,9 +135,9 @@ def test_a_stream_gives_the_whole_series_values(test_rows, chunks, shapes):
     lengths, segments = shapes or (None, None)
     part = Discord.fit(periodic_pair(600, 0), FitContext(16), lengths, segments)
     whole = part.values(test_rows)
-    stream, at = part.stream(), 0
+    stream, at, at_once = part.stream(), 0, []
     for size in chunks:
-        assert not stream.append(test_rows[at : at + size]).any()  # nothing at once
+        at_once.append(stream.append(test_rows[at : at + size]))
         at += size
         final = stream.final_before(at)
         recent = np.arange(max(0, final - 3), final)
@@ -138,6 +145,9 @@ def test_a_stream_gives_the_whole_series_values(test_rows, chunks, shapes):
         stream.forget_before(max(0, final - 3))
     kept = max(0, stream.final_before(300) - 3)
     _close(stream.values(np.arange(kept, 300)), whole[kept:])
+    streamed, causal = np.concatenate(at_once), part.at_once(test_rows)  # the causal reading
+    assert (np.isnan(streamed) == np.isnan(causal)).all() and np.isfinite(causal[-1])
+    _close(streamed[np.isfinite(causal)], causal[np.isfinite(causal)])
     restored = part.stream()
     restored.load(stream.state())
     _close(restored.values(np.arange(kept, 300)), whole[kept:])

@@ -21,9 +21,9 @@ anomaly) keeps scale 1. Chosen on the development families by the worst family's
 (``benchmarks/results/parts/series_scale.md``). The at-once reading keeps the training scales.
 
 A stream (:class:`~madcluster.score.combination_stream.CombinationStream`) answers each row twice:
-at once, every part read causally, and once final (L rows later with the KMeans part), exactly the
-whole series' value. A model with no input terms has the own part alone, and its score is the own
-score itself (no statistics).
+at once, every part read causally (each term weighted by its share in :data:`AT_ONCE_SHARES`), and
+once final (L rows later with the KMeans part), exactly the whole series' value. A model with no
+input terms has the own part alone, and its score is the own score itself (no statistics).
 
 A rule is one class with :meth:`ZScoreSum.part` (one part's training-standardised contribution)
 and :meth:`ZScoreSum.total` (their sum in order), registered by name in :data:`RULES`; a
@@ -111,6 +111,14 @@ def series_scale(z: np.ndarray) -> float:
         return 1.0
     q25, q75 = np.quantile(z, [0.25, 0.75])
     return max(1.0, float(q75 - q25) / IQR_PER_STD)
+
+
+#: A part's at-once term's weight as a share of its weight, where it is not 1. The discord's
+#: causal reading (the subsequence ending at t) is sharp at once where the other parts' causal
+#: readings lag and spread (trailing means, windows read as far as they go), so it counts for
+#: twice its weight there (chosen on the development families with ``server`` and ``drift`` left
+#: out, ``benchmarks/results/incidents_at_once.md``).
+AT_ONCE_SHARES: dict[str, float] = {"discord": 2.0}
 
 
 def mean_std(values: np.ndarray) -> Stats:
@@ -272,10 +280,14 @@ class Combination:
         self, part: Part, values: np.ndarray, at_once: bool = False, scale: float = 1.0
     ) -> np.ndarray:
         """``part``'s term of the score from its reading ``values`` (``at_once``: a causal reading,
-        with the statistics of that reading where it has its own), divided by its series
-        ``scale``."""
-        table = self.at_once_stats if at_once and self.reads_apart(part) else self.stats
-        term = RULES[self.rule].part(values, table[part.name], self.weights.get(part.name, 1.0))
+        with the statistics of that reading where it has its own, weighted by its share in
+        :data:`AT_ONCE_SHARES`, 0 where it has no value yet), divided by its series ``scale``."""
+        weight = self.weights.get(part.name, 1.0)
+        if at_once and self.reads_apart(part):
+            weight *= AT_ONCE_SHARES.get(part.name, 1.0)
+            term = RULES[self.rule].part(values, self.at_once_stats[part.name], weight)
+            return np.where(np.isnan(term), 0.0, term)
+        term = RULES[self.rule].part(values, self.stats[part.name], weight)
         return term if scale == 1.0 else term / scale
 
     def series_scales(self, readings: Mapping[str, np.ndarray]) -> dict[str, float]:
@@ -333,6 +345,7 @@ class Combination:
 
 
 __all__ = [
+    "AT_ONCE_SHARES",
     "DEFAULT_RULE",
     "FILE_RULE",
     "RULES",

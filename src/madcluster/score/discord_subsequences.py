@@ -79,8 +79,8 @@ def normalised(
 class SubsequenceReadings:
     """The readings a discord part gives from its per-subsequence :meth:`distances`: per step
     (the least of the subsequences covering it), on the training rows (without self-matches), at
-    once (nothing) and as a stream. Shared by :class:`Discord` and the sampled reading of older
-    model files."""
+    once (nothing; the exact part's causal reading is :meth:`trailing`) and as a stream. Shared
+    by :class:`Discord` and the sampled reading of older model files."""
 
     columns: np.ndarray
     mean: np.ndarray
@@ -131,6 +131,24 @@ class SubsequenceReadings:
 
     def reference_at_once(self, rows: np.ndarray) -> np.ndarray:
         return np.zeros(len(rows))  # no causal reading (module docstring)
+
+    def trailing(self, rows: np.ndarray) -> np.ndarray:
+        """Per step, the distance of the subsequence *ending* there (NaN before the first): all a
+        stream knows of the step's subsequences at once (the discord part's causal reading)."""
+        read = self.read(rows)
+        out = np.full(len(read), np.nan)
+        if len(read) >= self.length:
+            out[self.length - 1 :] = self.distances(read, np.arange(len(read) - self.length + 1))
+        return out
+
+    def reference_trailing(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`trailing` of the training rows against the neighbours at least m steps away,
+        for its statistics: per step, the distance of the sampled subsequence (those
+        :meth:`reference_values` reads) ending nearest to it."""
+        starts, sampled = self._reference_sample(rows)
+        if len(starts) == 0:
+            return np.zeros(len(rows))
+        return sampled[nearest_index(starts + self.length - 1, np.arange(len(rows)))]
 
     def _reference_sample(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Starts and distances (no neighbour nearer than m steps) of at most ``MAX_REFERENCE``
@@ -185,6 +203,8 @@ class DiscordStream(PartStream):
     distances: np.ndarray = field(default_factory=lambda: np.empty(0))
     # the sliding products of the part's recurrence, rebuilt (not saved): False until first used
     products: SlidingProducts | None | bool = field(default=False, repr=False, compare=False)
+    # the last append's rows' :meth:`SubsequenceReadings.trailing` (not saved: a row's at once)
+    trailing: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
 
     def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
         read = self.part.read(rows)
@@ -202,6 +222,9 @@ class DiscordStream(PartStream):
             else:
                 got = self.part.distances(buffer, new - self.rows_start)
             self.distances = np.concatenate([self.distances, got])
+        self.trailing = np.full(len(read), np.nan)  # the subsequences ending at the new rows
+        if len(new):
+            self.trailing[new + m - 1 - seen] = got
         self.steps_seen = total
         keep = max(self.rows_start, total - m + 1)
         self.rows, self.rows_start = buffer[keep - self.rows_start :], keep
@@ -250,7 +273,9 @@ class JoinsStream(PartStream):
     def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
         for stream in self.streams:
             stream.append(rows)
-        return np.zeros(len(rows))  # no causal reading (module docstring)
+        if not getattr(self.part, "trailing_at_once", False):  # files from before it: nothing
+            return np.zeros(len(rows))
+        return self.streams[self.part.at_once_join].trailing.copy()
 
     def values(self, steps: np.ndarray) -> np.ndarray:
         """:meth:`Discord.values` of the rows so far at ``steps``: NaN before any join has a
