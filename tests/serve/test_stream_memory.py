@@ -45,7 +45,11 @@ def test_a_large_update_leaves_no_view_of_its_temporaries(model):
     freed = compact(big)
     assert freed > 0 and held_bytes(big) == before - freed
     assert held_bytes(big) <= 1.1 * held_bytes(small) < before / 2
-    np.testing.assert_array_equal(big.update(x[2000:]).scores, small.update(x[2000:]).scores)
+    # to rounding: the discord part's at-once reading is its streamed subsequences' distances,
+    # whose sliding products a chunk of 2,000 rows refreshes at other rows than chunks of 10
+    np.testing.assert_allclose(
+        big.update(x[2000:]).scores, small.update(x[2000:]).scores, rtol=1e-12, atol=1e-12
+    )
 
 
 def test_the_store_compacts_after_a_large_update_and_a_new_stream_holds_its_rows(model):
