@@ -15,6 +15,7 @@ from madcluster.score.input_terms import (
     check_part_weights,
     continuous_share,
 )
+from madcluster.score.legacy import KMeansCoveringMeans, kmeans_from_arrays
 from madcluster.score.parts import FitContext
 from madcluster.score.scoring import standardize
 from madcluster.score.smoothing import centred_means
@@ -124,7 +125,6 @@ def test_kmeans_ends_average_as_many_windows_as_the_middle():
     """Each step of a balanced term averages the same number of window distances (the covering
     windows in the middle, the nearest block at the ends); terms from older files keep the
     covering mean, so their scores do not move."""
-    from dataclasses import replace
 
     from madcluster.baselines import window_scores_to_points
     from madcluster.data.windows import window_starts
@@ -139,13 +139,11 @@ def test_kmeans_ends_average_as_many_windows_as_the_middle():
     assert index[0] == index[19] and index[-1] == index[-20]  # the first / last full block
     rng = np.random.default_rng(0)
     rows = rng.normal(size=(300, 2))
-    term = WindowKMeans(
-        np.zeros(2), np.ones(2), rng.normal(size=(3, 40)).astype(np.float32), 20, 2, None, True
-    )
-    old = replace(term, balanced_edges=False)
+    term = WindowKMeans(np.zeros(2), np.ones(2), rng.normal(size=(3, 40)).astype(np.float32), 20, 2)
+    old = KMeansCoveringMeans(term.scaler_mean, term.scaler_scale, term.centroids, 20, 2)
     assert not np.allclose(term.values(rows)[:5], old.values(rows)[:5])
-    assert WindowKMeans.from_arrays(old.to_arrays()).balanced_edges is False
-    assert WindowKMeans.from_arrays(term.to_arrays()).balanced_edges is True
+    assert type(kmeans_from_arrays(old.to_arrays())) is KMeansCoveringMeans  # a file from before
+    assert type(kmeans_from_arrays(term.to_arrays())) is WindowKMeans
 
 
 def test_ar_term_is_a_ridge_next_step_error():

@@ -10,6 +10,7 @@ import pytest
 
 from madcluster.score.autoregressive import AutoRegressive
 from madcluster.score.combination import Combination
+from madcluster.score.legacy import KMeansWindowEnding, kmeans_from_arrays
 from madcluster.score.parts import FitContext, part_class
 from madcluster.score.window_kmeans import WindowKMeans
 
@@ -74,7 +75,6 @@ def test_window_kmeans_causal_reading_against_a_direct_loop(train, test_rows):
     value pools their squared errors per observed row, times L (the series' first row stands in
     for the rows before it). Files from before it read the window ending at t."""
     part = WindowKMeans.fit(train, FitContext(L, 0))
-    assert part.prefix_at_once
     n = len(test_rows)
     padded = np.vstack([np.repeat(test_rows[:1], L, axis=0), test_rows])  # step t is row t + L
     direct = []
@@ -93,7 +93,7 @@ def test_window_kmeans_causal_reading_against_a_direct_loop(train, test_rows):
             restored.load(stream.state())
             stream = restored
     _close(np.concatenate(causal), direct)
-    old = dataclasses.replace(part, prefix_at_once=False)
+    old = KMeansWindowEnding(**{f.name: getattr(part, f.name) for f in dataclasses.fields(part)})
     trailing = [_nearest(part, padded[t + 1 : t + L + 1]) for t in range(n)]
     _close(old.at_once(test_rows), trailing)
     stream, at, causal = old.stream(), 0, []
@@ -101,9 +101,9 @@ def test_window_kmeans_causal_reading_against_a_direct_loop(train, test_rows):
         causal.append(stream.append(test_rows[at : at + size]))
         at += size
     _close(np.concatenate(causal), trailing)
-    assert WindowKMeans.from_arrays(part.to_arrays()).prefix_at_once
+    assert type(kmeans_from_arrays(part.to_arrays())) is WindowKMeans
     arrays = {k: v for k, v in part.to_arrays().items() if k != "prefix_at_once"}
-    assert not WindowKMeans.from_arrays(arrays).prefix_at_once  # a file from before it
+    assert type(kmeans_from_arrays(arrays)) is KMeansWindowEnding  # a file from before it
 
 
 def test_autoregressive_against_a_direct_loop(train, test_rows):
@@ -141,7 +141,9 @@ def test_each_reading_is_standardised_with_its_own_training_statistics(train, sm
     deviation 1 after the combination standardises them (a causal reading read with the final
     reading's statistics, or smoothed with the wrong width, would not)."""
     own = np.random.default_rng(3).normal(size=len(train))
-    combination = Combination.fit(("kmeans", "ar"), train, own, FitContext(L, 0), {}, smoothing, rule="zscore-sum")
+    combination = Combination.fit(
+        ("kmeans", "ar"), train, own, FitContext(L, 0), {}, smoothing, rule="zscore-sum"
+    )
     raw = {
         "own": own,
         "kmeans": combination.parts[1].values(train),
@@ -223,7 +225,9 @@ def test_autoregressive_fit_is_the_ridge_solve_directly(train):
     part = AutoRegressive.fit(train)
     data = train.astype(np.float64)
     z = (data - data.mean(axis=0)) / data.std(axis=0)
-    rows = [np.concatenate([*(z[max(t - k, 0)] for k in range(1, 6)), [1.0]]) for t in range(len(z))]
+    rows = [
+        np.concatenate([*(z[max(t - k, 0)] for k in range(1, 6)), [1.0]]) for t in range(len(z))
+    ]
     a = np.asarray(rows)
     coef = np.linalg.inv(a.T @ a + np.eye(a.shape[1])) @ a.T @ z
     assert part.lags == 5 and list(part.columns) == [0, 1, 2]

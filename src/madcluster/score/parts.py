@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -43,6 +43,10 @@ PART_KINDS: dict[str, str | type[Part]] = {
     "discord": "madcluster.score.discord:Discord",
 }
 OWN = "own"  # the part of the network's own score (its values are given, not computed from rows)
+#: Part kinds whose older model files hold an older generation of the part, name ->
+#: ``"module:function"`` reading a file's arrays into the part of the generation that wrote them
+#: (:mod:`madcluster.score.legacy`); the other kinds read theirs with ``from_arrays``.
+PART_UPGRADES: dict[str, str] = {"kmeans": "madcluster.score.legacy:kmeans_from_arrays"}
 
 
 @dataclass(frozen=True)
@@ -159,10 +163,13 @@ def part_class(name: str) -> type[Part]:
         raise ParameterError(
             f"unknown part {name!r}; the parts are {', '.join(PART_KINDS)}"
         ) from None
-    if isinstance(entry, str):
-        module, _, attribute = entry.partition(":")
-        entry = getattr(importlib.import_module(module), attribute)
-    return entry
+    return _resolve(entry) if isinstance(entry, str) else entry
+
+
+def _resolve(entry: str) -> Any:
+    """The object ``"module:attribute"`` names (imported on first use)."""
+    module, _, attribute = entry.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def term_names() -> tuple[str, ...]:
@@ -190,13 +197,15 @@ def parts_from_arrays(
         head = f"{prefix}{name}/"
         mine = {k[len(head) :]: v for k, v in arrays.items() if k.startswith(head)}
         if mine:
-            out.append(part_class(name).from_arrays(mine))
+            upgrade = PART_UPGRADES.get(name)
+            out.append(_resolve(upgrade)(mine) if upgrade else part_class(name).from_arrays(mine))
     return out
 
 
 __all__ = [
     "OWN",
     "PART_KINDS",
+    "PART_UPGRADES",
     "FitContext",
     "Part",
     "PartStream",

@@ -9,7 +9,9 @@ are how a move reaches the model, :mod:`madcluster.data.constant_columns`).
 
 The whole-series value averages windows that start after a step, so a stream's value of step t is
 final L rows later (:class:`KMeansStream`); its causal reading takes the windows that will cover
-t as far as they go (:mod:`madcluster.score.kmeans_prefix`; :meth:`WindowKMeans.at_once`).
+t as far as they go (:mod:`madcluster.score.kmeans_prefix`; :meth:`WindowKMeans.at_once`). Model
+files written before the reading took this shape hold older kinds of the part
+(:mod:`madcluster.score.legacy`).
 """
 
 from __future__ import annotations
@@ -45,12 +47,6 @@ class WindowKMeans(Part):
     window_size: int
     stride: int
     columns: np.ndarray | None = None  # None: every column (files from before the column choice)
-    balanced_edges: bool = (
-        False  # False: files from before edges averaged as many windows as the middle
-    )
-    # the causal reading: the covering windows' prefixes (kmeans_prefix); False: files from before
-    # it, which read the window ending at t
-    prefix_at_once: bool = False
 
     name: ClassVar[str] = "kmeans"
 
@@ -94,8 +90,6 @@ class WindowKMeans(Part):
             window_size=window,
             stride=stride,
             columns=columns,
-            balanced_edges=True,
-            prefix_at_once=True,
         )
 
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -106,10 +100,9 @@ class WindowKMeans(Part):
             "centroids": self.centroids,
             "shape": shape,
         }
-        if self.balanced_edges:
-            out["balanced_edges"] = np.asarray(1, dtype=np.int64)
-        if self.prefix_at_once:
-            out["prefix_at_once"] = np.asarray(1, dtype=np.int64)
+        # what older files lack (madcluster.score.legacy tells their kinds apart by them)
+        out["balanced_edges"] = np.asarray(1, dtype=np.int64)
+        out["prefix_at_once"] = np.asarray(1, dtype=np.int64)
         if self.columns is not None:
             out["columns"] = np.asarray(self.columns, dtype=np.int64)
         return out
@@ -124,8 +117,6 @@ class WindowKMeans(Part):
             window_size,
             stride,
             arrays.get("columns"),
-            bool(arrays.get("balanced_edges", 0)),
-            bool(arrays.get("prefix_at_once", 0)),
         )
 
     def read(self, rows: np.ndarray) -> np.ndarray:
@@ -134,29 +125,34 @@ class WindowKMeans(Part):
 
     def values(self, rows: np.ndarray) -> np.ndarray:
         """Per step: window distances averaged over the windows covering it (windows every
-        ``stride`` steps, the last one at the series end); with ``balanced_edges`` the first and
-        last L - 1 steps average as many windows as the middle (:func:`balanced_window_means`)."""
+        ``stride`` steps, the last one at the series end); the first and last L - 1 steps
+        average as many windows as the middle (:func:`balanced_window_means`)."""
         from madcluster.data.window_grid import window_starts
 
         read = self.read(rows)
         starts = window_starts(len(read), self.window_size, self.stride)
         distances = window_distances(self, read, starts)
-        if self.balanced_edges:
-            return balanced_window_means(distances, starts, self.window_size, len(read))
-        from madcluster.baselines import window_scores_to_points  # files from before balanced ends
-
-        return window_scores_to_points(distances, starts, self.window_size, len(read))
+        return balanced_window_means(distances, starts, self.window_size, len(read))
 
     def at_once(self, rows: np.ndarray) -> np.ndarray:
         """Per step, the covering windows read as far as they go
-        (:func:`~madcluster.score.kmeans_prefix.prefix_reading`); files from before it: the
-        distance of the window *ending* there (before the first full window, the series' first
-        row repeated before it)."""
+        (:func:`~madcluster.score.kmeans_prefix.prefix_reading`)."""
         read = self.read(rows)
-        if self.prefix_at_once:
-            return prefix_reading(self, read, 0, np.arange(len(read)))
-        padded = np.vstack([np.repeat(read[:1], self.window_size - 1, axis=0), read])
-        return window_distances(self, padded, np.arange(len(read)))
+        return prefix_reading(self, read, 0, np.arange(len(read)))
+
+    def stream_at_once(
+        self, stream: KMeansStream, buffer: np.ndarray, seen: int, total: int
+    ) -> np.ndarray:
+        """:meth:`at_once` of steps ``seen..total-1`` of ``stream``, whose read rows from its
+        ``rows_start`` on are ``buffer``."""
+        return stream.prefix.values(buffer, stream.rows_start, range(seen, total))
+
+    def window_means(
+        self, distances: np.ndarray, starts: np.ndarray, n_steps: int, steps: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`values` of ``steps`` of a series of ``n_steps`` from the windows ``starts``
+        (a stream's recent ones) and their ``distances``."""
+        return balanced_window_means(distances, starts, self.window_size, n_steps, steps)
 
     def final_after(self) -> int:
         return self.window_size
@@ -196,19 +192,6 @@ def balanced_window_means(
         index = lo + k
         total += np.where(index < hi, scores[np.minimum(index, len(scores) - 1)], 0.0)
     return total / np.maximum(count, 1)
-
-
-def covering_window_means(
-    window_scores: np.ndarray, starts: np.ndarray, window: int, steps: np.ndarray
-) -> np.ndarray:
-    """Per step of ``steps``, the mean score of the windows in ``starts`` that cover it (those
-    starting in ``[t - window + 1, t]``): what ``window_scores_to_points`` gives a whole series,
-    for a stream that holds only its recent windows."""
-    scores = np.asarray(window_scores, dtype=np.float64)
-    lo = np.searchsorted(starts, steps - window + 1, side="left")
-    hi = np.searchsorted(starts, steps, side="right")
-    sums = np.concatenate([[0.0], np.cumsum(scores)])
-    return (sums[hi] - sums[lo]) / np.maximum(hi - lo, 1)
 
 
 def window_distances(part: WindowKMeans, rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -276,7 +259,7 @@ class KMeansStream(PartStream):
         window, stride = self.part.window_size, self.part.stride
         buffer = read if len(self.rows) == 0 else np.concatenate([self.rows, read])
         seen, total = self.steps_seen, self.steps_seen + len(read)
-        at_once = self._trailing(buffer, seen, total)
+        at_once = self.part.stream_at_once(self, buffer, seen, total)
         first = (
             -(-max(0, seen - window + 1) // stride) * stride
         )  # the first grid window not yet scored
@@ -292,17 +275,6 @@ class KMeansStream(PartStream):
         self.rows, self.rows_start = _narrow(buffer[keep_rows - self.rows_start :]), keep_rows
         return at_once
 
-    def _trailing(self, buffer: np.ndarray, seen: int, total: int) -> np.ndarray:
-        """The causal reading of steps ``seen..total-1`` (:meth:`WindowKMeans.at_once`)."""
-        if self.part.prefix_at_once:
-            return self.prefix.values(buffer, self.rows_start, range(seen, total))
-        window = self.part.window_size
-        lo = seen - window + 1  # the first row those windows read
-        source, start = buffer, self.rows_start
-        if lo < start:  # only at the series' start: the first row stands in for the rows before it
-            source, start = np.concatenate([np.repeat(buffer[:1], start - lo, axis=0), buffer]), lo
-        return window_distances(self.part, source, np.arange(seen, total) - window + 1 - start)
-
     def values(self, steps: np.ndarray) -> np.ndarray:
         window, n = self.part.window_size, self.steps_seen
         if n < window:
@@ -313,9 +285,7 @@ class KMeansStream(PartStream):
             rows = np.asarray(self.rows, dtype=np.float64)
             tail = window_distances(self.part, rows, np.asarray([end - self.rows_start]))
             starts, distances = np.append(starts, end), np.append(distances, tail)
-        if not self.part.balanced_edges:  # files from before balanced ends, as values() reads them
-            return covering_window_means(distances, starts, window, np.asarray(steps))
-        return balanced_window_means(distances, starts, window, n, np.asarray(steps))
+        return self.part.window_means(distances, starts, n, np.asarray(steps))
 
     def state(self) -> dict[str, np.ndarray]:
         steps = np.asarray([self.steps_seen, self.rows_start], dtype=np.int64)
