@@ -81,7 +81,7 @@ def series_scores(
 
     from madcluster import MADCluster
     from madcluster.data.families import make_family
-    from madcluster.estimator.incident_scoring import at_once_scores
+    from madcluster.estimator.incident_scoring import at_once_scores, validation_at_once
     from madcluster.training.loop import validation_rows
 
     series = make_family(family, seed, n_test=n_test)
@@ -92,7 +92,7 @@ def series_scores(
     arrays = {
         "at_once": at_once_scores(detector.model_, series.test),
         "final": detector.decision_function(series.test),
-        "validation": at_once_scores(detector.model_, series.train)[len(series.train) - n_val :],
+        "validation": validation_at_once(detector.model_, series.train, n_val),
         "labels": series.labels,
         "threshold": np.asarray(detector.threshold_),
         "fit_s": np.asarray(fit_s),

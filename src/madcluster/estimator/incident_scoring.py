@@ -92,9 +92,22 @@ def calibrate_incidents(
     n_val = validation_rows(len(data), validation_size, window) if held_out else 0
     if n_val < MIN_CALIBRATION_ROWS or not model.grid.causal:
         return None
+    return IncidentCalibration.measure(validation_at_once(model, data, n_val))
+
+
+def validation_at_once(model: FittedModel, data: np.ndarray, n_val: int) -> np.ndarray:
+    """The at-once scores of the last ``n_val`` (at most :data:`MAX_CALIBRATION_ROWS`) of the
+    training rows ``data``, as a stream started two windows before them answers them, each part
+    that reads ahead read as it describes unseen normal rows
+    (:meth:`~madcluster.score.parts.Part.reference_at_once`: the discord part's subsequences
+    are the training rows' own, so matched to themselves they would read 0 and the level set
+    from them would sit far too low)."""
     n_val = min(n_val, MAX_CALIBRATION_ROWS)
-    tail = data[-(n_val + 2 * window) :]
-    return IncidentCalibration.measure(at_once_scores(model, tail)[-n_val:])
+    tail = data[-(n_val + 2 * model.grid.window_size) :]
+    c = model.combination
+    ahead = {p.name: p.reference_at_once(data)[-len(tail) :] for p in c.parts if p.reads_ahead}
+    own = model.own_scores(model.inputs.model_input(tail))
+    return c.at_once_score(model.inputs.check_rows(tail), own, ahead)[-n_val:]
 
 
 def expectation(model: FittedModel) -> str:
@@ -237,4 +250,5 @@ __all__ = [
     "incident_table",
     "raised_channels",
     "series_incidents",
+    "validation_at_once",
 ]

@@ -331,16 +331,23 @@ class Combination:
         raw = {p.name: own if p.given else p.reference_values(rows) for p in self.parts}
         return self._final_total({p.name: self.final_reading(p, raw[p.name]) for p in self.parts})
 
-    def at_once_score(self, rows: np.ndarray, own: np.ndarray) -> np.ndarray:
+    def at_once_score(
+        self, rows: np.ndarray, own: np.ndarray, ahead: Mapping[str, np.ndarray] | None = None
+    ) -> np.ndarray:
         """What a stream answers each row of ``rows`` with first: every part read causally (with
-        the training scales)."""
+        the training scales); ``ahead``: the causal readings of parts that read ahead, by name,
+        where given instead (the training rows' reference readings, which leave a part's own
+        neighbourhood out: the incident calibration's validation rows)."""
         if not self.combines:
             return own
         raw = self.raw_values(rows, own)
-        terms = [
-            self.contribution(p, self.causal_reading(p, raw[p.name], rows), at_once=True)
+        readings = {
+            p.name: ahead[p.name]
+            if ahead is not None and p.name in ahead
+            else self.causal_reading(p, raw[p.name], rows)
             for p in self.parts
-        ]
+        }
+        terms = [self.contribution(p, readings[p.name], at_once=True) for p in self.parts]
         return RULES[self.rule].total(terms)
 
 

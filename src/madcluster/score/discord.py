@@ -264,9 +264,15 @@ class Discord(Part):
         return self.joins[self.at_once_join].trailing(rows)
 
     def reference_at_once(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`at_once` of the training rows against the neighbours at least m steps away (its
+        statistics, and the incident calibration's validation rows), kept per rows like
+        :meth:`reference_values`."""
         if not self.trailing_at_once:
             return np.zeros(len(rows))
-        return self.joins[self.at_once_join].reference_trailing(rows)
+        key = ("at_once", *_digest(np.asarray(rows, dtype=np.float64)))
+        if key not in self.memo:
+            self.memo[key] = self.joins[self.at_once_join].reference_trailing(rows)
+        return self.memo[key].copy()
 
     def describe(self) -> str:
         return " and ".join(f"subsequences of {m}" for m in self.lengths)
