@@ -131,7 +131,12 @@ def raised_channels(model: FittedModel, rows: np.ndarray, names: list[str]) -> s
     the row that raised an incident), most first, as ``explain`` ranks them."""
     inputs = model.inputs.model_input(rows)
     groups = channel_groups(model.inputs.n_features, inputs.shape[1])
-    occlusion = occlusion_contributions(model.own_scores, inputs, groups)[-1:]
+    last = len(inputs) - 1  # only the last row's drops are read: score that step alone
+
+    def score(scaled: np.ndarray) -> np.ndarray:
+        return model.own_scores(scaled, score_from=last)
+
+    occlusion = occlusion_contributions(score, inputs, groups)[-1:]
     baseline = model.attribution.values(model)
     if baseline is not None:
         deviation = input_deviation(inputs[-1:], groups)
