@@ -71,9 +71,9 @@ How:
   with the shortest join. Without it the at-once score lacked the term its final score missed
   most on chaotic and server metrics; with it (at twice its weight,
   :data:`~madcluster.score.combination.AT_ONCE_SHARES`) the at-once ROC-AUC rose on seven of the
-  ten development families (chaotic .872 -> .925, machine states .752 -> .833, drift .767 ->
-  .832), stayed on server metrics (.943) and fell on point spikes (-.004) and the water network
-  (-.027, where the final discord reading ranks .571;
+  ten development families (chaotic .922 -> .953, chaotic20 .638 -> .766, server metrics .958 ->
+  .962, drift .839 -> .859) and fell on point spikes (-.006), the accelerometer (-.004) and the
+  water network (-.021, where the final discord reading ranks .502;
   ``benchmarks/results/incidents_at_once.md``). Files from before it (``trailing_at_once``
   false) add nothing at once;
 * its training statistics come from at most ``MAX_REFERENCE`` evenly spaced training
