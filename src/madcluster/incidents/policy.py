@@ -36,8 +36,8 @@ from madcluster.incidents.incident import Incident, IncidentChanges, incident_re
 #: The default shape, chosen on the development families (benchmarks/results/incidents.md).
 DEFAULT_K = 3
 DEFAULT_N = 10
-DEFAULT_CLOSE_ROWS = 20
-DEFAULT_CLOSE_FRACTION = 0.8
+DEFAULT_CLOSE_ROWS = 10
+DEFAULT_CLOSE_FRACTION = 0.5
 #: Incidents a tracker keeps (open ones and the latest closed ones); older ones are forgotten.
 KEPT_INCIDENTS = 1000
 
