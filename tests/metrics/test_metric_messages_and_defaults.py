@@ -4,6 +4,7 @@ start is matched, so a changed or lost name fails), the documented defaults (a w
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -15,10 +16,13 @@ from madcluster.metrics import (
     auc_pr,
     auc_roc,
     evaluate,
+    f1,
     point_adjusted_f1,
+    precision,
     range_auc,
     range_auc_pr,
     range_auc_roc,
+    recall,
     vus,
     vus_pr,
     vus_roc,
@@ -132,3 +136,37 @@ def test_affiliation_with_no_prediction_near_the_last_event() -> None:
     pred = labels.copy()
     pred[50:55] = 0
     assert affiliation_precision_recall(pred, labels) == pytest.approx((1.0, 2 / 3))
+
+
+@pytest.mark.parametrize("metric", [precision, recall, f1, point_adjusted_f1])
+def test_binary_metrics_name_predictions_and_labels(metric: Callable) -> None:
+    pred = (SCORES > 0.5).astype(int)
+    with pytest.raises(DataError, match=r"^predictions must contain only 0 and 1"):
+        metric(pred * 2, LABELS)
+    with pytest.raises(DataError, match=r"^labels must contain only 0 and 1"):
+        metric(pred, LABELS * 2)
+    with pytest.raises(DataError, match=r"^predictions has 12 points but labels has 11: "):
+        metric(pred, LABELS[:11])
+
+
+def test_recall_and_f1_without_an_anomaly_name_themselves() -> None:
+    for metric in (recall, f1):
+        with pytest.raises(DataError, match=r"^labels contain no anomaly: recall/F1 is undefined"):
+            metric(SCORES > 0.5, NO_ANOMALY)
+    assert precision(np.zeros(12, dtype=int), NO_ANOMALY) == 0.0  # nothing predicted, nothing true
+
+
+def test_affiliation_names_what_is_wrong() -> None:
+    with pytest.raises(DataError, match=r"^predictions has 12 points but labels has 11: "):
+        affiliation_precision_recall(LABELS, LABELS[:11])
+    with pytest.raises(
+        DataError, match=r"^labels contain no anomaly: affiliation precision/recall is undefined"
+    ):
+        affiliation_precision_recall(LABELS, NO_ANOMALY)
+
+
+def test_affiliation_with_nothing_predicted_warns_of_nothing() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        precision_, recall_ = affiliation_precision_recall(np.zeros(12, dtype=int), LABELS)
+    assert np.isnan(precision_) and recall_ == 0.0
