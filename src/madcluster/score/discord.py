@@ -70,12 +70,12 @@ How:
   (:meth:`Discord.reference_at_once`). It stays on an anomaly m - 1 rows after it, the least
   with the shortest join. Without it the at-once score lacked the term its final score missed
   most on chaotic and server metrics; with it (at twice its weight,
-  :data:`~madcluster.score.combination.AT_ONCE_SHARES`) the at-once ROC-AUC rose on seven of the
-  ten development families (chaotic .922 -> .953, chaotic20 .638 -> .766, server metrics .958 ->
-  .962, drift .839 -> .859) and fell on point spikes (-.006), the accelerometer (-.004) and the
-  water network (-.021, where the final discord reading ranks .502;
-  ``benchmarks/results/incidents_at_once.md``). Files from before it (``trailing_at_once``
-  false) add nothing at once;
+  :data:`~madcluster.score.combination.AT_ONCE_SHARES`) the at-once ROC-AUC rose on six of the
+  ten development families (chaotic .879 -> .923, chaotic20 .640 -> .792, machine states .745
+  -> .834, drift .790 -> .833), stayed on server metrics (.950) and fell on point spikes (-.005),
+  the accelerometer (-.001) and the water network (-.022, where the final discord reading ranks
+  .571; ``benchmarks/results/incidents_at_once.md``). Files from before it
+  (``trailing_at_once`` false) add nothing at once;
 * its training statistics come from at most ``MAX_REFERENCE`` evenly spaced training
   subsequences against the kept ones at least m steps away (:meth:`reference_values`: no
   subsequence is its own neighbour).
