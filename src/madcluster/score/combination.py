@@ -101,6 +101,10 @@ FILE_RULE = ZScoreSum.name
 SERIES_SCALE_ROWS = 3000
 # the interquartile range of a standard normal: a spread as the training standard deviation's
 IQR_PER_STD = 1.349
+#: A part's at-once weight as a share of its weight, where not 1: the discord's causal reading is
+#: sharp where the other parts' lag and spread, so it counts twice (chosen with ``server`` and
+#: ``drift`` left out, ``benchmarks/results/incidents_at_once.md``).
+AT_ONCE_SHARES: dict[str, float] = {"discord": 2.0}
 
 
 def series_scale(z: np.ndarray) -> float:
@@ -111,14 +115,6 @@ def series_scale(z: np.ndarray) -> float:
         return 1.0
     q25, q75 = np.quantile(z, [0.25, 0.75])
     return max(1.0, float(q75 - q25) / IQR_PER_STD)
-
-
-#: A part's at-once term's weight as a share of its weight, where it is not 1. The discord's
-#: causal reading (the subsequence ending at t) is sharp at once where the other parts' causal
-#: readings lag and spread (trailing means, windows read as far as they go), so it counts for
-#: twice its weight there (chosen on the development families with ``server`` and ``drift`` left
-#: out, ``benchmarks/results/incidents_at_once.md``).
-AT_ONCE_SHARES: dict[str, float] = {"discord": 2.0}
 
 
 def mean_std(values: np.ndarray) -> Stats:
@@ -282,12 +278,12 @@ class Combination:
         """``part``'s term of the score from its reading ``values`` (``at_once``: a causal reading,
         with the statistics of that reading where it has its own, weighted by its share in
         :data:`AT_ONCE_SHARES`, 0 where it has no value yet), divided by its series ``scale``."""
-        weight = self.weights.get(part.name, 1.0)
+        weight, rule = self.weights.get(part.name, 1.0), RULES[self.rule]
         if at_once and self.reads_apart(part):
             weight *= AT_ONCE_SHARES.get(part.name, 1.0)
-            term = RULES[self.rule].part(values, self.at_once_stats[part.name], weight)
+            term = rule.part(values, self.at_once_stats[part.name], weight)
             return np.where(np.isnan(term), 0.0, term)
-        term = RULES[self.rule].part(values, self.stats[part.name], weight)
+        term = rule.part(values, self.stats[part.name], weight)
         return term if scale == 1.0 else term / scale
 
     def series_scales(self, readings: Mapping[str, np.ndarray]) -> dict[str, float]:
@@ -334,20 +330,17 @@ class Combination:
     def at_once_score(
         self, rows: np.ndarray, own: np.ndarray, ahead: Mapping[str, np.ndarray] | None = None
     ) -> np.ndarray:
-        """What a stream answers each row of ``rows`` with first: every part read causally (with
-        the training scales); ``ahead``: the causal readings of parts that read ahead, by name,
-        where given instead (the training rows' reference readings, which leave a part's own
-        neighbourhood out: the incident calibration's validation rows)."""
+        """What a stream answers each row of ``rows`` first: every part read causally, or as
+        ``ahead`` gives it (by name: the incident calibration's reference readings)."""
         if not self.combines:
             return own
-        raw = self.raw_values(rows, own)
-        readings = {
-            p.name: ahead[p.name]
-            if ahead is not None and p.name in ahead
-            else self.causal_reading(p, raw[p.name], rows)
+        raw, ahead = self.raw_values(rows, own), ahead or {}
+        terms = [
+            self.contribution(p, ahead[p.name], at_once=True)
+            if p.name in ahead
+            else self.contribution(p, self.causal_reading(p, raw[p.name], rows), at_once=True)
             for p in self.parts
-        }
-        terms = [self.contribution(p, readings[p.name], at_once=True) for p in self.parts]
+        ]
         return RULES[self.rule].total(terms)
 
 
