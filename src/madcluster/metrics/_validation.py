@@ -54,7 +54,7 @@ def check_binary(values: Any, name: str = "labels") -> np.ndarray:
     if not ok.all():
         bad = np.flatnonzero(~ok)
         raise DataError(
-            f"{name} must contain only 0 and 1, found {arr[bad[0]]!r} at index {bad[0]} "
+            f"{name} must contain only 0 and 1, found {arr[bad[0]].item()!r} at index {bad[0]} "
             f"({bad.size} bad value(s)); binarise them first (e.g. labels > 0)"
         )
     return arr.astype(bool)
