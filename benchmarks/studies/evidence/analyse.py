@@ -235,18 +235,7 @@ def trusted_rule(low: float, high: float) -> Callable[[dict], Weights | None]:
     injected anomalies: the column weights alone while the best part's precision excess is at most
     ``low``, the evidence's fully from ``high`` on, linearly between (weak evidence, where no part
     finds the injected events, says nothing about which part sees the series)."""
-    def rule(r: dict) -> Weights | None:
-        if not r["copy_labels"]:
-            return None
-        precision, chance = copy_precision(r)
-        excess = {p: max(0.0, (v - chance) / (1 - chance)) for p, v in precision.items()}
-        top = max(excess.values())
-        if top <= 0:
-            return None
-        trust = min(1.0, max(0.0, (top - low) / (high - low)))
-        columns = column_weights(r)
-        return {p: columns[p] * (1 - trust + trust * excess[p] / top) for p in excess}
-    return rule
+    return prior_trusted_rule(column_weights, low, high)
 
 
 def plain_end_weights(r: dict) -> Weights:
