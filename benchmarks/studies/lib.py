@@ -975,8 +975,10 @@ def before_causal_discord(model):
     part adds nothing at once (what the at-once studies compare with)."""
     from dataclasses import replace
 
+    from madcluster.score.legacy import DiscordWithoutAtOnce, recast
+
     c = model.combination
-    parts = tuple(replace(p, trailing_at_once=False) if p.name == "discord" else p for p in c.parts)
+    parts = tuple(recast(p, DiscordWithoutAtOnce) if p.name == "discord" else p for p in c.parts)
     return replace(model, combination=replace(c, parts=parts))
 
 

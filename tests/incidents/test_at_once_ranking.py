@@ -19,6 +19,7 @@ from madcluster.estimator.incident_scoring import (
 from madcluster.estimator.streaming import StreamScorer
 from madcluster.incidents.policy import IncidentPolicy
 from madcluster.metrics.pointwise import auc_roc
+from madcluster.score.legacy import DiscordWithoutAtOnce, recast
 
 SMALL = {"window_size": 50, "epochs": 2, "epoch_windows": 128, "batch_size": 32, "random_state": 0}
 
@@ -32,7 +33,7 @@ def fitted():
 def _without_causal_discord(model):
     """The model as a file from before the discord's causal reading holds it."""
     c = model.combination
-    parts = tuple(replace(p, trailing_at_once=False) if p.name == "discord" else p for p in c.parts)
+    parts = tuple(recast(p, DiscordWithoutAtOnce) if p.name == "discord" else p for p in c.parts)
     return replace(model, combination=replace(c, parts=parts))
 
 

@@ -4,8 +4,6 @@ stream, save, load, export)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 from series_helpers import periodic_pair
@@ -14,7 +12,8 @@ from madcluster import MADCluster
 from madcluster.estimator.streaming import StreamScorer
 from madcluster.score import discord, discord_join
 from madcluster.score.discord import STD_FLOOR, Discord, Join
-from madcluster.score.parts import FitContext, part_class
+from madcluster.score.legacy import DiscordWithoutAtOnce, discord_from_arrays, recast
+from madcluster.score.parts import FitContext, part_class, parts_from_arrays, parts_to_arrays
 
 TINY = {"window_size": 16, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
 EXACT = 1e-9
@@ -88,7 +87,7 @@ def test_values_against_a_loop_over_every_training_subsequence(test_rows):
     assert np.isnan(at_once[: m - 1]).all()
     _close(at_once[m - 1 :], each)
     assert np.isfinite(whole.reference_at_once(train)).all()
-    old = replace(whole, trailing_at_once=False)
+    old = recast(whole, DiscordWithoutAtOnce)
     assert not old.at_once(rows).any() and not old.reference_at_once(rows).any()
     assert whole.final_after() == m - 1 and whole.reads_ahead
 
@@ -355,3 +354,19 @@ def test_two_joins_read_the_larger_of_their_standardised_readings(test_rows):
     _close(part.reference_values(train), reference, 0.0)
     # the reversed stretch stands out of the training reading
     assert part.values(test_rows)[152:168].min() > part.reference_values(train).max()
+
+
+def test_each_generation_of_the_exact_part_loads_as_itself():
+    """Today's arrays load as :class:`Discord`; arrays without the causal reading's mark (files
+    from before it) as :class:`DiscordWithoutAtOnce`, which adds nothing at once, in a stream
+    too, while its final values stay the exact part's."""
+    train, test = periodic_pair(600, 0), periodic_pair(300, 1)
+    part = Discord.fit(train, FitContext(16), lengths=(20,))
+    assert type(parts_from_arrays(("discord",), parts_to_arrays([part]))[0]) is Discord
+    old_arrays = {k: v for k, v in part.to_arrays().items() if k != "trailing_at_once"}
+    old = discord_from_arrays(old_arrays)
+    assert type(old) is DiscordWithoutAtOnce and old_arrays.keys() == old.to_arrays().keys()
+    assert not old.at_once(test).any() and np.isfinite(part.at_once(test)[40:]).all()
+    stream, new_stream = old.stream(), part.stream()
+    assert not stream.append(test).any() and np.isfinite(new_stream.append(test)[40:]).all()
+    _close(stream.values(np.arange(280)), part.values(test)[:280])

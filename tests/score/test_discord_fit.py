@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from madcluster.score.discord_sampled import SampledDiscord
-from madcluster.score.parts import FitContext, part_class
+from madcluster.score.legacy import discord_from_arrays
+from madcluster.score.parts import FitContext
 
 
 def _wave(n: int, seed: int, period: float = 20.0) -> np.ndarray:
@@ -66,7 +67,7 @@ def test_float32_rows_fit_the_part_of_their_float64_values():
 def test_a_file_round_trip_keeps_every_fitted_array():
     rows = np.stack([_wave(500, 0), _wave(500, 1, period=25.0)], axis=1).astype(np.float32)
     part = SampledDiscord.fit(rows, FitContext(16))
-    again = part_class("discord").from_arrays(part.to_arrays())
+    again = discord_from_arrays(part.to_arrays())
     for name in ("columns", "mean", "scale", "neighbours", "neighbour_starts"):
         got, want = getattr(again, name), getattr(part, name)
         assert got.dtype == want.dtype and np.array_equal(got, want), name

@@ -1,5 +1,5 @@
 """The sampled discord reading of older model files (:mod:`madcluster.score.discord_sampled`)
-against a direct loop and as a stream; a file that holds it loads as it (``Discord.from_arrays``)
+against a direct loop and as a stream; a file that holds it loads as it (``legacy.discord_from_arrays``)
 and scores as it did."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from series_helpers import periodic_pair
 
 from madcluster.score.discord import STD_FLOOR, covering_minimum
 from madcluster.score.discord_sampled import SampledDiscord
-from madcluster.score.parts import FitContext, part_class
+from madcluster.score.legacy import SampledDiscordCovering, discord_from_arrays
+from madcluster.score.parts import FitContext
 from madcluster.score.scales import dominant_period
 
 TINY = {"window_size": 16, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
@@ -126,8 +127,8 @@ def test_stream_equals_the_whole_series(test_rows):
 def test_files_round_trip():
     """A discord part's arrays that hold ``neighbours`` load as the sampled reading."""
     part = SampledDiscord.fit(periodic_pair(600, 0), FitContext(16))
-    again = part_class("discord").from_arrays(part.to_arrays())
-    assert isinstance(again, SampledDiscord)
+    again = discord_from_arrays(part.to_arrays())
+    assert type(again) is SampledDiscord
     rows = periodic_pair(200, 3)
     _close(again.values(rows), part.values(rows))
 
@@ -156,7 +157,9 @@ def test_a_series_ends_score_as_its_middle_and_old_files_as_they_did():
     middle = values[:, m:-m]
     assert abs(ends.mean() - middle.mean()) < 0.5 * scale
     arrays = {k: v for k, v in part.to_arrays().items() if k != "balanced_edges"}
-    old = SampledDiscord.from_arrays(arrays)
+    old = discord_from_arrays(arrays)
+    assert type(old) is SampledDiscordCovering
+    assert type(discord_from_arrays(old.to_arrays())) is SampledDiscordCovering
     assert not old.balanced_edges and part.balanced_edges
     x = periodic_pair(400, 1)
     each = old.distances(old.read(x), np.arange(len(x) - m + 1))

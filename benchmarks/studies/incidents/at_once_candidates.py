@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -44,11 +43,13 @@ def discord_term(family: str, seed: int, cache: Path) -> np.ndarray:
     from madcluster import MADCluster
     from madcluster.data.families import make_family
     from madcluster.score.combination import mean_std
+    from madcluster.score.discord import Discord
+    from madcluster.score.legacy import recast
 
     detector = MADCluster.load(cache / f"{family}-{seed}-5000.mcz")
     combination = detector.model_.combination
     part = next(p for p in combination.parts if p.name == "discord")
-    part = replace(part, trailing_at_once=True)  # the fitted part, with its causal reading
+    part = recast(part, Discord)  # the fitted part, with its causal reading
     series = make_family(family, seed, n_test=5000)
     mean, std = mean_std(part.reference_at_once(series.train))
     z = (part.at_once(series.test) - mean) / std

@@ -74,8 +74,8 @@ How:
   ten development families (chaotic .879 -> .923, chaotic20 .640 -> .792, machine states .745
   -> .834, drift .790 -> .833), stayed on server metrics (.950) and fell on point spikes (-.005),
   the accelerometer (-.001) and the water network (-.022, where the final discord reading ranks
-  .571; ``benchmarks/results/incidents_at_once.md``). Files from before it
-  (``trailing_at_once`` false) add nothing at once;
+  .571; ``benchmarks/results/incidents_at_once.md``). Files from before it add nothing at once
+  (:class:`~madcluster.score.legacy.DiscordWithoutAtOnce`);
 * its training statistics come from at most ``MAX_REFERENCE`` evenly spaced training
   subsequences against the kept ones at least m steps away (:meth:`reference_values`: no
   subsequence is its own neighbour).
@@ -130,9 +130,6 @@ class Discord(Part):
     segments: tuple[int, ...]
     centres: tuple[float, ...] = ()
     spreads: tuple[float, ...] = ()
-    # a causal reading (the shortest join's subsequence ending at t); False: files from before it,
-    # which add nothing at once
-    trailing_at_once: bool = False
     # the training reading of the rows the fit read, kept so the combination's statistics and
     # threshold do not compute it again (keyed by the rows' digest)
     memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -168,7 +165,7 @@ class Discord(Part):
         centres = tuple(float(r.mean()) for r in readings)
         spreads = tuple(float(r.std()) if r.std() > 1e-12 else 1.0 for r in readings)
         part = cls(
-            columns, mean, scale, training, first, lengths, tuple(segments), centres, spreads, True
+            columns, mean, scale, training, first, lengths, tuple(segments), centres, spreads
         )
         part.memo[_digest(data)] = part.combined(readings)
         return part
@@ -185,19 +182,14 @@ class Discord(Part):
             "segments": np.asarray(self.segments, dtype=np.int64),
             "centres": np.asarray(self.centres, dtype=np.float64),
             "spreads": np.asarray(self.spreads, dtype=np.float64),
-            **(
-                {"trailing_at_once": np.asarray(1, dtype=np.int64)} if self.trailing_at_once else {}
-            ),
+            # the generation mark: files without it have no causal reading (score/legacy.py)
+            "trailing_at_once": np.asarray(1, dtype=np.int64),
         }
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Part:
-        """The part :meth:`to_arrays` wrote; a file holding ``neighbours`` was written with the
-        sampled reading and scores with it (:mod:`madcluster.score.discord_sampled`)."""
-        if "neighbours" in arrays:
-            from madcluster.score.discord_sampled import SampledDiscord
-
-            return SampledDiscord.from_arrays(arrays)
+        """The part :meth:`to_arrays` wrote (older generations' arrays are read by
+        :func:`madcluster.score.legacy.discord_from_arrays`)."""
         return cls(
             arrays["columns"].astype(np.int64),
             np.asarray(arrays["mean"], dtype=np.float64),
@@ -208,7 +200,6 @@ class Discord(Part):
             tuple(int(v) for v in arrays["segments"]),
             tuple(float(v) for v in arrays["centres"]),
             tuple(float(v) for v in arrays["spreads"]),
-            bool(arrays.get("trailing_at_once", 0)),
         )
 
     # ------------------------------------------------------------------ readings
@@ -257,18 +248,13 @@ class Discord(Part):
 
     def at_once(self, rows: np.ndarray) -> np.ndarray:
         """The causal reading (module docstring): the distance of the shortest join's subsequence
-        ending at each step (NaN before the first: nothing yet); 0 on every step in files from
-        before it."""
-        if not self.trailing_at_once:
-            return np.zeros(len(rows))
+        ending at each step (NaN before the first: nothing yet)."""
         return self.joins[self.at_once_join].trailing(rows)
 
     def reference_at_once(self, rows: np.ndarray) -> np.ndarray:
         """:meth:`at_once` of the training rows against the neighbours at least m steps away (its
         statistics, and the incident calibration's validation rows), kept per rows like
         :meth:`reference_values`."""
-        if not self.trailing_at_once:
-            return np.zeros(len(rows))
         key = ("at_once", *_digest(np.asarray(rows, dtype=np.float64)))
         if key not in self.memo:
             self.memo[key] = self.joins[self.at_once_join].reference_trailing(rows)

@@ -12,7 +12,7 @@ up to ``_SLIDING_BYTES`` (64 KiB) per stream.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -42,7 +42,6 @@ class Join(SubsequenceReadings):
     segment: int
     training: np.ndarray
     training_first: int = 0
-    balanced_edges: bool = field(default=True, init=False)
 
     # ------------------------------------------------------------------ distances
     @property

@@ -4,7 +4,8 @@ per column, against at most ``MAX_NEIGHBOURS`` evenly spaced training subsequenc
 
 Why it stays: a model file keeps scoring as it did when it was written, and a file whose discord
 part holds ``neighbours`` was written with this reading
-(:meth:`madcluster.score.discord.Discord.from_arrays` hands it here). New fits use the exact
+(:func:`madcluster.score.legacy.discord_from_arrays` hands it here; its first files, without
+balanced ends, are :class:`madcluster.score.legacy.SampledDiscordCovering`). New fits use the exact
 part (:mod:`madcluster.score.discord`); ``fit`` stays so the two can be measured side by side.
 
 Why it was replaced: on a chaotic signal every subsequence is far from its nearest of 1,024
@@ -46,9 +47,6 @@ class SampledDiscord(SubsequenceReadings, Part):
     segment: int
     neighbours: np.ndarray
     neighbour_starts: np.ndarray
-    # steps near an end read the m subsequences nearest to them (module docstring); False in
-    # model files written before it, which score as they did
-    balanced_edges: bool = False
 
     name: ClassVar[str] = "discord"
 
@@ -77,7 +75,7 @@ class SampledDiscord(SubsequenceReadings, Part):
             )
         neighbours = part.shapes(part.read(data), starts)
         neighbours = np.ascontiguousarray(neighbours)
-        return cls(columns, mean, scale, length, segment, neighbours, starts, balanced_edges=True)
+        return cls(columns, mean, scale, length, segment, neighbours, starts)
 
     # ------------------------------------------------------------------ files
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -88,9 +86,8 @@ class SampledDiscord(SubsequenceReadings, Part):
             "shape": np.asarray([self.length, self.segment], dtype=np.int64),
             "neighbours": self.neighbours,
             "neighbour_starts": self.neighbour_starts,
+            "balanced_edges": np.asarray(1, dtype=np.int64),
         }
-        if self.balanced_edges:
-            out["balanced_edges"] = np.asarray(1, dtype=np.int64)
         return out
 
     @classmethod
@@ -104,7 +101,6 @@ class SampledDiscord(SubsequenceReadings, Part):
             segment,
             arrays["neighbours"],
             arrays["neighbour_starts"].astype(np.int64),
-            bool(arrays.get("balanced_edges", 0)),
         )
 
     # ------------------------------------------------------------------ subsequences

@@ -7,7 +7,7 @@ per-subsequence distances, and the streams.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -86,7 +86,9 @@ class SubsequenceReadings:
     mean: np.ndarray
     scale: np.ndarray
     length: int
-    balanced_edges: bool
+    #: steps near an end read the m subsequences nearest to them; False only in the sampled
+    #: reading's first files (:class:`~madcluster.score.discord_sampled.SampledDiscordCovering`)
+    balanced_edges: ClassVar[bool] = True
 
     def distances(
         self, read: np.ndarray, starts: np.ndarray, exclude_near: bool = False
@@ -273,8 +275,6 @@ class JoinsStream(PartStream):
     def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
         for stream in self.streams:
             stream.append(rows)
-        if not getattr(self.part, "trailing_at_once", False):  # files from before it: nothing
-            return np.zeros(len(rows))
         return self.streams[self.part.at_once_join].trailing.copy()
 
     def values(self, steps: np.ndarray) -> np.ndarray:

@@ -12,16 +12,31 @@ Window KMeans (``kmeans``), newest first:
 * :class:`KMeansCoveringMeans` (neither): that, and a step's value the mean of the windows that
   cover it, fewer near either end than in the middle.
 
+The discord part (``discord``), newest first:
+
+* today's :class:`~madcluster.score.discord.Discord` (its arrays say ``trailing_at_once``): exact
+  joins, at once the shortest join's subsequence ending at t;
+* :class:`DiscordWithoutAtOnce`: the exact joins, nothing at once;
+* :class:`~madcluster.score.discord_sampled.SampledDiscord` (its arrays hold ``neighbours`` and
+  say ``balanced_edges``): 1,024 sampled training subsequences, steps near an end reading the m
+  subsequences nearest to them;
+* :class:`SampledDiscordCovering`: that, each step the least of the subsequences covering it.
+
 ``tests/estimator/test_fixture_streams.py`` checks that every fixture file, of each generation,
 streams what its ``decision_function`` gives.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import fields
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 
+from madcluster.score.discord import Discord
+from madcluster.score.discord_sampled import SampledDiscord
+from madcluster.score.discord_subsequences import JoinsStream
+from madcluster.score.parts import Part
 from madcluster.score.window_kmeans import WindowKMeans, window_distances
 
 if TYPE_CHECKING:
@@ -95,9 +110,67 @@ def kmeans_from_arrays(arrays: dict[str, np.ndarray]) -> WindowKMeans:
     return kind.from_arrays(arrays)
 
 
+class DiscordWithoutAtOnce(Discord):
+    """The exact discord part of files written before its causal reading: 0 at once (which its
+    training statistics, 0 too, turn into no contribution)."""
+
+    def at_once(self, rows: np.ndarray) -> np.ndarray:
+        return np.zeros(len(rows))
+
+    def reference_at_once(self, rows: np.ndarray) -> np.ndarray:
+        return np.zeros(len(rows))
+
+    def stream(self) -> JoinsStream:
+        return _SilentJoinsStream(self, [j.stream() for j in self.joins])
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {k: v for k, v in super().to_arrays().items() if k != "trailing_at_once"}
+
+
+class _SilentJoinsStream(JoinsStream):
+    """The joins' stream of :class:`DiscordWithoutAtOnce`: nothing at once."""
+
+    def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
+        super().append(rows, given)
+        return np.zeros(len(rows))
+
+
+class SampledDiscordCovering(SampledDiscord):
+    """The sampled discord part of its first files: every step, near the ends too, the least
+    distance of the subsequences covering it."""
+
+    balanced_edges: ClassVar[bool] = False
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {k: v for k, v in super().to_arrays().items() if k != "balanced_edges"}
+
+
+def discord_from_arrays(arrays: dict[str, np.ndarray]) -> Part:
+    """The discord part a file's arrays hold, of the generation that wrote them."""
+    if "neighbours" in arrays:
+        sampled = SampledDiscord if int(arrays.get("balanced_edges", 0)) else SampledDiscordCovering
+        return sampled.from_arrays(arrays)
+    exact = Discord if int(arrays.get("trailing_at_once", 0)) else DiscordWithoutAtOnce
+    return exact.from_arrays(arrays)
+
+
+PartT = TypeVar("PartT", bound=Part)
+
+
+def recast(part: Part, kind: type[PartT]) -> PartT:
+    """``part``'s fitted state as another generation of the same part (``kind``): what a file
+    of that generation holding the same arrays would load as (for the studies and tests that
+    compare generations)."""
+    return kind(**{f.name: getattr(part, f.name) for f in fields(part) if f.init})  # type: ignore[call-arg]
+
+
 __all__ = [
+    "DiscordWithoutAtOnce",
     "KMeansCoveringMeans",
     "KMeansWindowEnding",
+    "SampledDiscordCovering",
     "covering_window_means",
+    "discord_from_arrays",
     "kmeans_from_arrays",
+    "recast",
 ]

@@ -46,7 +46,10 @@ OWN = "own"  # the part of the network's own score (its values are given, not co
 #: Part kinds whose older model files hold an older generation of the part, name ->
 #: ``"module:function"`` reading a file's arrays into the part of the generation that wrote them
 #: (:mod:`madcluster.score.legacy`); the other kinds read theirs with ``from_arrays``.
-PART_UPGRADES: dict[str, str] = {"kmeans": "madcluster.score.legacy:kmeans_from_arrays"}
+PART_UPGRADES: dict[str, str] = {
+    "kmeans": "madcluster.score.legacy:kmeans_from_arrays",
+    "discord": "madcluster.score.legacy:discord_from_arrays",
+}
 
 
 @dataclass(frozen=True)
