@@ -3,10 +3,14 @@ later, and the final scores are the whole series' (:mod:`madcluster.score.combin
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from madcluster import MADCluster
+from madcluster.estimator.archive import read_archive, write_archive
+from madcluster.estimator.stream_state import STATE_FILE
 from madcluster.estimator.streaming import StreamScorer
 from madcluster.exceptions import StreamError
 
@@ -191,3 +195,26 @@ def test_with_series_scales_the_first_final_scores_wait_for_the_scale_steps(test
     whole = model.decision_function(test_rows)
     got = np.concatenate([*finals, scorer.pending().scores])
     assert np.max(np.abs(got - whole)) < EXACT * np.abs(whole).max()
+
+
+def test_a_state_is_refused_by_a_model_that_weighs_its_terms_otherwise(model, test_rows, tmp_path):
+    """The same network and parts with other weights would read the held terms on another scale:
+    the state names how its model combines them (``scoring``); a file without that print (written
+    before it was recorded) is matched on the model's print alone."""
+    scorer = StreamScorer(model.model_)
+    scorer.update(test_rows[:40])
+    scorer.save(tmp_path / "s.mcs")
+    combination = model.model_.combination
+    reweighed = replace(
+        model.model_,
+        combination=replace(combination, weights={**combination.weights, "ar": 7.0}),
+    )
+    with pytest.raises(StreamError, match="another model"):
+        StreamScorer.restore(reweighed, tmp_path / "s.mcs")
+    meta, arrays = read_archive(tmp_path / "s.mcs", STATE_FILE)
+    assert set(meta) >= {"model", "scoring"}
+    write_archive(tmp_path / "old.mcs", STATE_FILE, {k: v for k, v in meta.items() if k != "scoring"}, arrays)
+    again = StreamScorer.restore(model.model_, tmp_path / "old.mcs").update(test_rows[40:60])
+    want = StreamScorer(model.model_)
+    want.update(test_rows[:40])
+    assert np.array_equal(again.scores, want.update(test_rows[40:60]).scores)

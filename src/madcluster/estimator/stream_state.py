@@ -2,6 +2,11 @@
 <madcluster.estimator.streaming.StreamScorer.save>`): its format, reading it back, and the
 fingerprint naming the model it belongs to (a stream restored onto another model is refused).
 
+Two prints name the model: ``model`` (the weights, scaler, threshold and the parts' arrays; what a
+server matches state files to its models by) and ``scoring`` (how the parts' readings become the
+score: their statistics, weights, smoothing, rule, series scales and evidence). Files written
+before ``scoring`` was recorded are matched on ``model`` alone.
+
 A state file is a zip of JSON and ``.npz`` (never a pickle), written atomically
 (:mod:`madcluster.estimator.archive`).
 """
@@ -9,6 +14,7 @@ A state file is a zip of JSON and ``.npz`` (never a pickle), written atomically
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from typing import Any
 
@@ -17,7 +23,7 @@ import numpy as np
 from madcluster.estimator.archive import ArchiveKind, read_archive
 from madcluster.estimator.fitted import FittedModel
 from madcluster.exceptions import StreamError
-from madcluster.score.schema import combination_arrays
+from madcluster.score.schema import combination_arrays, combination_record
 
 STATE_FORMAT = "madcluster-stream"
 STATE_VERSION = 1
@@ -74,4 +80,34 @@ def model_fingerprint(fitted: FittedModel) -> str:
     return digest.hexdigest()
 
 
-__all__ = ["STATE_FILE", "model_fingerprint", "read_state", "state_model_fingerprint"]
+def scoring_fingerprint(fitted: FittedModel) -> str:
+    """SHA-256 of the combination's record: a stream's held terms were standardised and weighed
+    by it, so a model that combines them otherwise is another model."""
+    record = json.dumps(combination_record(fitted.combination), sort_keys=True, default=str)
+    return hashlib.sha256(record.encode()).hexdigest()
+
+
+def model_prints(fitted: FittedModel) -> dict[str, str]:
+    """The prints a state file names its model by (module docstring)."""
+    return {"model": model_fingerprint(fitted), "scoring": scoring_fingerprint(fitted)}
+
+
+def check_belongs(meta: dict[str, Any], fitted: FittedModel, path: str | os.PathLike) -> None:
+    """A ``StreamError`` unless the state ``meta`` read from ``path`` names ``fitted``."""
+    prints = model_prints(fitted)
+    scoring = meta.get("scoring", prints["scoring"])  # files from before it: on ``model`` alone
+    if meta.get("model") != prints["model"] or scoring != prints["scoring"]:
+        raise StreamError(
+            f"{os.fspath(path)!r} holds the stream of another model; open a new stream"
+        )
+
+
+__all__ = [
+    "STATE_FILE",
+    "check_belongs",
+    "model_fingerprint",
+    "model_prints",
+    "read_state",
+    "scoring_fingerprint",
+    "state_model_fingerprint",
+]

@@ -44,7 +44,7 @@ from madcluster.embedders.drnn_steps import DilatedRNNSteps
 from madcluster.estimator.archive import write_archive
 from madcluster.estimator.fitted import FittedModel
 from madcluster.estimator.incident_scoring import StreamIncidents, default_incident_policy
-from madcluster.estimator.stream_state import STATE_FILE, model_fingerprint, read_state
+from madcluster.estimator.stream_state import STATE_FILE, check_belongs, model_prints, read_state
 from madcluster.exceptions import ParameterError, StreamError
 from madcluster.incidents.policy import Incident, IncidentPolicy
 from madcluster.score.combination_stream import CombinationStream
@@ -124,8 +124,8 @@ class StreamScorer:
         self._last_row: np.ndarray | None = None  # the last row as given (constant columns' steps)
         # constant training columns whose move was logged (once a stream)
         self._warned: set[int] = set()
-        # model_fingerprint(model), once the state is first saved
-        self._fingerprint: str | None = None
+        # model_prints(model), once the state is first saved
+        self._prints: dict[str, str] | None = None
         combination = model.combination
         self._terms = CombinationStream(combination) if combination.combines else None
         self._incidents = StreamIncidents(model, incident_policy or default_incident_policy(model))
@@ -234,10 +234,10 @@ class StreamScorer:
         """What :meth:`save` writes, copied: a server takes it under the stream's lock and writes
         the file (milliseconds of I/O) after releasing it. The model's fingerprint is computed
         once."""
-        if self._fingerprint is None:
-            self._fingerprint = model_fingerprint(self.model)
+        if self._prints is None:
+            self._prints = model_prints(self.model)
         meta = {
-            "model": self._fingerprint,
+            **self._prints,
             "steps_seen": self.steps_seen,
             "buffer_start": self._buffer_start,
             "incidents": self._incidents.state(),
@@ -269,10 +269,7 @@ class StreamScorer:
             raise StreamError(
                 f"restore takes a fitted detector or its model_, got {type(model).__name__}"
             )
-        if meta.get("model") != model_fingerprint(fitted):
-            raise StreamError(
-                f"{os.fspath(path)!r} holds the stream of another model; open a new stream"
-            )
+        check_belongs(meta, fitted, path)
         scorer = cls(fitted, n_jobs=n_jobs)
         if (
             buffer.ndim != 2
