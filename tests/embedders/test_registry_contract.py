@@ -14,7 +14,7 @@ import torch
 from series_helpers import make_series
 
 from madcluster import MADCluster
-from madcluster.embedders import EMBEDDERS, build_embedder
+from madcluster.embedders import EMBEDDERS, ModuleEmbedder, build_embedder, embedder_name
 from madcluster.estimator.fitted import score_terms
 from madcluster.method.config import MethodConfig
 from madcluster.method.heads import build_head
@@ -190,3 +190,10 @@ def test_bfloat16_mixed_precision_trains_and_scores_like_float32(name):
         assert scores[precision].dtype == np.float64 and np.isfinite(scores[precision]).all()
     ranks = [np.argsort(np.argsort(s)) for s in scores.values()]
     assert np.corrcoef(*ranks)[0, 1] > 0.5
+
+
+def test_every_embedder_is_named_as_registered_and_a_custom_module_by_its_class():
+    """Messages name a fitted model's embedder by its registered name (the name the user gave)."""
+    for name in EMBEDDERS:
+        assert embedder_name(build_embedder(name, 3, window_size=100)) == name
+    assert embedder_name(ModuleEmbedder(torch.nn.Linear(3, 4), out_features=4)) == "Linear"

@@ -13,6 +13,7 @@ import torch
 from series_helpers import two_sines
 
 from madcluster import MADCluster
+from madcluster.embedders import embedder_name
 from madcluster.estimator.fitted import score_terms
 from madcluster.estimator.warmup import WARMUP_WINDOWS, fit_quantile_table, sample_starts
 from madcluster.score.combination import mean_std
@@ -72,7 +73,7 @@ def test_the_warmup_table_comes_from_training_windows_each_scored_alone(model, t
 def test_the_combination_training_scores_and_threshold_follow_the_parameters(model, train):
     fitted = model.model_
     combination = fitted.combination
-    assert fitted.name == model.embedder == "drnn"
+    assert embedder_name(fitted.net.embedder) == model.embedder == "drnn"
     assert combination.names == ["own", "ar"]
     assert combination.weights == {"own": 0.7, "ar": 2.0}
     assert combination.smoothing == {"ar": 3}

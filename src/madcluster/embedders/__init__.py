@@ -88,6 +88,14 @@ def build_image_embedder(
         raise ParameterError(f"bad embedder_params for {name!r}: {exc}") from None
 
 
+def embedder_name(embedder: nn.Module) -> str:
+    """The registered name of ``embedder``'s kind (its class name for a custom module), for
+    messages."""
+    module = getattr(embedder, "module", embedder)  # a ModuleEmbedder: the user's module
+    names = [n for n, kind in EMBEDDERS.items() if type(embedder) is kind]
+    return names[0] if names else type(module).__name__
+
+
 def make_embedder(
     spec: str | nn.Module, n_features: int, window_size: int, params: dict[str, Any] | None = None
 ) -> BaseEmbedder:
@@ -144,5 +152,6 @@ __all__ = [
     "PyramidFlow",
     "build_embedder",
     "build_image_embedder",
+    "embedder_name",
     "make_embedder",
 ]

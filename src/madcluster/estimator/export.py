@@ -114,6 +114,7 @@ def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True)
         ) from None
     import torch
 
+    from madcluster.embedders import embedder_name
     from madcluster.estimator.fitted import scoring_dtype
     from madcluster.estimator.onnx_rnn import unrolled
 
@@ -156,7 +157,8 @@ def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True)
             raise
         # the exporter fails in many ways; name the model and why
         except Exception as exc:  # noqa: BLE001
-            raise ExportError(f"{detector.name} does not export to ONNX: {_reason(exc)}") from None
+            name = embedder_name(detector.net.embedder)
+            raise ExportError(f"{name} does not export to ONNX: {_reason(exc)}") from None
         report["dtype"] = str(dtype).removeprefix("torch.")
         if check:
             report.update(check_export(detector, tmp, dtype))
@@ -230,6 +232,8 @@ def check_export(
     model may also be :data:`FLOAT32_FACTOR` times as far as torch's own float32 network is."""
     import torch
 
+    from madcluster.embedders import embedder_name
+
     windows = model_windows(detector, _probe_series(detector, 64 * detector.grid.window_size))[0][
         :64
     ]
@@ -265,7 +269,8 @@ def check_export(
     }
     if np.any(diff > allowed):
         raise ExportError(
-            f"{detector.name}: onnxruntime scores differ from torch {model_dtype} by up to "
+            f"{embedder_name(detector.net.embedder)}: onnxruntime scores differ from torch "
+            f"{model_dtype} by up to "
             f"{diff.max():.2e}, over the tolerance {tolerance} ({compared}): not written"
         )
     return numbers

@@ -121,7 +121,6 @@ class FittedModel:
 
     net: MADClusterNet
     scoring_net: MADClusterNet  # scoring_copy(net)
-    name: str  # the embedder's name (its class name for a custom module), for messages
     grid: ScoringGrid
     inputs: InputSpec
     head: HeadScore
@@ -178,14 +177,12 @@ def assemble(
     threshold: float,
 ) -> FittedModel:
     """The fitted model of trained ``net`` and the estimator's ``params``: what follows from them
-    (the scoring copy, the name, the grid, the head's and the warm-up's settings) derived here,
+    (the scoring copy, the grid, the head's and the warm-up's settings) derived here,
     once, for a fit and for a model file; the fitted values as given."""
     grid = ScoringGrid.for_network(net, params)
-    embedder = params["embedder"]
     return FittedModel(
         net=net,
         scoring_net=scoring_copy(net),
-        name=embedder if isinstance(embedder, str) else type(embedder).__name__,
         grid=grid,
         inputs=inputs,
         head=HeadScore(head_stats, params["score_scaling"], params["base_score_combination"]),
@@ -215,7 +212,9 @@ def scoring_dtype(model: FittedModel) -> torch.dtype:
 
 
 def _rebuilt(kept: dict[str, Any]) -> FittedModel:
-    """A pickled :class:`FittedModel` with its float64 copy made again."""
+    """A pickled :class:`FittedModel` with its float64 copy made again (pickles from before the
+    embedder's name was read from the network hold a ``name``)."""
+    kept = {k: v for k, v in kept.items() if k != "name"}
     return FittedModel(scoring_net=scoring_copy(kept["net"]), **kept)
 
 

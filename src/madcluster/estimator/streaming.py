@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from madcluster.data.window_grid import causal_window_of
+from madcluster.embedders import embedder_name
 from madcluster.embedders.drnn_steps import DilatedRNNSteps
 from madcluster.estimator.archive import write_archive
 from madcluster.estimator.fitted import FittedModel
@@ -99,7 +100,7 @@ class StreamScorer:
             why = (
                 "window-level scores (score_type='window')"
                 if model.net.embedder.causal
-                else f"a non-causal embedder ({model.name})"
+                else f"a non-causal embedder ({embedder_name(model.net.embedder)})"
             )
             raise StreamError(
                 f"streaming needs step t's score to read steps <= t only; this model has {why}: "
