@@ -90,6 +90,53 @@ def test_a_stream_gives_the_whole_series_scores_when_final_and_not_before(
     _close(np.concatenate([finals, stream.pending_scores()]), whole)
 
 
+def test_a_new_fit_reads_a_smoothed_part_at_once_at_its_step_alone(train, test_rows):
+    """At once a smoothed point-wise part reads its value at t alone, standardised with its raw
+    training values' statistics: a rise of the own score shows at once at its full height (the
+    centred block cut at t, the reading before, showed a third of it on the rise's first row
+    with a block of 6), and the stream answers what the whole series' at-once reading gives."""
+    from madcluster.score.combination import mean_std
+
+    combination = _fit(train, ("ar",), {"own": 6, "ar": 4})
+    assert combination.at_once_widths == {"own": 1, "ar": 1}
+    rows, own = test_rows
+    ar = combination.terms[0]
+    assert combination.at_once_stats["own"] == mean_std(train[1])
+    assert combination.at_once_stats["ar"] == mean_std(ar.reference_values(train[0]))
+    mean, std = mean_std(train[1])
+    terms = [
+        combination.contribution(p, combination.causal_reading(p, v, rows), at_once=True)
+        for p, v in zip(combination.parts, (own, ar.values(rows)), strict=True)
+    ]
+    assert terms[0][100] == max((own[100] - mean) / std, 0.0) > 3.0  # the rise's first row
+    _close(combination.at_once_score(rows, own), terms[0] + terms[1])
+    _stream_row_by_row_then_in_chunks(combination, rows, own)
+
+
+def test_a_file_from_before_reads_a_smoothed_part_at_once_through_its_cut_block(train, test_rows):
+    """A combination whose record names no at-once widths (a model file from before them) reads
+    a smoothed part at once through its centred block cut at t, as it was fitted to, and streams
+    it; a record names the widths only where it has them."""
+    from dataclasses import replace
+
+    from madcluster.score.schema import combination_arrays, combination_from, combination_record
+    from madcluster.score.smoothing import trailing_means
+
+    fitted = _fit(train, ("ar",), {"own": 6, "ar": 4})
+    record = combination_record(fitted)
+    assert record["at_once_widths"] == {"own": 1, "ar": 1}
+    arrays = combination_arrays(fitted)
+    assert combination_from(record, arrays).at_once_widths == {"own": 1, "ar": 1}
+    record.pop("at_once_widths")
+    before = replace(fitted, at_once_widths={})
+    assert combination_from(record, arrays).at_once_widths == {}
+    assert "at_once_widths" not in combination_record(before)
+    rows, own = test_rows
+    own_part = before.parts[0]
+    _close(before.causal_reading(own_part, own, rows), trailing_means(own, 3))  # 6: 3 at once
+    _stream_row_by_row_then_in_chunks(before, rows, own)
+
+
 def test_a_discord_stream_keeps_only_what_a_pending_step_reads(train, test_rows):
     """Per join, its last m - 1 rows and the distances of the subsequences the first pending
     step reads (its value is final once 2M - 1 rows are in, M the longest join's length): a

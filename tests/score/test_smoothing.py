@@ -103,7 +103,7 @@ def test_trailing_means_match_a_direct_loop_and_the_stream(width):
     for lo in range(0, 120, 7):
         stream.append(values[lo : lo + 7])
         steps = np.arange(lo, min(lo + 7, 120))
-        got.extend(stream.trailing(steps))
+        got.extend(stream.trailing(steps, width))
         stream.forget_before(stream.final_before())
     assert np.array_equal(np.asarray(got), trailing_means(values, width))
 

@@ -21,80 +21,32 @@ anomaly) keeps scale 1. Chosen on the development families by the worst family's
 (``benchmarks/results/parts/series_scale.md``). The at-once reading keeps the training scales.
 
 A stream (:class:`~madcluster.score.combination_stream.CombinationStream`) answers each row twice:
-at once, every part read causally (each term weighted by its share in :data:`AT_ONCE_SHARES`), and
+at once, every part read causally (each term weighted by its share in :data:`AT_ONCE_SHARES`; a
+smoothed point-wise part through a trailing mean of :attr:`Combination.at_once_widths`), and
 once final (L rows later with the KMeans part), exactly the whole series' value. A model with no
 input terms has the own part alone, and its score is the own score itself (no statistics).
 
-A rule is one class with :meth:`ZScoreSum.part` (one part's training-standardised contribution)
-and :meth:`ZScoreSum.total` (their sum in order), registered by name in :data:`RULES`; a
-combination records the name of its rule.
+The rules, one class each, are in :mod:`madcluster.score.rules` (this module still exports them);
+a combination records the name of its rule.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from madcluster.score.parts import OWN, FitContext, Part, fit_parts, part_class
+from madcluster.score.rules import (
+    DEFAULT_RULE,
+    FILE_RULE,
+    RULES,
+    PositiveZScoreSum,
+    Stats,
+    ZScoreSum,
+)
 from madcluster.score.smoothing import causal_width, centred_means, trailing_means
-
-Stats = tuple[float, float]
-
-
-class ZScoreSum:
-    """``sum of w_p (x_p - mean_p) / std_p``: each part standardised with its training
-    statistics, weighted, and added in the parts' order (one order for a stream and a series)."""
-
-    name: ClassVar[str] = "zscore-sum"
-
-    def part(self, values: np.ndarray, stats: Stats, weight: float) -> np.ndarray:
-        mean, std = stats
-        return weight * ((values - mean) / std)
-
-    def total(self, parts: list[np.ndarray]) -> np.ndarray:
-        total = parts[0]
-        for part in parts[1:]:
-            total = total + part
-        return total
-
-
-class PositiveZScoreSum(ZScoreSum):
-    """``sum of w_p max(z_p, 0)``: a part at or below its training mean adds nothing, so one
-    part's normal noise cannot hide another's excess, and a part that falls (a next-step error
-    on a flat stretch) cannot cancel one that rises (chosen on the development
-    families, ``benchmarks/results/parts/families.md``)."""
-
-    name: ClassVar[str] = "positive-zscore-sum"
-
-    def part(self, values: np.ndarray, stats: Stats, weight: float) -> np.ndarray:
-        return np.maximum(super().part(values, stats, weight), 0.0)
-
-
-class ZScoreMaximum(ZScoreSum):
-    """``max over parts of w_p z_p``: the most surprised part decides (PyOD's maximization)."""
-
-    name: ClassVar[str] = "zscore-max"
-
-    def total(self, parts: list[np.ndarray]) -> np.ndarray:
-        total = parts[0]
-        for part in parts[1:]:
-            total = np.maximum(total, part)
-        return total
-
-
-#: The combination rules by name.
-RULES: dict[str, ZScoreSum] = {
-    rule.name: rule for rule in (ZScoreSum(), PositiveZScoreSum(), ZScoreMaximum())
-}
-#: The rule of new fits: the positive parts' sum (chosen per family,
-#: benchmarks/results/parts/families.md). Files that name no rule were written with
-#: :data:`FILE_RULE`, the plain sum.
-DEFAULT_RULE = PositiveZScoreSum.name
-FILE_RULE = ZScoreSum.name
-
 
 #: Rows of a scored series whose z-scores set each part's series scale in new fits
 #: (benchmarks/results/parts/series_scale.md).
@@ -105,6 +57,11 @@ IQR_PER_STD = 1.349
 #: sharp where the other parts' lag and spread, so it counts twice (chosen with ``server`` and
 #: ``drift`` left out, ``benchmarks/results/incidents_at_once.md``).
 AT_ONCE_SHARES: dict[str, float] = {"discord": 2.0}
+#: The trailing mean a smoothed point-wise part (own, AR) is read through at once in new fits: 1,
+#: its value at t alone. Its centred block cut at t (files from before: :func:`causal_width`) lagged
+#: an anomaly's start and outlasted its end by half the block (chosen with each development family
+#: left out, ``benchmarks/results/incidents_at_once.md``).
+AT_ONCE_WIDTH = 1
 
 
 def series_scale(z: np.ndarray) -> float:
@@ -146,6 +103,9 @@ class Combination:
     # what the fit measured of each part on held-out rows (madcluster.score.evidence's record;
     # empty where the weights were given or the file predates it): read, never used to score
     evidence: dict = field(default_factory=dict)
+    # the trailing mean each smoothed point-wise part is read through at once (a part not in it:
+    # its centred block cut at t, as files from before read it)
+    at_once_widths: dict[str, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -183,6 +143,7 @@ class Combination:
             weights={p.name: float((weights or {}).get(p.name, 1.0)) for p in parts},
             smoothing=kept,
             rule=rule,
+            at_once_widths={name: AT_ONCE_WIDTH for name in kept},
         )
         # training readings as each part describes unseen normal rows (a part matching the
         # training rows to themselves, the discord, leaves its own neighbourhood out)
@@ -197,7 +158,7 @@ class Combination:
             for p in parts
             if bare.reads_apart(p)
         }
-        return cls(parts, stats, at_once, bare.weights, kept, rule, int(scale_rows))
+        return replace(bare, stats=stats, at_once_stats=at_once, scale_rows=int(scale_rows))
 
     # ------------------------------------------------------------------ what it holds
     @property
@@ -216,6 +177,10 @@ class Combination:
 
     def width(self, part: Part) -> int:
         return self.smoothing.get(part.name, 1) if part.point_wise else 1
+
+    def at_once_width(self, part: Part) -> int:
+        """The trailing mean ``part`` is read through at once (1: its value at t)."""
+        return self.at_once_widths.get(part.name, causal_width(self.width(part)))
 
     def reads_apart(self, part: Part) -> bool:
         """Whether ``part``'s causal reading differs from its final one (then it has at-once
@@ -269,8 +234,8 @@ class Combination:
         """``part``'s reading from steps <= t (``values``: its whole-series values of ``rows``)."""
         if part.reads_ahead:
             return part.at_once(rows)
-        width = self.width(part)
-        return trailing_means(values, causal_width(width)) if width > 1 else values
+        width = self.at_once_width(part)
+        return trailing_means(values, width) if width > 1 else values
 
     def contribution(
         self, part: Part, values: np.ndarray, at_once: bool = False, scale: float = 1.0
@@ -346,6 +311,7 @@ class Combination:
 
 __all__ = [
     "AT_ONCE_SHARES",
+    "AT_ONCE_WIDTH",
     "DEFAULT_RULE",
     "FILE_RULE",
     "RULES",

@@ -84,8 +84,9 @@ class CombinationStream:
 
     def _causal(self, part: Part, values: np.ndarray, steps: np.ndarray) -> np.ndarray:
         """``part``'s causal reading of the new ``steps`` (a smoothed part: its trailing mean)."""
-        if part.point_wise and self.combination.width(part) > 1:
-            return self.readings[part.name].trailing(steps)
+        width = self.combination.at_once_width(part)
+        if part.point_wise and width > 1:
+            return self.readings[part.name].trailing(steps, width)
         return values
 
     def pending_scores(self) -> np.ndarray:

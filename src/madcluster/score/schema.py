@@ -61,6 +61,11 @@ def combination_record(combination: Combination) -> dict[str, Any]:
         "rule": combination.rule,
         "scale_rows": combination.scale_rows,
         **({"evidence": combination.evidence} if combination.evidence else {}),
+        **(
+            {"at_once_widths": dict(combination.at_once_widths)}
+            if combination.at_once_widths
+            else {}
+        ),
     }
 
 
@@ -84,6 +89,8 @@ def combination_from(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
         str(record.get("rule", FILE_RULE)),
         int(record.get("scale_rows", 0)),  # files from before series scales: none
         dict(record.get("evidence", {})),  # files from before per-series evidence: none
+        # files from before: the centred block cut at t
+        {n: int(w) for n, w in record.get("at_once_widths", {}).items()},
     )
 
 

@@ -141,10 +141,11 @@ class SmoothedStream:
         here)."""
         return centred_means(self.values, self.width, self.steps_seen, steps, self.first)
 
-    def trailing(self, steps: np.ndarray) -> np.ndarray:
-        """The at-once reading of ``steps`` (the newest ones): their centred blocks cut at each
-        step."""
-        return trailing_means(self.values, causal_width(self.width), steps, self.first)
+    def trailing(self, steps: np.ndarray, width: int) -> np.ndarray:
+        """The at-once reading of ``steps`` (the newest ones): their trailing means of ``width``
+        (at most the centred block cut at each step, :func:`causal_width`, which the values kept
+        reach)."""
+        return trailing_means(self.values, width, steps, self.first)
 
     def final_before(self) -> int:
         return final_before(self.width, self.steps_seen)
