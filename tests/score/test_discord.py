@@ -370,3 +370,22 @@ def test_each_generation_of_the_exact_part_loads_as_itself():
     stream, new_stream = old.stream(), part.stream()
     assert not stream.append(test).any() and np.isfinite(new_stream.append(test)[40:]).all()
     _close(stream.values(np.arange(280)), part.values(test)[:280])
+
+
+def test_the_candidates_kept_per_model_give_the_bits_computed_again(monkeypatch):
+    """A join reads its float64 candidates from rows it computed once (a stream's next row asks
+    for nearly the same ones); the distances are the bits of computing them again each time."""
+    train, test = periodic_pair(800, 0), periodic_pair(300, 2)
+    kept = _one(train, 48)
+    assert kept.dims >= discord_join.MIN_VALUES  # float32 products pick float64 candidates
+    read = kept.read(test)
+    first = kept.distances(read, np.arange(200))
+    rows, filled = kept._row_cache
+    assert 0 < filled.sum() < len(filled)  # the candidates alone
+    again = kept.distances(read, np.arange(1, 201))  # the next subsequences: mostly read back
+    monkeypatch.setattr(discord_join, "_KEPT_BYTES", 0)
+    fresh = _one(train, 48)
+    assert fresh._row_cache is None
+    assert np.array_equal(first, fresh.distances(read, np.arange(200)))
+    assert np.array_equal(again, fresh.distances(read, np.arange(1, 201)))
+    assert np.array_equal(rows[filled], fresh._training_rows(np.flatnonzero(filled)))

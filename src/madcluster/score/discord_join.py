@@ -27,6 +27,7 @@ _KEPT_BYTES = 64 << 20  # training blocks kept between calls up to this size, re
 # a stream's products (discord_sliding) up to this size per join: each stream holds its own (4 MiB
 # made one stream of a 20,000 x 6 model 2.8 MiB); above it a row reads the shared training blocks
 _SLIDING_BYTES = 64 << 10
+_CACHES = ("read_training", "_row_cache", "_kept_blocks", "_series")  # cached properties
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,35 @@ class Join(SubsequenceReadings):
         values, then their squared norms (float64)."""
         flat, norms = normalised(self.read_training, starts, self.length, self.segment)
         return np.concatenate([flat, norms[:, None]], axis=1)
+
+    def __getstate__(self) -> dict:
+        """A pickle (a model sent to a worker) leaves the caches out; they fill again on use."""
+        return {k: v for k, v in self.__dict__.items() if k not in _CACHES}
+
+    @cached_property
+    def _row_cache(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Training subsequences' float64 rows (:meth:`_training_rows`) as candidates asked for
+        them, and which are filled; None above ``_KEPT_BYTES``. Filled lazily into an array never
+        written as a whole, so it holds (in resident memory) about the rows candidates read, at
+        most all of them."""
+        if self.n_training * (self.dims + 1) * 8 > _KEPT_BYTES:
+            return None
+        return np.empty((self.n_training, self.dims + 1)), np.zeros(self.n_training, dtype=bool)
+
+    def _candidate_rows(self, starts: np.ndarray) -> np.ndarray:
+        """:meth:`_training_rows` of ``starts`` (distinct), computed once per model: a streamed
+        row's candidates are mostly the previous row's neighbours, one step on (this was a tenth
+        of a default stream row's CPU). The same bits as computing them again:
+        :func:`normalised` computes each subsequence from its own values."""
+        cache = self._row_cache
+        if cache is None:
+            return self._training_rows(starts)
+        rows, filled = cache
+        missing = starts[~filled[starts]]
+        if len(missing):
+            rows[missing] = self._training_rows(missing)
+            filled[missing] = True
+        return rows[starts]
 
     def _training_block(self, lo: int) -> np.ndarray:
         """Training subsequences ``lo`` to ``lo + _TRAINING_BLOCK`` as :meth:`_training_rows`,
@@ -124,7 +154,7 @@ class Join(SubsequenceReadings):
                 if exclude_near and _overlap(chunk, where, len(block), self.length):
                     where = where + np.arange(len(block))
                     near = np.abs(chunk[:, None] - where[None, :]) < self.length
-                rows = (self._training_rows, first)
+                rows = (self._candidate_rows, first)
                 block_nearest(query, query32, block, rows, bound, best, near)
             found = np.isfinite(best)
             squared = np.where(found, best + norms, 0.0)
