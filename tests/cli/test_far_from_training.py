@@ -62,3 +62,24 @@ def test_score_command_names_the_far_column_in_one_line(model_file, tmp_path, ca
     assert len(lines) == 1, err
     assert lines[0].startswith("WARNING: far from the training range on most rows: 'flow' (40 of")
     assert "median +30 training deviations" in lines[0] and ".py:" not in err
+
+
+def test_scoring_an_onnx_export_names_the_far_column_too(model_file, tmp_path, capsys):
+    """The export records the scaling's kind, so the torch-free scorer and `madcluster score
+    model.onnx` name far columns as the model file does (a minmax model: in training ranges)."""
+    pytest.importorskip("onnxruntime")
+    from madcluster import OnnxScorer
+    from madcluster.estimator.export import export_onnx
+
+    minmax = MADCluster(window_size=12, epochs=1, random_state=0, scaling="minmax")
+    for model, unit in ((MADCluster.load(model_file), "training deviations"), (minmax, "ranges")):
+        if not hasattr(model, "model_"):
+            model.fit(_series(300, 0))
+        export_onnx(model.model_, tmp_path / "m.onnx")
+        far = _far_flow(model, _series(40, 1), -58.0)
+        with pytest.warns(FarFromTrainingWarning, match=f"'flow' \\(40 of 40 rows, median .*{unit}"):
+            OnnxScorer(tmp_path / "m.onnx").decision_function(far)
+    far.to_csv(tmp_path / "far.csv", index=False)
+    args = ["score", str(tmp_path / "m.onnx"), str(tmp_path / "far.csv"), "--plot", "none"]
+    assert main([*args, "-o", str(tmp_path / "s.csv")]) == 0
+    assert "WARNING: far from the training range on most rows: 'flow'" in capsys.readouterr().err

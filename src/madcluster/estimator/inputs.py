@@ -29,6 +29,7 @@ class InputSpec:
     feature_names: np.ndarray | None
     constant_columns: np.ndarray
     min_rows: int
+    scaling: str = "standard"  # the scaler's kind (``standard`` or ``minmax``)
 
     @classmethod
     def fit(
@@ -44,7 +45,9 @@ class InputSpec:
         mean, scale = fit_input_scaler(data, scaling, roughness_window)
         constant = constant_columns(data)
         warn_constant_at_fit(constant, mean, feature_names)
-        return cls(mean, scale, roughness_window, data.shape[1], feature_names, constant, min_rows)
+        return cls(
+            mean, scale, roughness_window, data.shape[1], feature_names, constant, min_rows, scaling
+        )
 
     def check_rows(self, X: Any, min_length: int | None = None, name: str = "X") -> np.ndarray:
         """``X`` as a float32 ``(T, D)`` array in the training column order (a DataFrame's columns

@@ -38,6 +38,7 @@ def scoring_metadata(detector: FittedModel) -> dict[str, Any]:
         "scaler_mean": np.asarray(inputs.scaler_mean, dtype=np.float64).tolist(),
         "scaler_scale": np.asarray(inputs.scaler_scale, dtype=np.float64).tolist(),
         "roughness_window": int(inputs.roughness_window),
+        "scaling": inputs.scaling,
         "constant_columns": np.asarray(inputs.constant_columns, dtype=np.int64).tolist(),
         "warmup_quantiles": None if table is None else np.asarray(table, dtype=np.float64).tolist(),
         "warmup_reference_from": int(detector.warmup.reference_from),

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from madcluster.data.window_grid import causal_window_of, window_starts
+from madcluster.estimator.far_columns import warn_far_columns
 from madcluster.estimator.inputs import InputSpec
 from madcluster.exceptions import DataError, ModelFileError
 
@@ -80,6 +81,7 @@ class OnnxScorer:
             feature_names=self.feature_names_in_,
             constant_columns=np.asarray(m["constant_columns"], dtype=np.int64),
             min_rows=self.window_size,
+            scaling=m.get("scaling", ""),  # "": exported before it was recorded
         )
         self._table = (
             None
@@ -92,6 +94,8 @@ class OnnxScorer:
         """Anomaly score per row of ``X`` ``(T,)``, float64, higher = more anomalous."""
         m = self.metadata
         rows = self.inputs.check_rows(X)
+        if self.inputs.scaling:  # columns far outside their training range: named, as the model's
+            warn_far_columns(self.inputs, self.inputs.scaling, X)
         series = self.inputs.model_input(rows)
         if m["causal"]:
             scores, positions = self._causal_scores(series)

@@ -256,6 +256,7 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
             # held at their training value
             np.asarray(record["constant_columns_"], dtype=np.int64),
             int(params["window_size"]),
+            str(params["scaling"]),
         )
         fitted = assemble(
             net,
