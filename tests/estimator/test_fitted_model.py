@@ -75,3 +75,13 @@ def test_no_isinstance_on_part_kinds_outside_the_parts_modules():
     )
     hits = [f"{p.relative_to(SRC)}" for p in SRC.rglob("*.py") if kinds.search(p.read_text())]
     assert hits == []
+
+
+def test_a_pickle_from_before_the_name_was_read_from_the_network_still_loads(model):
+    """Pickles (models sent to workers) written when the fitted model kept its embedder's name
+    hold a ``name``: it is left out, the rest rebuilt."""
+    fitted = model.model_
+    reducer, (kept,) = fitted.__reduce__()
+    old = reducer({**kept, "name": "drnn"})
+    rows = np.random.default_rng(0).standard_normal((80, fitted.inputs.n_features))
+    assert np.array_equal(old.decision_function(rows), fitted.decision_function(rows))
