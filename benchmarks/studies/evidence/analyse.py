@@ -275,6 +275,39 @@ def floor_rule(floor: float) -> Callable[[dict], Weights | None]:
     return rule
 
 
+def kind_balanced_rule(
+    floor: float, power: float = 1.0, trusted: tuple[float, float] | None = None
+) -> Callable[[dict], Weights | None]:
+    """The plain end times each part's evidence counted per injected kind, not pooled: per kind
+    that some part finds (best excess at least ``floor``), the part's excess over the best
+    part's, averaged over those kinds, to the ``power``, over the best part's average. A part
+    that alone finds a rare kind (the discord part's shapes) then counts as much as one finding
+    the long, easy kinds every part finds. ``trusted``: as :func:`prior_trusted_rule`, by the
+    best part's pooled excess."""
+    def rule(r: dict) -> Weights | None:
+        if not r["copy_labels"]:
+            return None
+        trust = 1.0
+        if trusted is not None:
+            precision, chance = copy_precision(r)
+            top = max(max(0.0, (v - chance) / (1 - chance)) for v in precision.values())
+            trust = min(1.0, max(0.0, (top - trusted[0]) / (trusted[1] - trusted[0])))
+        excess = per_kind_excess(r)
+        kinds = sorted({k for k, _ in excess})
+        parts = list(r["copies"])
+        found = [k for k in kinds if max(excess[(k, p)] for p in parts) >= floor]
+        if not found:
+            return None
+        evidence = {p: float(np.mean([max(0.0, excess[(k, p)]) / max(excess[(k, q)] for q in parts)
+                                      for k in found])) ** power for p in parts}
+        top = max(evidence.values())
+        base = plain_end_weights(r)
+        if top <= 0:
+            return None
+        return {p: base[p] * (1 - trust + trust * evidence[p] / top) for p in parts}
+    return rule
+
+
 RULES: dict[str, Callable[[dict], Weights | None]] = {
     "columns (before)": column_weights,
     "plain average": plain_rule,
@@ -289,6 +322,10 @@ RULES: dict[str, Callable[[dict], Weights | None]] = {
     **{f"plain end x evidence, trusted {a:g}-{b:g}": prior_trusted_rule(plain_end_weights, a, b)
        for a, b in ((0.5, 0.7), (0.6, 0.8))},
     **{f"columns x evidence, floor {f:g}": floor_rule(f) for f in (0.25, 0.5)},
+    **{f"plain end x per-kind evidence, floor {f:g}^{g:g}": kind_balanced_rule(f, g)
+       for f in (0.1, 0.25) for g in (1, 2)},
+    "plain end x per-kind evidence, floor 0.1, trusted 0.6-0.8": kind_balanced_rule(
+        0.1, 1, (0.6, 0.8)),
     **{f"columns x evidence, trusted {a:g}-{b:g}": trusted_rule(a, b)
        for a, b in ((0.3, 0.5), (0.4, 0.6), (0.5, 0.6), (0.5, 0.7), (0.55, 0.65), (0.6, 0.7))},
 }
