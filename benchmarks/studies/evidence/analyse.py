@@ -347,6 +347,11 @@ def evaluate(r: dict) -> dict[str, float]:
     row = {f"part: {p}": vus_pr(v, r["labels"], r["test_rows"]) for p, v in r["test"].items()}
     ranks = [np.argsort(np.argsort(v, kind="stable"), kind="stable") for v in r["test"].values()]
     row["rank average"] = vus_pr(np.mean(ranks, axis=0), r["labels"], r["test_rows"])
+    if not ONLY or any(o in "largest part, two largest parts" for o in ONLY):
+        # other combiners of the same positive terms: the largest part's, the two largest's sum
+        stacked = np.sort(np.stack(list(r["test"].values())), axis=0)
+        row["largest part"] = vus_pr(stacked[-1], r["labels"], r["test_rows"])
+        row["two largest parts"] = vus_pr(stacked[-2:].sum(axis=0), r["labels"], r["test_rows"])
     for name, rule in RULES.items():
         if ONLY and name not in ONLY and not any(o in name for o in ONLY):
             continue
