@@ -4,6 +4,8 @@ score as the same anomaly at its last; the reference cases have none at either e
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -34,3 +36,17 @@ def test_a_segment_found_at_its_first_point_counts_as_found() -> None:
     missed = scores.copy()
     missed[0] = 0.0
     assert found[0] > range_auc(missed, labels, window=6)[0]
+
+
+@pytest.mark.parametrize("normal_at", [0, 5, 11])
+def test_one_normal_point_among_anomalies_divides_by_nothing_that_is_zero(normal_at):
+    """The fewest normal points the checks let through, inside a buffer wider than the series:
+    every rate is finite and no division warns (the extended label of a normal point stays
+    below 1, so ``n - p_new`` is never 0)."""
+    labels = np.ones(12, dtype=int)
+    labels[normal_at] = 0
+    scores = np.random.default_rng(normal_at).random(12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values = [*range_auc(scores, labels, window=40), *vus(scores, labels, window=40)]
+    assert np.all(np.isfinite(values)) and all(0.0 <= v <= 1.0 for v in values)

@@ -161,8 +161,7 @@ def _individual(pred: np.ndarray, lab: np.ndarray) -> tuple[np.ndarray, np.ndarr
         rcontrib = np.where(has_j, rcontrib, 0.0)
         rec_num = np.bincount(zone, weights=rcontrib, minlength=n_events)
 
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ind_prec = np.where(prec_len > 0, prec_num / np.where(prec_len > 0, prec_len, 1.0), np.nan)
+    ind_prec = np.where(prec_len > 0, prec_num / np.where(prec_len > 0, prec_len, 1.0), np.nan)
     ind_rec = rec_num / (ge_f - gs_f)
     return ind_prec, ind_rec
 

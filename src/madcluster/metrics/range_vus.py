@@ -201,10 +201,11 @@ def _range_auc(prep: _Prepared, window: int) -> tuple[float, float]:
     lo, hi = _segments(prep, window // 2, merge_touching=True)
     existence = _segment_hits(prep, lo, hi) / lo.size
     tp = _true_positives(prep, ext)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tpr = np.minimum(tp / p_new, 1) * existence
-        fpr = (prep.n_pred - tp) / (prep.n - p_new)
-        prec = tp / prep.n_pred
+    # no division by 0: p_new > 0 (an anomaly), n - p_new > 0 (a normal point's extended label
+    # is below 1), n_pred >= 1 (each threshold is a score)
+    tpr = np.minimum(tp / p_new, 1) * existence
+    fpr = (prep.n_pred - tp) / (prep.n - p_new)
+    prec = tp / prep.n_pred
     tpr_full = np.concatenate([[0.0], tpr, [1.0]])
     fpr_full = np.concatenate([[0.0], fpr, [1.0]])
     prec_full = np.concatenate([[1.0], prec])
@@ -228,10 +229,9 @@ def _vus(prep: _Prepared, max_window: int) -> tuple[float, float]:
         # Label sum inside the extended segments: 1 on the anomalies, ext * pred elsewhere.
         n_labels = prep.n_anomalies + (tp - prep.tp_anomalous)
         p_new = (prep.n_anomalies + n_labels) / 2
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tpr = np.minimum(tp / p_new, 1) * (hits / n_segments)
-            fpr = (prep.n_pred - tp) / (prep.n - p_new)
-            prec = tp / prep.n_pred
+        tpr = np.minimum(tp / p_new, 1) * (hits / n_segments)  # no division by 0: _range_auc
+        fpr = (prep.n_pred - tp) / (prep.n - p_new)
+        prec = tp / prep.n_pred
         tpr_full = np.concatenate([[0.0], tpr, [1.0]])
         fpr_full = np.concatenate([[0.0], fpr, [1.0]])
         aucs[w] = np.dot(np.diff(fpr_full), (tpr_full[1:] + tpr_full[:-1]) / 2)
@@ -270,8 +270,7 @@ def range_auc(
     ``scores`` to get the variant computed on thresholded output.
 
     Returns:
-        ``(range_auc_roc, range_auc_pr)``. NaN only in the degenerate case where the extended
-        labels cover every point (then no false-positive rate exists).
+        ``(range_auc_roc, range_auc_pr)``.
 
     Raises:
         DataError: bad inputs, or ``labels`` has no anomaly or no normal point.
