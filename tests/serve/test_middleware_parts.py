@@ -173,3 +173,35 @@ def test_a_refusal_names_the_client_and_why_and_asks_for_the_token(caplog):
         "error": "no bearer token: send Authorization: Bearer <token> (the server's --token or "
         "$MADCLUSTER_TOKEN)"
     }
+
+
+def _reply_messages(*args, **kwargs) -> list[dict]:
+    import asyncio
+
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(middleware._reply(send, *args, **kwargs))
+    return sent
+
+
+def test_a_refusal_is_json_with_its_length_and_a_retry_time_when_busy():
+    import json
+
+    start, body = _reply_messages(503, "busy", retry_after=1, extra=[(b"x-why", b"test")])
+    payload = json.dumps({"error": "busy"}).encode()
+    assert start == {
+        "type": "http.response.start",
+        "status": 503,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(payload)).encode()),
+            (b"retry-after", b"1"),
+            (b"x-why", b"test"),
+        ],
+    }
+    assert body == {"type": "http.response.body", "body": payload}
+    start, _ = _reply_messages(413, "too large")
+    assert [name for name, _ in start["headers"]] == [b"content-type", b"content-length"]
