@@ -34,8 +34,8 @@ from madcluster.exceptions import ParameterError
 from madcluster.incidents.incident import Incident, IncidentChanges, incident_record
 
 #: The default shape, chosen on the development families (benchmarks/results/incidents.md).
-DEFAULT_K = 3
-DEFAULT_N = 10
+DEFAULT_K = 2
+DEFAULT_N = 5
 DEFAULT_CLOSE_ROWS = 10
 DEFAULT_CLOSE_FRACTION = 0.5
 #: Incidents a tracker keeps (open ones and the latest closed ones); older ones are forgotten.
