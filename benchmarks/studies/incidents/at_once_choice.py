@@ -3,20 +3,23 @@
 The at-once score (what a stream answers first, what incidents read) sums each part's causal
 term. Two kinds of candidates, neither touching the final scores:
 
-* ``shares``: each part's share of its weight at once (``AT_ONCE_SHARES``; today the discord
+* ``shares``: each part's share of its weight at once (``AT_ONCE_SHARES``; before: the discord
   part's alone, 2), from ``GRID`` each; one series' total at shares ``s`` is
   ``sum_p s_p * term_p`` (``term_p``: the part's at-once term at share 1; a part whose causal
   reading is its final one keeps share 1, as the code does);
-* ``widths``: the trailing mean a point-wise part (own, AR) is read through at once, today half
-  its centred width (25 of the own part's 50, 5 of the AR part's 10), standardised with the same
-  trailing mean of its training values (the own part's training scores, the AR part's reference
-  values, as the fit reads them: checked against the fitted statistics of today's widths).
+* ``widths``: the trailing mean a point-wise part (own, AR) is read through at once, before
+  half its centred width (25 of the own part's 50, 5 of the AR part's 10), standardised with the
+  same trailing mean of its training values (the own part's training scores, the AR part's
+  reference values, as the fit reads them: checked against the fitted statistics).
 
-The other parts' terms are ``at_once_parts.py``'s cache (the discord's from the cached detector's
-causal reading, at today's share 2 in ``widths``). Rule, the issue's measure: the smallest
-largest gap between a family's final and at-once ROC-AUC over the choice families (ties: the
-higher mean, then the candidate nearest today's). Chosen ten times, each family left out once:
-each family's at-once ROC-AUC under the candidate chosen without it, beside today's and its final.
+"Before" is the code before the own and AR parts' reading at t alone (``BEFORE_WIDTHS``; the
+shares table reads them so). The KMeans part's term is ``at_once_parts.py``'s cache, the
+discord's the cached detector's causal reading (at share 2 in ``widths``). Rule, the issue's
+measure: the smallest largest gap between a family's final and at-once ROC-AUC over the choice
+families (ties: the higher mean, then the candidate nearest the one before). Chosen ten times,
+each family left out once: each family's at-once ROC-AUC under the candidate chosen without it,
+beside the one before and its final; beside them what the highest mean over the choice families
+would choose.
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/incidents/at_once_choice.py \\
         --cache /tmp/at_once_parts --what shares widths
@@ -39,17 +42,18 @@ from lib import SEEDS_AT_ONCE, at_once_readings, roc_auc
 
 GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
 PARTS = ("own", "kmeans", "ar", "discord")
-TODAY = {"own": 1.0, "kmeans": 1.0, "ar": 1.0, "discord": 2.0}
-OWN_WIDTHS = (1, 5, 10, 15, 25)  # today: 25
-AR_WIDTHS = (1, 3, 5)  # today: 5
-TODAY_WIDTHS = (25, 5)
+BEFORE = {"own": 1.0, "kmeans": 1.0, "ar": 1.0, "discord": 2.0}
+OWN_WIDTHS = (1, 5, 10, 15, 25)  # before: 25
+AR_WIDTHS = (1, 3, 5)  # before: 5
+BEFORE_WIDTHS = (25, 5)
 
 
 def series_terms(family: str, seed: int, cache: Path) -> dict[str, np.ndarray]:
     """One series' at-once terms at share 1 (``term/<part>``), whether the share applies
-    (``apart/<part>``), the own and AR parts' raw values on the test and training rows
-    (``raw/``, ``train/``), their weights, labels and final scores; cached beside the readings.
-    Today's total is checked against the stream's at-once scores."""
+    (``apart/<part>``; the own and AR parts' at the widths before), the own and AR parts' raw
+    values on the test and training rows (``raw/``, ``train/``), the parts' weights, labels and
+    final scores; cached beside the readings. The total at the fit's own widths is checked
+    against the stream's at-once scores."""
     path = cache / f"{family}-{seed}-5000-choice.npz"
     if path.exists():
         with np.load(path) as cached:
@@ -73,20 +77,24 @@ def series_terms(family: str, seed: int, cache: Path) -> dict[str, np.ndarray]:
             reading = combination.causal_reading(part, np.empty(0), test)
             term = combination.contribution(part, reading, at_once=True)
             out[f"term/{part.name}"] = term / AT_ONCE_SHARES.get(part.name, 1.0)
-        else:
+        elif part.name == "kmeans":
             out[f"term/{part.name}"] = readings[f"once/{part.name}"]
     for rows, kind in ((test, "raw"), (train, "train")):
         own = model.own_scores(model.inputs.model_input(rows))
         ar = next(p for p in combination.parts if p.name == "ar")
         out[f"{kind}/own"] = own
         out[f"{kind}/ar"] = ar.values(rows) if kind == "raw" else ar.reference_values(rows)
-    np.testing.assert_allclose(
-        at_once(out, TODAY), at_once_scores(model, series.test), rtol=1e-9, atol=1e-9
-    )
-    for name, width in zip(("own", "ar"), TODAY_WIDTHS, strict=True):  # the fit's statistics
+    by_name = {p.name: p for p in combination.parts}
+    fitted = (combination.at_once_width(by_name["own"]), combination.at_once_width(by_name["ar"]))
+    for name, width in zip(("own", "ar"), fitted, strict=True):  # the fit's statistics
         np.testing.assert_allclose(
             trailing_stats(out[f"train/{name}"], width), combination.at_once_stats[name], rtol=1e-9
         )
+    np.testing.assert_allclose(
+        at_widths(out, fitted), at_once_scores(model, series.test), rtol=1e-9, atol=1e-9
+    )
+    for name, term in zip(("own", "ar"), width_terms(out, BEFORE_WIDTHS), strict=True):
+        out[f"term/{name}"] = term
     write_npz(path, out)
     print(f"{family}-{seed}: terms read", file=sys.stderr, flush=True)
     return out
@@ -106,48 +114,67 @@ def at_once(series: dict[str, np.ndarray], shares: dict[str, float]) -> np.ndarr
     )
 
 
-def at_widths(series: dict[str, np.ndarray], widths: tuple[int, int]) -> np.ndarray:
-    """The at-once total (today's shares) with the own and AR parts read through trailing means
-    of ``widths``, each standardised with the same mean of its training values."""
+def width_terms(series: dict[str, np.ndarray], widths: tuple[int, int]) -> list[np.ndarray]:
+    """The own and AR parts' at-once terms (share 1) read through trailing means of ``widths``,
+    each standardised with the same mean of its training values."""
     from madcluster.score.smoothing import trailing_means
 
-    terms = {p: TODAY[p] * series[f"term/{p}"] for p in PARTS}
+    terms = []
     for name, width in zip(("own", "ar"), widths, strict=True):
         mean, std = trailing_stats(series[f"train/{name}"], width)
         z = (trailing_means(series[f"raw/{name}"], width) - mean) / std
-        terms[name] = TODAY[name] * float(series[f"weight/{name}"]) * np.maximum(z, 0.0)
-    return sum(terms.values())
+        terms.append(float(series[f"weight/{name}"]) * np.maximum(z, 0.0))
+    return terms
 
 
-def choose(table: dict[str, dict], finals: dict[str, float], on: list[str], today: tuple):
+def at_widths(series: dict[str, np.ndarray], widths: tuple[int, int]) -> np.ndarray:
+    """The at-once total (the shares before) with the own and AR parts read through trailing
+    means of ``widths``."""
+    own, ar = width_terms(series, widths)
+    return (
+        own
+        + BEFORE["kmeans"] * series["term/kmeans"]
+        + ar
+        + BEFORE["discord"] * series["term/discord"]
+    )
+
+
+def choose(
+    table: dict[str, dict], finals: dict[str, float], on: list[str], before: tuple, by_mean=False
+):
     """The candidate with the smallest largest gap to the final ROC-AUC over the families ``on``
-    (ties: the higher mean, then the nearest ``today``)."""
+    (ties: the higher mean, then the nearest ``before``); ``by_mean``: the highest mean first."""
 
     def key(candidate: tuple) -> tuple:
         gap = max(finals[f] - table[f][candidate] for f in on)
         mean = float(np.mean([table[f][candidate] for f in on]))
-        near = sum(abs(a - b) for a, b in zip(candidate, today, strict=True))
+        near = sum(abs(a - b) for a, b in zip(candidate, before, strict=True))
+        if by_mean:
+            return (-round(mean, 9), round(gap, 9), near)
         return (round(gap, 9), -round(mean, 9), near)
 
     return min(next(iter(table.values())), key=key)
 
 
 def left_out_table(
-    table: dict[str, dict], finals: dict[str, float], today: tuple, name: Callable[[tuple], str]
+    table: dict[str, dict], finals: dict[str, float], before: tuple, name: Callable[[tuple], str]
 ) -> list[str]:
     families = list(table)
     lines = [
-        "| family left out | chosen without it | final | at once, today | at once, chosen |",
-        "|---|---|---|---|---|",
+        "| family left out | chosen without it | final | at once, before | at once, chosen "
+        + "| by the mean rule | at once, so chosen |",
+        "|---|---|---|---|---|---|---|",
     ]
     for family in families:
-        chosen = choose(table, finals, [f for f in families if f != family], today)
+        others = [f for f in families if f != family]
+        chosen = choose(table, finals, others, before)
+        by_mean = choose(table, finals, others, before, by_mean=True)
         lines.append(
-            f"| {family} | {name(chosen)} | {finals[family]:.3f} | {table[family][today]:.3f} | "
-            + f"{table[family][chosen]:.3f} |"
+            f"| {family} | {name(chosen)} | {finals[family]:.3f} | {table[family][before]:.3f} | "
+            + f"{table[family][chosen]:.3f} | {name(by_mean)} | {table[family][by_mean]:.3f} |"
         )
-    everywhere = choose(table, finals, families, today)
-    for label, candidate in (("today", today), ("chosen on all", everywhere)):
+    everywhere = choose(table, finals, families, before)
+    for label, candidate in (("before", before), ("chosen on all", everywhere)):
         gap = max(finals[f] - table[f][candidate] for f in families)
         mean = np.mean([table[f][candidate] for f in families])
         lines.append(f"| {label}: {name(candidate)} | | | | {mean:.3f} (largest gap {gap:.3f}) |")
@@ -182,7 +209,7 @@ def main() -> None:
         shares = [c for c in itertools.product(GRID, repeat=len(PARTS)) if any(c)]
         by_shares = table(lambda s, c: at_once(s, dict(zip(PARTS, c, strict=True))), shares)
         print("Shares (own, kmeans, ar, discord):\n")
-        print("\n".join(left_out_table(by_shares, finals, tuple(TODAY.values()), str)))
+        print("\n".join(left_out_table(by_shares, finals, tuple(BEFORE.values()), str)))
         if "server" in by_shares:
             best = max(shares, key=lambda c: by_shares["server"][c])
             print(f"\nThe best share set on server alone: {best}, {by_shares['server'][best]:.3f}.")
@@ -190,7 +217,7 @@ def main() -> None:
         widths = list(itertools.product(OWN_WIDTHS, AR_WIDTHS))
         by_width = table(at_widths, widths)
         print("\nTrailing widths at once (own, ar):\n")
-        print("\n".join(left_out_table(by_width, finals, TODAY_WIDTHS, str)))
+        print("\n".join(left_out_table(by_width, finals, BEFORE_WIDTHS, str)))
         lines = [
             "",
             "| family | final | " + " | ".join(map(str, widths)) + " |",
