@@ -955,9 +955,7 @@ def part_terms(model, X: np.ndarray, prefix: str = "") -> dict[str, np.ndarray]:
     c = model.combination
     rows = model.inputs.check_rows(X)
     own = model.own_scores(model.inputs.model_input(rows))
-    raw = c.raw_values(rows, own)
-    final_read = {p.name: c.final_reading(p, raw[p.name]) for p in c.parts}
-    once_read = {p.name: c.causal_reading(p, raw[p.name], rows) for p in c.parts}
+    final_read, once_read = c.readings(rows, own), c.at_once_readings(rows, own)
     final = c.final_contributions(final_read)
     once = {p.name: c.contribution(p, once_read[p.name], at_once=True) for p in c.parts}
     out = {"final": RULES[c.rule].total(list(final.values())),

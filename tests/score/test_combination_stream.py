@@ -104,10 +104,9 @@ def test_a_new_fit_reads_a_smoothed_part_at_once_at_its_step_alone(train, test_r
     assert combination.at_once_stats["own"] == mean_std(train[1])
     assert combination.at_once_stats["ar"] == mean_std(ar.reference_values(train[0]))
     mean, std = mean_std(train[1])
-    terms = [
-        combination.contribution(p, combination.causal_reading(p, v, rows), at_once=True)
-        for p, v in zip(combination.parts, (own, ar.values(rows)), strict=True)
-    ]
+    readings = combination.at_once_readings(rows, own)
+    assert np.array_equal(readings["own"], own) and np.array_equal(readings["ar"], ar.values(rows))
+    terms = [combination.contribution(p, readings[p.name], at_once=True) for p in combination.parts]
     assert terms[0][100] == max((own[100] - mean) / std, 0.0) > 3.0  # the rise's first row
     _close(combination.at_once_score(rows, own), terms[0] + terms[1])
     _stream_row_by_row_then_in_chunks(combination, rows, own)
@@ -132,8 +131,7 @@ def test_a_file_from_before_reads_a_smoothed_part_at_once_through_its_cut_block(
     assert combination_from(record, arrays).at_once_widths == {}
     assert "at_once_widths" not in combination_record(before)
     rows, own = test_rows
-    own_part = before.parts[0]
-    _close(before.causal_reading(own_part, own, rows), trailing_means(own, 3))  # 6: 3 at once
+    _close(before.at_once_readings(rows, own)["own"], trailing_means(own, 3))  # 6: 3 at once
     _stream_row_by_row_then_in_chunks(before, rows, own)
 
 
@@ -199,7 +197,7 @@ def test_each_rule_against_its_definition(train, test_rows, rule):
     # the training statistics: of each part's training reading
     train_rows, train_own = train
     for p in combination.parts:
-        values = train_own if p.given else p.reference_values(train_rows)
+        values = p.bind(train_own).reference_values(train_rows)
         assert combination.stats[p.name] == pytest.approx((values.mean(), values.std()), rel=1e-12)
 
 
@@ -244,3 +242,29 @@ def test_a_part_missing_from_the_weights_weighs_1(train, test_rows):
         "zscore-sum",
     )
     assert np.array_equal(bare.score(rows, own), ones.score(rows, own))
+
+
+def test_a_state_from_before_the_parts_kept_their_values_goes_on_as_it_would_have(
+    train, test_rows
+):
+    """Stream states written when the combination kept the point-wise parts' values itself
+    (under ``terms/reading/<name>/``) load into the parts' own kept streams and go on to the same
+    scores (a served stream survives the upgrade)."""
+    combination = _fit(train, ("kmeans", "ar"), {"own": 6, "ar": 4})
+    rows, own = test_rows
+    stream = CombinationStream(combination)
+    stream.update(own[:150], rows[:150])
+    state = stream.state()
+    kept = [k for k in state if "/kept/" in k]
+    assert {k.split("/")[1] for k in kept} == {"own", "ar"}  # one kept stream per point-wise part
+    old = {
+        (f"terms/reading/{k.split('/')[1]}/{k.rsplit('/', 1)[1]}" if k in kept else k): v
+        for k, v in state.items()
+    }
+    again, before = CombinationStream(combination), CombinationStream(combination)
+    again.load(old)
+    before.load(state)
+    for a, b in ((150, 151), (151, 190), (190, len(rows))):
+        got, want = again.update(own[a:b], rows[a:b]), before.update(own[a:b], rows[a:b])
+        assert np.array_equal(got.scores, want.scores)
+        assert np.array_equal(got.final_scores, want.final_scores)

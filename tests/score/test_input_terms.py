@@ -322,8 +322,7 @@ def test_default_rule_adds_each_parts_positive_excess(train_test):
     )
     checked = model.model_.inputs.check_rows(test)
     own = model.model_.own_scores(model.model_.inputs.model_input(checked))
-    raw = combination.raw_values(checked, own)
-    readings = {p.name: combination.final_reading(p, raw[p.name]) for p in combination.parts}
+    readings = combination.readings(checked, own)
     scales = combination.series_scales(readings)
     terms = [
         combination.contribution(p, readings[p.name], scale=scales[p.name])

@@ -76,8 +76,7 @@ def test_a_new_rule_fits_scores_streams_saves_loads_and_exports(registered, rows
     checked = fitted.inputs.check_rows(rows)
     own = fitted.own_scores(fitted.inputs.model_input(checked))
     parts = fitted.combination.parts
-    raw = fitted.combination.raw_values(checked, own)
-    readings = {p.name: fitted.combination.final_reading(p, raw[p.name]) for p in parts}
+    readings = fitted.combination.readings(checked, own)
     scales = fitted.combination.series_scales(readings)
     terms = np.stack(
         [fitted.combination.contribution(p, readings[p.name], scale=scales[p.name]) for p in parts]

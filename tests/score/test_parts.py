@@ -146,8 +146,8 @@ def test_each_reading_is_standardised_with_its_own_training_statistics(train, sm
     )
     raw = {
         "own": own,
-        "kmeans": combination.parts[1].values(train),
-        "ar": combination.parts[2].values(train),
+        "kmeans": combination.terms[0].values(train),
+        "ar": combination.terms[1].values(train),
     }
     for part in combination.parts:
         width = smoothing.get(part.name, 1)
@@ -159,7 +159,8 @@ def test_each_reading_is_standardised_with_its_own_training_statistics(train, sm
             ]
         )
         # at once, a new fit reads a smoothed point-wise part at its step alone
-        causal = part.at_once(train) if part.reads_ahead else values
+        causal = part.at_once(train) if part.name == "kmeans" else values
+        assert np.array_equal(part.bind(own).at_once(train), causal)
         for reading, at_once in ((final, False), (causal, True)):
             z = combination.contribution(part, reading, at_once=at_once)
             assert abs(z.mean()) < 1e-9 and abs(z.std() - 1.0) < 1e-9, (part.name, at_once)

@@ -46,11 +46,11 @@ def part_readings(model, rows: np.ndarray) -> dict[str, np.ndarray]:
     combination = fitted.combination
     checked = fitted.inputs.check_rows(rows)
     own = fitted.own_scores(fitted.inputs.model_input(checked))
-    raw = combination.raw_values(checked, own)
+    readings = combination.readings(checked, own)
     out = {}
     for part in combination.parts:
         mean, std = combination.stats[part.name]
-        out[part.name] = (combination.final_reading(part, raw[part.name]) - mean) / std
+        out[part.name] = (readings[part.name] - mean) / std
     return out
 
 

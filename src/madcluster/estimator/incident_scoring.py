@@ -105,7 +105,11 @@ def validation_at_once(model: FittedModel, data: np.ndarray, n_val: int) -> np.n
     n_val = min(n_val, MAX_CALIBRATION_ROWS)
     tail = data[-(n_val + 2 * model.grid.window_size) :]
     c = model.combination
-    ahead = {p.name: p.reference_at_once(data)[-len(tail) :] for p in c.parts if p.reads_ahead}
+    ahead = {
+        p.name: p.reference_at_once(data)[-len(tail) :]
+        for p in c.parts
+        if p.reads_ahead and not p.point_wise  # a smoothed point-wise part reads its own rows
+    }
     own = model.own_scores(model.inputs.model_input(tail))
     return c.at_once_score(model.inputs.check_rows(tail), own, ahead)[-n_val:]
 

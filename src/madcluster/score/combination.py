@@ -6,8 +6,8 @@ each part's reading standardised with its training mean and standard deviation a
 ``part_weights``, in the parts' order (own first); the plain sum (:class:`ZScoreSum`,
 ``"zscore-sum"``) is the rule of files from before the positive parts and of
 ``part_rule="zscore-sum"``. A
-point-wise part (own, ar) is first read through a centred mean of ``smoothing[name]`` steps
-(:mod:`madcluster.score.smoothing`). Every table (statistics, weights, smoothing) is keyed by the
+point-wise part (own, ar) is read through a centred mean of ``smoothing[name]`` steps, as a part
+of its own (:class:`~madcluster.score.smoothed.Smoothed`; :mod:`madcluster.score.smoothing`). Every table (statistics, weights, smoothing) is keyed by the
 part's name (``own``, ``kmeans``, ``ar``); the statistics of a part's causal reading, where it
 differs from its final one (a part that reads ahead, a smoothed part), are kept apart in
 ``at_once_stats`` under the same name.
@@ -46,7 +46,7 @@ from madcluster.score.rules import (
     Stats,
     ZScoreSum,
 )
-from madcluster.score.smoothing import causal_width, centred_means, trailing_means
+from madcluster.score.smoothed import smoothing_delay, wrap_point_wise
 
 #: Rows of a scored series whose z-scores set each part's series scale in new fits
 #: (benchmarks/results/parts/series_scale.md).
@@ -80,15 +80,13 @@ def mean_std(values: np.ndarray) -> Stats:
     return float(values.mean()), std if std > 1e-12 else 1.0
 
 
-def smoothing_delay(width: int) -> int:
-    """Rows after a step until its centred mean of ``width`` steps is final."""
-    return width - (width - 1) // 2 - 1 if width > 1 else 0
-
-
 @dataclass(frozen=True)
 class Combination:
     """The parts of a score (``own`` first) and how they combine; see the module docstring.
 
+    Each point-wise part is held as :class:`~madcluster.score.smoothed.Smoothed` (its centred mean
+    of ``smoothing[name]`` steps, at once its trailing mean of ``at_once_widths[name]``; the two
+    tables are what a model file records, the wrapped parts follow from them).
     ``at_once_stats`` lacks the parts of model files from before the causal readings had their
     own statistics: a stream then answers at once with the provisional value
     (:attr:`has_at_once`)."""
@@ -106,6 +104,11 @@ class Combination:
     # the trailing mean each smoothed point-wise part is read through at once (a part not in it:
     # its centred block cut at t, as files from before read it)
     at_once_widths: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.parts) > 1:  # the own score alone is the score as it is
+            wrapped = wrap_point_wise(self.parts, self.smoothing, self.at_once_widths)
+            object.__setattr__(self, "parts", wrapped)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -147,17 +150,9 @@ class Combination:
         )
         # training readings as each part describes unseen normal rows (a part matching the
         # training rows to themselves, the discord, leaves its own neighbourhood out)
-        raw = {p.name: own if p.given else p.reference_values(rows) for p in parts}
-        stats = {p.name: mean_std(bare.final_reading(p, raw[p.name])) for p in parts}
-        at_once = {
-            p.name: mean_std(
-                p.reference_at_once(rows)
-                if p.reads_ahead
-                else bare.causal_reading(p, raw[p.name], rows)
-            )
-            for p in parts
-            if bare.reads_apart(p)
-        }
+        read = [p.bind(own) for p in bare.parts]
+        stats = {p.name: mean_std(p.reference_values(rows)) for p in read}
+        at_once = {p.name: mean_std(p.reference_at_once(rows)) for p in read if p.reads_ahead}
         return replace(bare, stats=stats, at_once_stats=at_once, scale_rows=int(scale_rows))
 
     # ------------------------------------------------------------------ what it holds
@@ -167,37 +162,22 @@ class Combination:
 
     @property
     def terms(self) -> list[Part]:
-        """The parts added to the own score (the input terms)."""
-        return [p for p in self.parts if not p.given]
+        """The parts added to the own score (the input terms), as fitted (not wrapped)."""
+        return [getattr(p, "inner", p) for p in self.parts if p.name != OWN]
 
     @property
     def combines(self) -> bool:
         """Whether the score combines parts (False: the own score alone, as it is)."""
         return len(self.parts) > 1
 
-    def width(self, part: Part) -> int:
-        return self.smoothing.get(part.name, 1) if part.point_wise else 1
-
-    def at_once_width(self, part: Part) -> int:
-        """The trailing mean ``part`` is read through at once (1: its value at t)."""
-        return self.at_once_widths.get(part.name, causal_width(self.width(part)))
-
-    def reads_apart(self, part: Part) -> bool:
-        """Whether ``part``'s causal reading differs from its final one (then it has at-once
-        stats)."""
-        return part.reads_ahead or self.width(part) > 1
-
     @property
     def has_at_once(self) -> bool:
-        """Whether every part read apart has the statistics of its causal reading."""
-        return all(p.name in self.at_once_stats for p in self.parts if self.reads_apart(p))
+        """Whether every part that reads ahead has the statistics of its causal reading."""
+        return all(p.name in self.at_once_stats for p in self.parts if p.reads_ahead)
 
     def final_after(self) -> int:
         """Rows after a step until its streamed score is final (0: at once)."""
-        delays = [p.final_after() for p in self.parts] + [
-            smoothing_delay(w) for w in self.smoothing.values()
-        ]
-        return max(delays, default=0)
+        return max((p.final_after() for p in self.parts), default=0)
 
     def describe(self) -> str:
         """``0.5 z(own, mean of 50) + 1.5 z(kmeans) + 1 z(ar, mean of 10) + 1 z(discord,
@@ -206,9 +186,8 @@ class Combination:
             return "MADCluster's own score alone (no input terms)"
 
         def one(p: Part) -> str:
-            mean = f", mean of {self.width(p)}" if self.width(p) > 1 else ""
             detail = f", {p.describe()}" if p.describe() else ""
-            return f"{self.weights.get(p.name, 1.0):g} z({p.name}{mean}{detail})"
+            return f"{self.weights.get(p.name, 1.0):g} z({p.name}{detail})"
 
         total = " + ".join(one(p) for p in self.parts)
         if self.rule == PositiveZScoreSum.name:
@@ -220,22 +199,14 @@ class Combination:
         return total
 
     # ------------------------------------------------------------------ readings
-    def raw_values(self, rows: np.ndarray, own: np.ndarray) -> dict[str, np.ndarray]:
-        """Each part's values on a whole series of checked ``rows`` (``own``: the own score's)."""
-        return {p.name: own if p.given else p.values(rows) for p in self.parts}
+    def readings(self, rows: np.ndarray, own: np.ndarray) -> dict[str, np.ndarray]:
+        """Each part's reading of a whole series of checked ``rows`` whose own scores are
+        ``own``, as the score reads it (a smoothed part: its centred means)."""
+        return {p.name: p.bind(own).values(rows) for p in self.parts}
 
-    def final_reading(self, part: Part, values: np.ndarray) -> np.ndarray:
-        """``part``'s whole-series ``values`` as the score reads them (a centred mean where
-        smoothed)."""
-        width = self.width(part)
-        return centred_means(values, width) if width > 1 else values
-
-    def causal_reading(self, part: Part, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """``part``'s reading from steps <= t (``values``: its whole-series values of ``rows``)."""
-        if part.reads_ahead:
-            return part.at_once(rows)
-        width = self.at_once_width(part)
-        return trailing_means(values, width) if width > 1 else values
+    def at_once_readings(self, rows: np.ndarray, own: np.ndarray) -> dict[str, np.ndarray]:
+        """Each part's reading of ``rows`` from steps <= t (what a stream answers at once)."""
+        return {p.name: p.bind(own).at_once(rows) for p in self.parts}
 
     def contribution(
         self, part: Part, values: np.ndarray, at_once: bool = False, scale: float = 1.0
@@ -244,7 +215,7 @@ class Combination:
         with the statistics of that reading where it has its own, weighted by its share in
         :data:`AT_ONCE_SHARES`, 0 where it has no value yet), divided by its series ``scale``."""
         weight, rule = self.weights.get(part.name, 1.0), RULES[self.rule]
-        if at_once and self.reads_apart(part):
+        if at_once and part.reads_ahead:
             weight *= AT_ONCE_SHARES.get(part.name, 1.0)
             term = rule.part(values, self.at_once_stats[part.name], weight)
             return np.where(np.isnan(term), 0.0, term)
@@ -268,8 +239,7 @@ class Combination:
         """The score of a whole series of checked ``rows`` whose own scores are ``own``."""
         if not self.combines:
             return own
-        raw = self.raw_values(rows, own)
-        return self._final_total({p.name: self.final_reading(p, raw[p.name]) for p in self.parts})
+        return self._final_total(self.readings(rows, own))
 
     def final_contributions(self, readings: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Each part's term of a whole series' score from its final ``readings`` of it (weighted,
@@ -289,8 +259,7 @@ class Combination:
         is read from."""
         if not self.combines:
             return own
-        raw = {p.name: own if p.given else p.reference_values(rows) for p in self.parts}
-        return self._final_total({p.name: self.final_reading(p, raw[p.name]) for p in self.parts})
+        return self._final_total({p.name: p.bind(own).reference_values(rows) for p in self.parts})
 
     def at_once_score(
         self, rows: np.ndarray, own: np.ndarray, ahead: Mapping[str, np.ndarray] | None = None
@@ -299,11 +268,11 @@ class Combination:
         ``ahead`` gives it (by name: the incident calibration's reference readings)."""
         if not self.combines:
             return own
-        raw, ahead = self.raw_values(rows, own), ahead or {}
+        ahead = ahead or {}
         terms = [
-            self.contribution(p, ahead[p.name], at_once=True)
-            if p.name in ahead
-            else self.contribution(p, self.causal_reading(p, raw[p.name], rows), at_once=True)
+            self.contribution(
+                p, ahead[p.name] if p.name in ahead else p.bind(own).at_once(rows), at_once=True
+            )
             for p in self.parts
         ]
         return RULES[self.rule].total(terms)

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from madcluster.score.combination import RULES, Combination
-from madcluster.score.parts import Part
-from madcluster.score.smoothing import SmoothedStream
+from madcluster.score.smoothed import KeptStream
 
 
 @dataclass(frozen=True)
@@ -26,9 +25,10 @@ class CombinedUpdate:
 
 
 class CombinationStream:
-    """The parts of one stream: each part's stream, each point-wise part's recent values (for its
-    centred mean) and the steps not yet final. Each value is computed with the functions, and in
-    the order, of the whole-series path, so the two agree to the bit.
+    """The parts of one stream: each part's stream (a point-wise part's keeps the values its
+    pending steps read, :class:`~madcluster.score.smoothed.KeptStream`) and the steps not yet
+    final. Each value is computed with the functions, and in the order, of the whole-series path,
+    so the two agree to the bit.
 
     With series scales no step is final before the first ``scale_rows`` steps all are: then the
     scales are read from their final readings (as the whole series reads them) and kept."""
@@ -36,9 +36,6 @@ class CombinationStream:
     def __init__(self, combination: Combination) -> None:
         self.combination = combination
         self.streams = {p.name: p.stream() for p in combination.parts}
-        self.readings = {
-            p.name: SmoothedStream(combination.width(p)) for p in combination.parts if p.point_wise
-        }
         self.steps_seen = 0
         self.pending_from = 0  # the first step whose score is not final yet
         # the series scales once fixed (None: not yet; without series scales none: 1 each)
@@ -49,16 +46,10 @@ class CombinationStream:
         rows."""
         c = self.combination
         seen, total = self.steps_seen, self.steps_seen + len(rows)
-        causal = {}
-        for part in c.parts:
-            values = self.streams[part.name].append(rows, own if part.given else None)
-            if part.point_wise:
-                self.readings[part.name].append(values)
-            causal[part.name] = values
+        causal = {name: stream.append(rows, own) for name, stream in self.streams.items()}
         self.steps_seen = total
         final_from = self.pending_from
-        finals = [self.streams[p.name].final_before(total) for p in c.parts if not p.point_wise]
-        finals += [r.final_before() for r in self.readings.values()]
+        finals = [stream.final_before(total) for stream in self.streams.values()]
         final_to = max(final_from, min(finals))
         if self.scales is None:
             if final_to >= c.scale_rows:  # the scales' steps are final: read them once
@@ -67,27 +58,14 @@ class CombinationStream:
                 final_to = final_from
         scores = self._scores(np.arange(final_from, final_to), self.scales or {})  # None: no steps
         if c.has_at_once:
-            steps = np.arange(seen, total)
-            terms = [
-                c.contribution(p, self._causal(p, causal[p.name], steps), at_once=True)
-                for p in c.parts
-            ]
+            terms = [c.contribution(p, causal[p.name], at_once=True) for p in c.parts]
             first_scores = RULES[c.rule].total(terms)
         else:  # files from before the causal readings' statistics: the provisional value
             first_scores = self._scores(np.arange(seen, total), self._scales_so_far())
         self.pending_from = final_to
-        for part in c.parts:
-            self.streams[part.name].forget_before(final_to)
-        for reading in self.readings.values():
-            reading.forget_before(final_to)
+        for stream in self.streams.values():
+            stream.forget_before(final_to)
         return CombinedUpdate(scores=first_scores, final_from=final_from, final_scores=scores)
-
-    def _causal(self, part: Part, values: np.ndarray, steps: np.ndarray) -> np.ndarray:
-        """``part``'s causal reading of the new ``steps`` (a smoothed part: its trailing mean)."""
-        width = self.combination.at_once_width(part)
-        if part.point_wise and width > 1:
-            return self.readings[part.name].trailing(steps, width)
-        return values
 
     def pending_scores(self) -> np.ndarray:
         """Scores of the steps ``pending_from..`` on the rows so far (those ``decision_function``
@@ -105,12 +83,7 @@ class CombinationStream:
     def _readings(self, steps: np.ndarray) -> dict[str, np.ndarray]:
         """Every part's reading of pending ``steps`` on the rows so far, as the whole series reads
         it."""
-        return {
-            part.name: self.readings[part.name].means(steps)
-            if part.point_wise
-            else self.streams[part.name].values(steps)
-            for part in self.combination.parts
-        }
+        return {name: stream.values(steps) for name, stream in self.streams.items()}
 
     def _scores(self, steps: np.ndarray, scales: Mapping[str, float]) -> np.ndarray:
         """The scores of pending ``steps`` on the rows so far: every part read as the whole series
@@ -128,8 +101,6 @@ class CombinationStream:
             out["terms/scales"] = np.asarray([self.scales[p.name] for p in self.combination.parts])
         for name, stream in self.streams.items():
             out.update({f"terms/{name}/{k}": v for k, v in stream.state().items()})
-        for name, reading in self.readings.items():
-            out.update({f"terms/reading/{name}/{k}": v for k, v in reading.state().items()})
         return out
 
     def load(self, arrays: dict[str, np.ndarray]) -> None:
@@ -141,10 +112,15 @@ class CombinationStream:
                 if scales is None
                 else {p.name: float(v) for p, v in zip(self.combination.parts, scales, strict=True)}
             )
-        for prefix, items in (("terms/", self.streams), ("terms/reading/", self.readings)):
-            for name, stream in items.items():
-                key = f"{prefix}{name}/"
-                stream.load({k[len(key) :]: v for k, v in arrays.items() if k.startswith(key)})
+        for name, stream in self.streams.items():
+            key = f"terms/{name}/"
+            mine = {k[len(key) :]: v for k, v in arrays.items() if k.startswith(key)}
+            # files from before the parts kept their own values: under terms/reading/<name>/
+            old = f"terms/reading/{name}/"
+            mine.update(
+                {KeptStream.KEPT + k[len(old) :]: v for k, v in arrays.items() if k.startswith(old)}
+            )
+            stream.load(mine)
 
 
 __all__ = ["CombinationStream", "CombinedUpdate"]

@@ -123,9 +123,7 @@ def contributions(
 ) -> dict[str, np.ndarray]:
     """Each part's contribution to the score of ``rows`` (its final reading, standardised, the
     rule's per-part transform, weighted, over its series scale): the score is their total."""
-    raw = combination.raw_values(rows, own)
-    readings = {p.name: combination.final_reading(p, raw[p.name]) for p in combination.parts}
-    return combination.final_contributions(readings)
+    return combination.final_contributions(combination.readings(rows, own))
 
 
 #: How far the evidence is trusted, by the best part's precision excess over chance on the

@@ -6,7 +6,7 @@ It has no fitted arrays of its own (the network is the model's) and is always th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -17,18 +17,28 @@ from madcluster.score.parts import FitContext, Part, PartStream
 @dataclass(frozen=True)
 class OwnScore(Part):
     """The network's own score, warm-up calibrated; a causal model's value of step t reads steps
-    <= t only."""
+    <= t only. ``scores``: the own scores of the rows being read (:meth:`bind`: they arrive with
+    the rows)."""
+
+    scores: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     name: ClassVar[str] = "own"
     point_wise: ClassVar[bool] = True
-    given: ClassVar[bool] = True
 
     @classmethod
     def fit(cls, rows: np.ndarray, context: FitContext) -> OwnScore:
         return cls()
 
+    def bind(self, own: np.ndarray) -> OwnScore:
+        return OwnScore(np.asarray(own, dtype=np.float64))
+
     def values(self, rows: np.ndarray) -> np.ndarray:
-        raise TypeError("the own score's values are the network's: give them to the combination")
+        if self.scores is None or len(self.scores) != len(rows):
+            raise TypeError(
+                "the own score's values are the network's: read it bound to the rows' own scores "
+                "(bind)"
+            )
+        return self.scores
 
     def stream(self) -> OwnStream:
         return OwnStream()

@@ -42,7 +42,7 @@ PART_KINDS: dict[str, str | type[Part]] = {
     "ar": "madcluster.score.autoregressive:AutoRegressive",
     "discord": "madcluster.score.discord:Discord",
 }
-OWN = "own"  # the part of the network's own score (its values are given, not computed from rows)
+OWN = "own"  # the part of the network's own score (its values arrive with the rows, not from them)
 #: Part kinds whose older model files hold an older generation of the part, name ->
 #: ``"module:function"`` reading a file's arrays into the part of the generation that wrote them
 #: (:mod:`madcluster.score.legacy`); the other kinds read theirs with ``from_arrays``.
@@ -65,17 +65,21 @@ class Part(ABC):
 
     Class attributes: ``name`` (its kind in :data:`PART_KINDS` and its key everywhere: weights,
     statistics, files); ``point_wise`` (its value at step t is read at t alone and is final at
-    once: a centred mean may read it, ``part_smoothing``); ``given`` (its values come from outside
-    the rows, the network's own score)."""
+    once: a centred mean may read it, ``part_smoothing``; a combination reads it through
+    :class:`~madcluster.score.smoothed.Smoothed`)."""
 
     name: ClassVar[str]
     point_wise: ClassVar[bool] = False
-    given: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
     def fit(cls, rows: np.ndarray, context: FitContext) -> Part:
         """The part fitted on the training ``rows`` ``(T, D)`` (checked, float32)."""
+
+    def bind(self, own: np.ndarray) -> Part:
+        """The part reading rows whose network own scores are ``own`` (the own score arrives with
+        the rows: :class:`~madcluster.score.own.OwnScore` reads it; every other part is itself)."""
+        return self
 
     @abstractmethod
     def values(self, rows: np.ndarray) -> np.ndarray:
@@ -127,19 +131,19 @@ class PartStream(ABC):
     """A part over a growing series. :meth:`append` returns the new rows' causal values; a part
     that reads ahead (not ``point_wise``) also gives its values on the rows so far
     (:meth:`values`), the first step they do not fix (:meth:`final_before`) and forgets what no
-    pending step reads (:meth:`forget_before`). A point-wise part's values are final at once; the
-    combination keeps those its centred mean still reads."""
+    pending step reads (:meth:`forget_before`). A point-wise part's values are final at once;
+    its :class:`~madcluster.score.smoothed.KeptStream` keeps those pending steps still read."""
 
     @abstractmethod
     def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
-        """Add checked ``rows`` (``given``: the values of a part whose values are given); return
-        their causal values."""
+        """Add checked ``rows`` (``given``: the rows' network own scores, which the own score's
+        stream reads and every other ignores); return their causal values."""
 
     def values(self, steps: np.ndarray) -> np.ndarray:
         """The values of ``steps`` on the rows so far, as :meth:`Part.values` gives them there
         (NaN where there is none yet)."""
         raise NotImplementedError(
-            f"{type(self).__name__}: a point-wise part's values are kept by the combination"
+            f"{type(self).__name__}: a point-wise part's values are kept by its KeptStream"
         )
 
     def final_before(self, n_steps: int) -> int:

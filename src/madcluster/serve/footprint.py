@@ -42,15 +42,18 @@ def _holders(scorer: Any) -> Iterator[tuple[str, Any]]:
         if inner is not None:
             yield name.lstrip("_"), inner
     terms = getattr(scorer, "_terms", None)
-    for group, suffix in (("streams", ""), ("readings", " reading")):
-        for part, part_stream in getattr(terms, group, {}).items():
-            yield from _part_holders(f"{part}{suffix}", part_stream)
+    for part, part_stream in getattr(terms, "streams", {}).items():
+        yield from _part_holders(part, part_stream)
 
 
 def _part_holders(label: str, stream: Any) -> Iterator[tuple[str, Any]]:
     yield label, stream
     for joined in getattr(stream, "streams", ()):  # a discord part of several joins
         yield from _part_holders(label, joined)
+    kept = getattr(stream, "kept", None)  # a point-wise part's recent values (its KeptStream)
+    if kept is not None:
+        yield f"{label} reading", kept
+        yield from _part_holders(label, stream.inner)
     for name in ("prefix", "products"):  # KMeans' running sums, discord's sliding products
         inner = getattr(stream, name, None)
         if inner is not None and not isinstance(inner, bool):
