@@ -71,21 +71,21 @@ def series_terms(family: str, seed: int, cache: Path) -> dict[str, np.ndarray]:
     test, train = (model.inputs.check_rows(x) for x in (series.test, series.train))
     out = {"labels": readings["labels"], "final": readings["final"]}
     for part in combination.parts:
-        out[f"apart/{part.name}"] = np.asarray(combination.reads_apart(part))
+        out[f"apart/{part.name}"] = np.asarray(part.reads_ahead)
         out[f"weight/{part.name}"] = np.asarray(combination.weights.get(part.name, 1.0))
         if part.name == "discord":  # the cache holds the term before its causal reading
-            reading = combination.causal_reading(part, np.empty(0), test)
+            reading = part.at_once(test)
             term = combination.contribution(part, reading, at_once=True)
             out[f"term/{part.name}"] = term / AT_ONCE_SHARES.get(part.name, 1.0)
         elif part.name == "kmeans":
             out[f"term/{part.name}"] = readings[f"once/{part.name}"]
     for rows, kind in ((test, "raw"), (train, "train")):
         own = model.own_scores(model.inputs.model_input(rows))
-        ar = next(p for p in combination.parts if p.name == "ar")
+        ar = next(p for p in combination.terms if p.name == "ar")  # as fitted, not smoothed
         out[f"{kind}/own"] = own
         out[f"{kind}/ar"] = ar.values(rows) if kind == "raw" else ar.reference_values(rows)
     by_name = {p.name: p for p in combination.parts}
-    fitted = (combination.at_once_width(by_name["own"]), combination.at_once_width(by_name["ar"]))
+    fitted = (by_name["own"].at_once_width, by_name["ar"].at_once_width)
     for name, width in zip(("own", "ar"), fitted, strict=True):  # the fit's statistics
         np.testing.assert_allclose(
             trailing_stats(out[f"train/{name}"], width), combination.at_once_stats[name], rtol=1e-9
