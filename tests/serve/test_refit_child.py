@@ -97,14 +97,17 @@ def test_a_model_without_column_names_is_refitted_on_the_bare_rows(tmp_path, mon
     np.testing.assert_allclose(got.decision_function(x), expected, atol=1e-9)
 
 
-def test_the_child_never_unpickles_its_rows(model, tmp_path, monkeypatch):
+@pytest.mark.parametrize("pickled", ["rows", "recent"])
+def test_the_child_never_unpickles_its_rows(model, tmp_path, monkeypatch, pickled):
     import torch
 
     monkeypatch.setattr(swap, "below_the_server", lambda: None)
     monkeypatch.setattr(torch, "set_num_threads", lambda n: None)
     model.save(tmp_path / "m.mcz")
-    np.save(tmp_path / "rows.npy", np.array([{"rows": 1}], dtype=object), allow_pickle=True)
-    np.savez(tmp_path / "recent.npz")
+    objects = np.array([{"rows": 1}], dtype=object)
+    rows = objects if pickled == "rows" else three_channels(200, 5)
+    np.save(tmp_path / "rows.npy", rows, allow_pickle=True)
+    np.savez(tmp_path / "recent.npz", *([objects] if pickled == "recent" else []))
     args = (tmp_path / "m.mcz", tmp_path / "rows.npy", tmp_path / "new.mcz", "-", "warm")
     with pytest.raises(ValueError, match="allow_pickle"):
         swap._child(*map(str, args), str(tmp_path / "recent.npz"))
