@@ -11,6 +11,7 @@ from series_helpers import three_channels
 
 from madcluster import MADCluster
 from madcluster.serve.kept import KEPT_FOLDER, KeptModel, KeptModels, fingerprint
+from madcluster.serve.registry import StreamStore
 
 
 @pytest.fixture(scope="module")
@@ -34,3 +35,25 @@ def test_keep_answers_what_entries_read_back(model, tmp_path):
         "based_on": "base-print",
     }
     assert fingerprint(entry.load()) == fingerprint(model)
+
+
+def test_every_stream_of_a_kept_refit_moves_to_a_replaced_model_file(model, tmp_path):
+    """Two streams saved under a refit the file does not hold, the file then replaced: both are
+    handed over at start (the kept refit is read once, for the first, and kept for the next)."""
+    refit, deployed = (
+        MADCluster(input_terms=None, window_size=12, epochs=1, random_state=seed).fit(
+            three_channels(200, seed, 1.0)
+        )
+        for seed in (1, 2)
+    )
+    served, state = tmp_path / "m.mcz", tmp_path / "state"
+    model.save(served)
+    store = StreamStore({"m": MADCluster.load(served)}, state)
+    for stream_id in ("a", "b"):
+        store.update(stream_id, None, three_channels(40, 3).tolist(), None)
+    store.swap_model("m", refit)
+    store.stop()
+    deployed.save(served)
+    again = StreamStore({"m": MADCluster.load(served)}, state)
+    assert again.versions["m"] == 3
+    assert [(again.get(s).version, again.get(s).steps_seen) for s in "ab"] == [(3, 40), (3, 40)]
