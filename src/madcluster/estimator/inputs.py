@@ -1,8 +1,12 @@
 """What a fitted model reads: the training columns, their scaling and the checks rows pass
-before scoring (:class:`InputSpec`), kept beside the fitted model rather than inside its score."""
+before scoring (:class:`InputSpec`), kept beside the fitted model rather than inside its score.
+
+Its record (:meth:`InputSpec.to_record`, :meth:`InputSpec.from_record`) is the one both a model
+file and an ONNX file's metadata write: the same keys, the arrays as each writes arrays."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +51,35 @@ class InputSpec:
         warn_constant_at_fit(constant, mean, feature_names)
         return cls(
             mean, scale, roughness_window, data.shape[1], feature_names, constant, min_rows, scaling
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        """The spec as one record: JSON values, and the scaler's two float64 arrays."""
+        names = self.feature_names
+        return {
+            "n_features": int(self.n_features),
+            "feature_names": None if names is None else [str(n) for n in names],
+            "constant_columns": [int(j) for j in self.constant_columns],
+            "roughness_window": int(self.roughness_window),
+            "min_rows": int(self.min_rows),
+            "scaling": self.scaling,
+            "scaler_mean": np.asarray(self.scaler_mean, dtype=np.float64),
+            "scaler_scale": np.asarray(self.scaler_scale, dtype=np.float64),
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> InputSpec:
+        """The spec :meth:`to_record` wrote (arrays as arrays or lists)."""
+        names = record["feature_names"]  # None: trained on an array, not named columns
+        return cls(
+            np.asarray(record["scaler_mean"], dtype=np.float64),
+            np.asarray(record["scaler_scale"], dtype=np.float64),
+            int(record["roughness_window"]),
+            int(record["n_features"]),
+            None if names is None else np.asarray(names, dtype=object),
+            np.asarray(record["constant_columns"], dtype=np.int64),
+            int(record["min_rows"]),
+            str(record["scaling"]),
         )
 
     def check_rows(self, X: Any, min_length: int | None = None, name: str = "X") -> np.ndarray:

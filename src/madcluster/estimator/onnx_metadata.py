@@ -22,24 +22,17 @@ if TYPE_CHECKING:
 
 def scoring_metadata(detector: FittedModel) -> dict[str, Any]:
     """What turns rows into the graph's windows and its step scores into one score per row."""
-    table, names, grid, inputs = (
-        detector.warmup.quantiles,
-        detector.inputs.feature_names,
-        detector.grid,
-        detector.inputs,
-    )
+    table, grid = detector.warmup.quantiles, detector.grid
+    inputs = {  # the inputs' record, as a model file writes it (its arrays as lists here)
+        k: v.tolist() if isinstance(v, np.ndarray) else v
+        for k, v in detector.inputs.to_record().items()
+    }
     return {
         "version": METADATA_VERSION,
-        "n_features": int(inputs.n_features),
-        "feature_names": None if names is None else [str(n) for n in names],
+        **inputs,
         "window_size": int(grid.window_size),
         "score_stride": int(grid.score_stride),
         "causal": bool(grid.causal),
-        "scaler_mean": np.asarray(inputs.scaler_mean, dtype=np.float64).tolist(),
-        "scaler_scale": np.asarray(inputs.scaler_scale, dtype=np.float64).tolist(),
-        "roughness_window": int(inputs.roughness_window),
-        "scaling": inputs.scaling,
-        "constant_columns": np.asarray(inputs.constant_columns, dtype=np.int64).tolist(),
         "warmup_quantiles": None if table is None else np.asarray(table, dtype=np.float64).tolist(),
         "warmup_reference_from": int(detector.warmup.reference_from),
         "threshold": float(detector.threshold),

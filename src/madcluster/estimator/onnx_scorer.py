@@ -73,16 +73,9 @@ class OnnxScorer:
             None if m["feature_names"] is None else np.asarray(m["feature_names"], dtype=object)
         )
         self.threshold_: float = m["threshold"]
-        self.inputs = InputSpec(  # the fitted model's checks and scaling, from the metadata
-            scaler_mean=np.asarray(m["scaler_mean"], dtype=np.float64),
-            scaler_scale=np.asarray(m["scaler_scale"], dtype=np.float64),
-            roughness_window=m["roughness_window"],
-            n_features=self.n_features_in_,
-            feature_names=self.feature_names_in_,
-            constant_columns=np.asarray(m["constant_columns"], dtype=np.int64),
-            min_rows=self.window_size,
-            scaling=m.get("scaling", ""),  # "": exported before it was recorded
-        )
+        # the fitted model's checks and scaling, from its inputs' record (exports from before
+        # the record was whole lack the fewest rows, one window, and the scaling's kind)
+        self.inputs = InputSpec.from_record({"min_rows": self.window_size, "scaling": "", **m})
         self._table = (
             None
             if m["warmup_quantiles"] is None

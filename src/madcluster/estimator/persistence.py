@@ -5,7 +5,10 @@ older files are upgraded on reading, one step at a time (:data:`UPGRADES`: forma
 3), so the loader reads one layout. Format 3 keeps the score's combination as one record
 (:func:`~madcluster.score.schema.combination_record`: its parts, statistics by part name,
 weights, smoothing and rule) and the parts' arrays under ``input_terms/<name>/``, as the ONNX
-file's metadata does; the head's statistics alone stay in ``score_stats_``.
+file's metadata does; the head's statistics alone stay in ``score_stats_``. The inputs are the
+record the ONNX metadata writes too (:meth:`~madcluster.estimator.inputs.InputSpec.to_record`),
+under the names format 4 gave its keys (:data:`INPUT_KEYS`; what it left to the parameters, the
+scaling, the fewest rows and the roughness window, read from them).
 
 Nothing is ever unpickled: JSON for configuration and fitted scalars (including the training
 column names, ``feature_names_in_``), ``np.load(allow_pickle=False)`` for tensors. Files are
@@ -49,6 +52,16 @@ MODEL_FILE = ArchiveKind(
     FORMAT, FORMAT_VERSION, "config.json", "arrays.npz", ModelFileError, "madcluster model file"
 )
 CUSTOM_EMBEDDER = "<custom module>"
+#: the inputs record's keys (InputSpec.to_record) -> where a model file keeps them: in
+#: ``fitted`` (names ending in ``_``) or as arrays (the scaler); the record's other keys are the
+#: parameters' (``scaling``, ``min_rows`` = ``window_size``, ``roughness_window``)
+INPUT_KEYS = {
+    "n_features": "n_features_in_",
+    "feature_names": "feature_names_in_",
+    "constant_columns": "constant_columns_",
+    "scaler_mean": "scaler_mean",
+    "scaler_scale": "scaler_scale",
+}
 
 
 def write_model_file(
@@ -166,28 +179,23 @@ def save_model(
     params = dict(params)
     if not isinstance(params["embedder"], str):
         params["embedder"] = CUSTOM_EMBEDDER
-    inputs, calibration = fitted.inputs, fitted.incident_calibration
-    names = inputs.feature_names
+    calibration = fitted.incident_calibration
+    inputs = {INPUT_KEYS[k]: v for k, v in fitted.inputs.to_record().items() if k in INPUT_KEYS}
     config = {
         "params": params,
         "fitted": {
-            "n_features_in_": inputs.n_features,
-            "feature_names_in_": None if names is None else [str(n) for n in names],
+            **{k: v for k, v in inputs.items() if not isinstance(v, np.ndarray)},
             "threshold_": fitted.threshold,
             "score_stats_": fitted.head.stats,
             "combination": combination_record(fitted.combination),
             "history_": history,
             "n_hidden": fitted.net.embedder.out_features,
-            "constant_columns_": [int(j) for j in inputs.constant_columns],
             "incident_calibration": None if calibration is None else calibration.record(),
         },
     }
     arrays = {f"state/{k}": v.detach().cpu().numpy() for k, v in fitted.net.state_dict().items()}
-    arrays.update(
-        scaler_mean=inputs.scaler_mean,
-        scaler_scale=inputs.scaler_scale,
-        decision_scores=decision_scores,
-    )
+    arrays.update({k: v for k, v in inputs.items() if isinstance(v, np.ndarray)})
+    arrays["decision_scores"] = decision_scores
     optional = {
         "center_path": center_path,
         "warmup_quantiles": fitted.warmup.quantiles,
@@ -233,8 +241,16 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
         params["device"] = device
         if isinstance(params["input_terms"], list):  # JSON has no tuples
             params["input_terms"] = tuple(params["input_terms"])
-        scaler_mean = arrays["scaler_mean"]
-        net = build_network(params, len(scaler_mean), int(record["n_hidden"]))
+        kept = {**record, **arrays}
+        inputs = InputSpec.from_record(
+            {
+                **{k: kept[name] for k, name in INPUT_KEYS.items()},
+                "roughness_window": resolve_roughness(params),
+                "min_rows": params["window_size"],
+                "scaling": params["scaling"],
+            }
+        )
+        net = build_network(params, len(inputs.scaler_mean), int(record["n_hidden"]))
         net.load_state_dict(
             {
                 k[len("state/") :]: torch.from_numpy(v)
@@ -243,21 +259,9 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
             },
             strict=True,
         )
-        names = record["feature_names_in_"]  # None: trained on an array, not named columns
         head = {k: (float(v[0]), float(v[1])) for k, v in record["score_stats_"].items()}
         on = check_device(device)
         net = net.to(on).eval()
-        inputs = InputSpec(
-            scaler_mean,
-            arrays["scaler_scale"],
-            resolve_roughness(params),
-            int(record["n_features_in_"]),
-            None if names is None else np.asarray(names, dtype=object),
-            # held at their training value
-            np.asarray(record["constant_columns_"], dtype=np.int64),
-            int(params["window_size"]),
-            str(params["scaling"]),
-        )
         fitted = assemble(
             net,
             params,
