@@ -12,6 +12,7 @@ from madcluster.incidents.calibration import (
     TAIL_COUNT,
     IncidentCalibration,
     kth_largest_trailing,
+    opening_statistic,
 )
 from madcluster.incidents.policy import IncidentPolicy, track
 
@@ -56,3 +57,35 @@ def test_record_round_trips_and_bad_budgets_are_refused():
         IncidentCalibration.measure(np.zeros(300)).level_for(2.0)
     with pytest.raises(ParameterError, match="finite normal scores, got 3"):
         IncidentCalibration.measure(np.zeros(3))
+
+
+def test_with_a_spike_path_the_statistic_is_the_larger_of_k_of_n_and_the_score_over_the_factor():
+    scores = np.array([1.0, 5.0, 2.0, 4.0, 3.0])
+    got = opening_statistic(scores, k=2, n=3, spike_factor=2.0)
+    assert got.tolist() == [0.5, 2.5, 2.0, 4.0, 3.0]
+    assert np.array_equal(opening_statistic(scores, 2, 3), kth_largest_trailing(scores, 2, 3))
+
+
+def test_a_spike_paths_strengths_are_the_levels_its_incidents_open_below():
+    scores = _normal(20_000, 4)
+    scores[::997] += 6.0  # lone spikes, which 2 of 5 never opens on
+    plain = IncidentCalibration.measure(scores)
+    spiking = IncidentCalibration.measure(scores, spike_factor=2.0)
+    assert spiking.level_for(2.0) > plain.level_for(2.0)  # the spikes count as incidents
+    for level in (spiking.base, spiking.level_for(5.0)):
+        policy = spiking.policy(level)
+        assert policy.spike_level == 2.0 * level and policy.settle_rows == 0
+    counted = len(track(scores, spiking.policy(spiking.base)))
+    assert counted == len(spiking.strengths)
+
+
+def test_the_record_keeps_the_settle_rows_and_spike_factor_and_an_older_one_has_neither():
+    calibration = IncidentCalibration.measure(_normal(3000, 5), settle_rows=100, spike_factor=3.0)
+    assert IncidentCalibration.from_record(calibration.record()) == calibration
+    assert calibration.policy(1.0).settle_rows == 100
+    older = {
+        k: v for k, v in calibration.record().items() if k not in ("settle_rows", "spike_factor")
+    }
+    read = IncidentCalibration.from_record(older)
+    assert (read.settle_rows, read.spike_factor) == (0, None)
+    assert (read.policy(1.0).settle_rows, read.policy(1.0).spike_level) == (0, None)

@@ -64,14 +64,46 @@ def test_an_open_incident_is_confirmed_only_by_finals_up_to_its_last_row():
     assert incident.end is None and incident.confirmed is None
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_batch_reading_is_the_tracker_fed_in_any_chunks_with_finals_interleaved(seed):
+def test_a_streams_first_settle_rows_never_open_and_the_rows_after_them_do():
+    settling = IncidentPolicy(1.0, 0.5, k=3, n=5, close_rows=4, settle_rows=10)
+    early = _scores(60, {t: 5.0 for t in range(10)})
+    assert track(early, POLICY) != [] and track(early, settling) == []
+    # hot rows 8..12: only 10, 11 and 12 count, so it opens on 12 and starts at 10
+    (incident,) = track(_scores(60, {t: 5.0 for t in range(8, 13)}), settling)
+    assert (incident.start, incident.raised) == (10, 12)
+
+
+def test_one_score_above_the_spike_level_opens_at_once_and_one_below_it_does_not():
+    spiking = IncidentPolicy(1.0, 0.5, k=3, n=5, close_rows=4, spike_level=4.0)
+    (incident,) = track(_scores(50, {20: 4.5, 40: 3.9}), spiking)
+    assert (incident.start, incident.raised, incident.peak, incident.end) == (20, 20, 20, 20)
+    assert track(_scores(50, {20: 4.5}), POLICY) == []
+    # a hot row just before the spike starts the incident; a settling stream ignores both
+    (incident,) = track(_scores(50, {18: 2.0, 20: 9.0}), spiking)
+    assert (incident.start, incident.raised) == (18, 20)
+    assert (
+        track(_scores(50, {3: 9.0}), IncidentPolicy.at(1.0, spike_factor=2.0, settle_rows=5)) == []
+    )
+
+
+def test_at_builds_the_spike_level_from_the_open_level():
+    assert IncidentPolicy.at(2.0, spike_factor=3.0).spike_level == 6.0
+    assert IncidentPolicy.at(2.0, spike_factor=None).spike_level is None
+    with pytest.raises(ParameterError, match="spike_factor must be None or >= 1"):
+        IncidentPolicy.at(2.0, spike_factor=0.5)
+
+
+SETTLING_SPIKING = IncidentPolicy(1.0, 0.5, k=3, n=5, close_rows=4, settle_rows=50, spike_level=3)
+
+
+@pytest.mark.parametrize("seed, policy", [(0, POLICY), (1, POLICY), (2, SETTLING_SPIKING)])
+def test_the_batch_reading_is_the_tracker_fed_in_any_chunks_with_finals_interleaved(seed, policy):
     rng = np.random.default_rng(seed)
     at_once = np.abs(rng.standard_t(3, size=3000)) * 0.6
     at_once[500:540] += 2.0
     final = np.abs(rng.standard_t(3, size=3000)) * 0.6
     lag = int(rng.integers(0, 30))
-    tracker, fed, finals = IncidentTracker(POLICY, keep=None), 0, 0
+    tracker, fed, finals = IncidentTracker(policy, keep=None), 0, 0
     while fed < len(at_once):
         size = int(rng.choice([1, 1, 3, 17, 100]))
         tracker.update(at_once[fed : fed + size])
@@ -80,7 +112,7 @@ def test_the_batch_reading_is_the_tracker_fed_in_any_chunks_with_finals_interlea
         tracker.finals(np.arange(finals, ready), final[finals:ready])
         finals = ready
     tracker.finals(np.arange(finals, len(final)), final[finals:])
-    batch = track(at_once, POLICY, final)
+    batch = track(at_once, policy, final)
     assert len(batch) > 3 and tracker.incidents == batch
 
 
@@ -113,6 +145,8 @@ def test_events_name_what_changed():
         ({"close_level": 2.0}, "at most open_level"),
         ({"n": 0}, "n must"),
         ({"open_level": float("nan")}, "finite"),
+        ({"settle_rows": -1}, "settle_rows must be an integer >= 0"),
+        ({"spike_level": 0.5}, "spike_level must be None or a number >= open_level"),
     ],
 )
 def test_bad_policies_are_refused_by_name(kwargs, word):

@@ -67,10 +67,21 @@ def default_incident_policy(
         except ParameterError:  # too few incidents on the validation rows to say
             pass
     if calibration is None:
-        return IncidentPolicy.at(level, confirm_level=model.threshold)
-    shape = {"k": calibration.k, "n": calibration.n, "close_rows": calibration.close_rows}
-    fraction = calibration.close_fraction  # the shape it measured
-    return IncidentPolicy.at(level, **shape, close_fraction=fraction, confirm_level=model.threshold)
+        return IncidentPolicy.at(
+            level, confirm_level=model.threshold, settle_rows=settle_rows(model)
+        )
+    return calibration.policy(level, confirm_level=model.threshold)  # the shape it measured
+
+
+#: Windows at a stream's start on which no incident opens: the at-once parts read up to a window
+#: of rows before each, so the first rows' at-once scores run high on normal rows, and the
+#: calibration (validation rows answered from two windows in) never measured them.
+SETTLE_WINDOWS = 0
+
+
+def settle_rows(model: FittedModel) -> int:
+    """The rows at a stream's start on which the model's default policy opens nothing."""
+    return SETTLE_WINDOWS * model.grid.window_size
 
 
 #: Validation rows a calibration needs at least (fewer: none; ``false_incidents`` is refused).
@@ -92,7 +103,8 @@ def calibrate_incidents(
     n_val = validation_rows(len(data), validation_size, window) if held_out else 0
     if n_val < MIN_CALIBRATION_ROWS or not model.grid.causal:
         return None
-    return IncidentCalibration.measure(validation_at_once(model, data, n_val))
+    scores = validation_at_once(model, data, n_val)
+    return IncidentCalibration.measure(scores, settle_rows=settle_rows(model))
 
 
 def validation_at_once(model: FittedModel, data: np.ndarray, n_val: int) -> np.ndarray:

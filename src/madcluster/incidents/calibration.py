@@ -5,7 +5,9 @@ quantile of training scores does not. Fit measures it on normal rows the model d
 validation rows at the end of the training rows, which the network never trains on), from their
 at-once scores, as a stream would have answered them.
 
-An incident opens at level ``u`` where the ``k``-th largest of the last ``n`` scores passes ``u``.
+An incident opens at level ``u`` where the ``k``-th largest of the last ``n`` scores passes ``u``
+(or, with a spike path, a score passes ``spike_factor * u``: the statistic is the larger of the
+two, the score divided by the factor).
 The policy is run on the normal rows at levels from the median of that statistic up; the *base*
 is the highest level at which it still raises ``TAIL_COUNT`` incidents (else the level raising
 the most). Each incident there has a *strength*: the largest of the statistic over its rows, the
@@ -30,6 +32,7 @@ from madcluster.incidents.policy import (
     DEFAULT_CLOSE_ROWS,
     DEFAULT_K,
     DEFAULT_N,
+    DEFAULT_SPIKE_FACTOR,
     IncidentPolicy,
     track,
 )
@@ -54,6 +57,18 @@ def kth_largest_trailing(scores: np.ndarray, k: int, n: int) -> np.ndarray:
     return np.sort(windows, axis=1)[:, n - k]
 
 
+def opening_statistic(
+    scores: np.ndarray, k: int, n: int, spike_factor: float | None = None
+) -> np.ndarray:
+    """Per row t, the highest open level at which the policy would open on row t: the ``k``-th
+    largest of the trailing ``n`` scores, or the score over ``spike_factor`` where that is larger
+    (the spike path)."""
+    statistic = kth_largest_trailing(scores, k, n)
+    if spike_factor is None:
+        return statistic
+    return np.maximum(statistic, np.asarray(scores, dtype=np.float64) / spike_factor)
+
+
 @dataclass(frozen=True)
 class IncidentCalibration:
     """Incident strengths on ``rows`` normal rows under the policy shape ``(k, n, close_rows,
@@ -66,6 +81,8 @@ class IncidentCalibration:
     n: int = DEFAULT_N
     close_rows: int = DEFAULT_CLOSE_ROWS
     close_fraction: float = DEFAULT_CLOSE_FRACTION
+    settle_rows: int = 0  # not measured (the validation rows come settled): the policy's shape
+    spike_factor: float | None = None
 
     @classmethod
     def measure(
@@ -76,6 +93,8 @@ class IncidentCalibration:
         n: int = DEFAULT_N,
         close_rows: int = DEFAULT_CLOSE_ROWS,
         close_fraction: float = DEFAULT_CLOSE_FRACTION,
+        settle_rows: int = 0,
+        spike_factor: float | None = DEFAULT_SPIKE_FACTOR,
     ) -> IncidentCalibration:
         """The strengths of the incidents the policy raises on ``normal_scores`` (at once) from
         the base level."""
@@ -84,12 +103,18 @@ class IncidentCalibration:
             raise ParameterError(
                 f"calibrating incidents needs at least {n} finite normal scores, got {len(scores)}"
             )
-        statistic = kth_largest_trailing(scores, k, n)
+        statistic = opening_statistic(scores, k, n, spike_factor)
         finite = statistic[np.isfinite(statistic)]
         best: tuple[float, list[float]] = (float(finite.max()), [])
         for level in np.unique(np.quantile(finite, BASE_QUANTILES))[::-1]:  # highest first
             policy = IncidentPolicy.at(
-                float(level), k=k, n=n, close_rows=close_rows, close_fraction=close_fraction
+                float(level),
+                k=k,
+                n=n,
+                close_rows=close_rows,
+                close_fraction=close_fraction,
+                settle_rows=0,  # the validation rows come settled
+                spike_factor=spike_factor,
             )
             strengths = [
                 float(statistic[i.start : (len(scores) - 1 if i.end is None else i.end) + 1].max())
@@ -101,11 +126,21 @@ class IncidentCalibration:
                 break
         base, strengths = best
         ordered = tuple(sorted(strengths, reverse=True))
-        return cls(len(scores), base, ordered, k, n, close_rows, close_fraction)
+        shape = (k, n, close_rows, close_fraction, settle_rows, spike_factor)
+        return cls(len(scores), base, ordered, *shape)
 
-    def fits(self, policy: IncidentPolicy) -> bool:
-        """Whether ``policy`` has the shape this calibration measured."""
-        return (policy.k, policy.n, policy.close_rows) == (self.k, self.n, self.close_rows)
+    def policy(self, level: float, confirm_level: float | None = None) -> IncidentPolicy:
+        """The policy of the shape this calibration measured, opening at ``level``."""
+        return IncidentPolicy.at(
+            level,
+            k=self.k,
+            n=self.n,
+            close_rows=self.close_rows,
+            close_fraction=self.close_fraction,
+            confirm_level=confirm_level,
+            settle_rows=self.settle_rows,
+            spike_factor=self.spike_factor,
+        )
 
     def _excess(self) -> float:
         """The strengths' mean excess over the base: the exponential tail's scale."""
@@ -142,10 +177,15 @@ class IncidentCalibration:
             "n": self.n,
             "close_rows": self.close_rows,
             "close_fraction": self.close_fraction,
+            "settle_rows": self.settle_rows,
+            "spike_factor": self.spike_factor,
         }
 
     @classmethod
     def from_record(cls, record: dict) -> IncidentCalibration:
+        """The calibration :meth:`record` wrote; a record from before the settle rows and the
+        spike path keeps the shape it measured (neither)."""
+        spike = record.get("spike_factor")
         return cls(
             int(record["rows"]),
             float(record["base"]),
@@ -154,6 +194,8 @@ class IncidentCalibration:
             int(record["n"]),
             int(record["close_rows"]),
             float(record["close_fraction"]),
+            int(record.get("settle_rows", 0)),
+            None if spike is None else float(spike),
         )
 
 
@@ -164,4 +206,5 @@ __all__ = [
     "TAIL_COUNT",
     "IncidentCalibration",
     "kth_largest_trailing",
+    "opening_statistic",
 ]

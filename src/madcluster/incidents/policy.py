@@ -5,8 +5,11 @@ for one anomaly, and pages for every lone normal row that crosses it. The policy
 machine (:class:`IncidentTracker`, row in -> opened / closed incidents out):
 
 * **opens** when ``k`` of the last ``n`` at-once scores are above ``open_level`` (one hot row
-  never pages). The incident starts at the first of those hot rows and is *raised* on the row
-  that made ``k``;
+  never pages), or at once on one score above ``spike_level`` (a spike one row long, which ``k``
+  rows would never see). The incident starts at the first of those hot rows and is *raised* on
+  the row that made ``k`` (or the spike);
+* never opens on a stream's first ``settle_rows`` rows: its at-once score has no history there
+  and runs high on normal rows, where no calibration measured it;
 * **closes** with hysteresis: after ``close_rows`` rows in a row below ``close_level`` (lower than
   ``open_level``, so a score hovering around the threshold neither closes nor reopens it); its
   ``end`` is the last row at or above ``close_level``. Two bursts fewer than ``close_rows`` rows
@@ -38,6 +41,7 @@ DEFAULT_K = 2
 DEFAULT_N = 5
 DEFAULT_CLOSE_ROWS = 10
 DEFAULT_CLOSE_FRACTION = 0.5
+DEFAULT_SPIKE_FACTOR: float | None = None  # a spike opens at this multiple of the open level
 #: Incidents a tracker keeps (open ones and the latest closed ones); older ones are forgotten.
 KEPT_INCIDENTS = 1000
 
@@ -52,16 +56,26 @@ class IncidentPolicy:
     n: int = DEFAULT_N
     close_rows: int = DEFAULT_CLOSE_ROWS
     confirm_level: float | None = None  # None: open_level
+    settle_rows: int = 0  # a stream's first rows, which never open
+    spike_level: float | None = None  # one score above it opens (None: k of n only)
 
     def __post_init__(self) -> None:
         for name in ("open_level", "close_level"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ParameterError(f"{name} must be a finite number, got {value!r}")
-        for name in ("k", "n", "close_rows"):
+        for name, least in (("k", 1), ("n", 1), ("close_rows", 1), ("settle_rows", 0)):
             value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-                raise ParameterError(f"{name} must be an integer >= 1, got {value!r}")
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < least:
+                raise ParameterError(f"{name} must be an integer >= {least}, got {value!r}")
+        spike = self.spike_level
+        if spike is not None and not (
+            isinstance(spike, (int, float)) and math.isfinite(spike) and spike >= self.open_level
+        ):
+            raise ParameterError(
+                f"spike_level must be None or a number >= open_level ({self.open_level}), "
+                f"got {spike!r}"
+            )
         if self.k > self.n:
             raise ParameterError(f"k ({self.k}) must be at most n ({self.n}): k of the last n")
         if self.close_level > self.open_level:
@@ -79,14 +93,24 @@ class IncidentPolicy:
         close_rows: int = DEFAULT_CLOSE_ROWS,
         close_fraction: float = DEFAULT_CLOSE_FRACTION,
         confirm_level: float | None = None,
+        settle_rows: int = 0,
+        spike_factor: float | None = DEFAULT_SPIKE_FACTOR,
     ) -> IncidentPolicy:
-        """The policy opening at ``open_level`` and closing below ``close_fraction`` of it (the
-        default rule's scores are >= 0; a level <= 0 closes at itself)."""
+        """The policy opening at ``open_level``, closing below ``close_fraction`` of it (the
+        default rule's scores are >= 0; a level <= 0 closes at itself), and on one score above
+        ``spike_factor`` times it (None: never; at least 1; a level <= 0 spikes at itself)."""
         if not 0.0 <= close_fraction <= 1.0:
             raise ParameterError(f"close_fraction must be in [0, 1], got {close_fraction!r}")
+        if spike_factor is not None and not (
+            isinstance(spike_factor, (int, float))
+            and not isinstance(spike_factor, bool)
+            and 1.0 <= spike_factor < math.inf
+        ):
+            raise ParameterError(f"spike_factor must be None or >= 1, got {spike_factor!r}")
         level = float(open_level)
         close = close_fraction * level if level > 0 else level
-        return cls(level, close, k, n, close_rows, confirm_level)
+        spike = None if spike_factor is None else spike_factor * level if level > 0 else level
+        return cls(level, close, k, n, close_rows, confirm_level, settle_rows, spike)
 
     @property
     def confirming(self) -> float:
@@ -159,12 +183,14 @@ class IncidentTracker:
         self.step += 1
         if not math.isfinite(score):
             raise ParameterError(f"the at-once score of step {step} is {score}, not a number")
-        self._ring.push(step, score, score > policy.open_level)
+        settled = step >= policy.settle_rows
+        self._ring.push(step, score, settled and score > policy.open_level)
         while self._recent_final_hot and self._recent_final_hot[0] < step - policy.n:
             self._recent_final_hot.popleft()
         if self._open is not None:
             return self._continue(step, score)
-        if self._ring.hot_count() < policy.k:
+        spike = settled and policy.spike_level is not None and score > policy.spike_level
+        if self._ring.hot_count() < policy.k and not spike:
             return None
         rows = list(self._ring.rows)
         first = next(i for i, (_, _, hot) in enumerate(rows) if hot)
@@ -311,6 +337,7 @@ __all__ = [
     "DEFAULT_CLOSE_ROWS",
     "DEFAULT_K",
     "DEFAULT_N",
+    "DEFAULT_SPIKE_FACTOR",
     "KEPT_INCIDENTS",
     "Incident",
     "IncidentChanges",
