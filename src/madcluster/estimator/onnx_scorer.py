@@ -25,6 +25,7 @@ import numpy as np
 from madcluster.data.window_grid import causal_window_of, window_starts
 from madcluster.estimator.far_columns import warn_far_columns
 from madcluster.estimator.inputs import InputSpec
+from madcluster.estimator.warmup import Warmup
 from madcluster.exceptions import DataError, ModelFileError
 
 METADATA_KEY = "madcluster.scoring"
@@ -76,10 +77,12 @@ class OnnxScorer:
         # the fitted model's checks and scaling, from its inputs' record (exports from before
         # the record was whole lack the fewest rows, one window, and the scaling's kind)
         self.inputs = InputSpec.from_record({"min_rows": self.window_size, "scaling": "", **m})
-        self._table = (
-            None
-            if m["warmup_quantiles"] is None
-            else np.asarray(m["warmup_quantiles"], dtype=np.float64)
+        table = m["warmup_quantiles"]  # the fitted model's warm-up, from its settings and table
+        self.warmup = Warmup(
+            self.window_size,
+            m["score_stride"],
+            m["causal"],
+            None if table is None else np.asarray(table, dtype=np.float64),
         )
         self._terms = _read_input_terms(m, self.path)
 
@@ -94,10 +97,8 @@ class OnnxScorer:
             scores, positions = self._causal_scores(series)
         else:
             scores, positions = self._averaged_scores(series), None
-        if self._table is not None and positions is not None:
-            from madcluster.estimator.warmup import calibrate
-
-            scores = calibrate(scores, positions, self._table, m["warmup_reference_from"])
+        if positions is not None:
+            scores = self.warmup.calibrate(scores, positions)
         if self._terms is not None:
             scores = self._terms.score(rows, scores)
         if not np.all(np.isfinite(scores)):
@@ -129,7 +130,7 @@ class OnnxScorer:
         windows = causal_window_of(steps, self.window_size, self.metadata["score_stride"])
         starts = np.unique(windows)
         values = self.window_scores(_gather(series, starts, self.window_size))
-        positions = steps - windows
+        positions = self.warmup.positions(steps)  # steps - windows
         return values[np.searchsorted(starts, windows), positions], positions
 
     def _averaged_scores(self, series: np.ndarray) -> np.ndarray:
