@@ -5,6 +5,7 @@ makes the state folder first and never reads ``keep``'s answer)."""
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from series_helpers import three_channels
@@ -12,6 +13,7 @@ from series_helpers import three_channels
 from madcluster import MADCluster
 from madcluster.serve.kept import KEPT_FOLDER, KeptModel, KeptModels, fingerprint
 from madcluster.serve.registry import StreamStore
+from madcluster.serve.streams import StateFolder
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +39,11 @@ def test_keep_answers_what_entries_read_back(model, tmp_path):
     assert fingerprint(entry.load()) == fingerprint(model)
 
 
-def test_every_stream_of_a_kept_refit_moves_to_a_replaced_model_file(model, tmp_path):
+def test_every_stream_of_a_kept_refit_moves_to_a_replaced_model_file(model, tmp_path, caplog):
     """Two streams saved under a refit the file does not hold, the file then replaced: both are
-    handed over at start (the kept refit is read once, for the first, and kept for the next)."""
+    handed over at start (the kept refit is read once, for the first, and kept for the next),
+    logged, and saved under the new model at once (the kept refit is deleted: a second restart
+    must not need it)."""
     refit, deployed = (
         MADCluster(input_terms=None, window_size=12, epochs=1, random_state=seed).fit(
             three_channels(200, seed, 1.0)
@@ -54,6 +58,16 @@ def test_every_stream_of_a_kept_refit_moves_to_a_replaced_model_file(model, tmp_
     store.swap_model("m", refit)
     store.stop()
     deployed.save(served)
-    again = StreamStore({"m": MADCluster.load(served)}, state)
+    with caplog.at_level(logging.INFO, logger="madcluster.serve.registry"):
+        again = StreamStore({"m": MADCluster.load(served)}, state)
     assert again.versions["m"] == 3
     assert [(again.get(s).version, again.get(s).steps_seen) for s in "ab"] == [(3, 40), (3, 40)]
+    assert [r.getMessage() for r in caplog.records if r.name == "madcluster.serve.registry"] == [
+        f"stream {s!r}: saved under a former version of model 'm', handed over to version 3"
+        for s in "ab"
+    ]
+    assert KeptModels(state).entries() == []
+    assert {StateFolder(state).fingerprint(s) for s in "ab"} == {fingerprint(deployed)}
+    again.stop()
+    third = StreamStore({"m": MADCluster.load(served)}, state)  # needs no kept refit
+    assert [third.get(s).steps_seen for s in "ab"] == [40, 40]
