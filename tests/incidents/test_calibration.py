@@ -69,7 +69,7 @@ def test_with_a_spike_path_the_statistic_is_the_larger_of_k_of_n_and_the_score_o
 def test_a_spike_paths_strengths_are_the_levels_its_incidents_open_below():
     scores = _normal(20_000, 4)
     scores[::997] += 6.0  # lone spikes, which 2 of 5 never opens on
-    plain = IncidentCalibration.measure(scores)
+    plain = IncidentCalibration.measure(scores, spike_factor=None)
     spiking = IncidentCalibration.measure(scores, spike_factor=2.0)
     assert spiking.level_for(2.0) > plain.level_for(2.0)  # the spikes count as incidents
     for level in (spiking.base, spiking.level_for(5.0)):

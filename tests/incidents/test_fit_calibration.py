@@ -3,6 +3,8 @@ and model files keep it; ``false_incidents`` opens incidents at its level."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -11,9 +13,11 @@ from madcluster.estimator.incident_scoring import (
     MIN_CALIBRATION_ROWS,
     default_incident_policy,
     expectation,
+    series_incidents,
 )
 from madcluster.exceptions import ParameterError
-from madcluster.incidents.calibration import DEFAULT_FALSE_INCIDENTS
+from madcluster.incidents.calibration import DEFAULT_FALSE_INCIDENTS, IncidentCalibration
+from madcluster.incidents.policy import DEFAULT_SPIKE_FACTOR
 
 TINY = {"window_size": 20, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
 
@@ -55,3 +59,26 @@ def test_without_held_out_rows_there_is_no_budget():
     assert "no false-alarm estimate" in expectation(short.model_)
     with pytest.raises(ParameterError, match="false_incidents needs the fit's"):
         short.incidents(_series(200, 3), false_incidents=2.0)
+
+
+def test_the_default_policy_settles_for_a_window_and_opens_on_one_spike(model):
+    calibration = model.model_.incident_calibration
+    policy = default_incident_policy(model.model_)
+    assert policy.settle_rows == calibration.settle_rows == model.window_size
+    assert policy.spike_level == pytest.approx(DEFAULT_SPIKE_FACTOR * policy.open_level)
+    rows = _series(400, 4)
+    rows[:15, 0] += 6.0  # hot from the stream's first row
+    unsettled = series_incidents(model.model_, rows, replace(policy, settle_rows=0))
+    assert any(i.start < model.window_size for i in unsettled)
+    assert (model.incidents(rows)["start"] >= model.window_size).all()
+
+
+def test_a_model_calibrated_before_the_settling_and_spikes_keeps_the_policy_it_measured(model):
+    older = {
+        key: value
+        for key, value in model.model_.incident_calibration.record().items()
+        if key not in ("settle_rows", "spike_factor")
+    } | {"k": 2, "n": 5}
+    fitted = replace(model.model_, incident_calibration=IncidentCalibration.from_record(older))
+    policy = default_incident_policy(fitted)
+    assert (policy.k, policy.n, policy.settle_rows, policy.spike_level) == (2, 5, 0, None)

@@ -76,7 +76,7 @@ def default_incident_policy(
 #: Windows at a stream's start on which no incident opens: the at-once parts read up to a window
 #: of rows before each, so the first rows' at-once scores run high on normal rows, and the
 #: calibration (validation rows answered from two windows in) never measured them.
-SETTLE_WINDOWS = 0
+SETTLE_WINDOWS = 1
 
 
 def settle_rows(model: FittedModel) -> int:
