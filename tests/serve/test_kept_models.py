@@ -71,3 +71,18 @@ def test_every_stream_of_a_kept_refit_moves_to_a_replaced_model_file(model, tmp_
     again.stop()
     third = StreamStore({"m": MADCluster.load(served)}, state)  # needs no kept refit
     assert [third.get(s).steps_seen for s in "ab"] == [1100, 40]
+
+
+def test_dropping_older_versions_of_one_model_leaves_the_others(model, tmp_path):
+    kept = KeptModels(tmp_path)
+    for name, version in (("a", 1), ("a", 2), ("a", 3), ("b", 1)):
+        kept.keep(name, version, model, "base")
+    assert kept.drop_older("a", 3) == 2
+    assert [(e.name, e.version) for e in kept.entries()] == [("a", 3), ("b", 1)]
+    assert sorted(p.name for p in (tmp_path / KEPT_FOLDER).iterdir()) == [
+        "a.v3.json",
+        "a.v3.mcz",
+        "b.v1.json",
+        "b.v1.mcz",
+    ]
+    assert kept.drop_older("b", 1) == 0
