@@ -217,6 +217,52 @@ def write_npz(path: str | Path, arrays: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+#: Rows an incident may start after an anomaly's end and still catch it; an incident is false when
+#: it overlaps no anomaly widened by as many rows on either side (benchmarks/incidents.py).
+INCIDENT_SLACK = 50
+
+
+def labelled_anomalies(labels: Any) -> list[tuple[int, int]]:
+    """``[start, end]`` (inclusive) of each labelled anomaly."""
+    import numpy as np
+
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], labels.astype(np.int8), [0]])))
+    return [(int(a), int(b) - 1) for a, b in zip(edges[::2], edges[1::2])]
+
+
+def incident_events(spans: list[tuple[int, int, int]], labels: Any) -> dict[str, Any]:
+    """Event-level measures of incidents ``(start, end, raised)`` against ``labels`` (the
+    issue's: caught, false, delay; ``false_spans``: the false incidents themselves)."""
+    import numpy as np
+
+    truth = labelled_anomalies(labels)
+    caught, delays = 0, []
+    for a, b in truth:
+        hits = [r for s, e, r in spans if s <= b + INCIDENT_SLACK and e >= a]
+        if hits:
+            caught += 1
+            delays.append(max(0, min(hits) - a))
+    widened = np.zeros(len(labels) + 1, dtype=bool)
+    for a, b in truth:
+        widened[max(0, a - INCIDENT_SLACK) : b + INCIDENT_SLACK + 1] = True
+    false_spans = [(s, e, r) for s, e, r in spans if not widened[s : e + 1].any()]
+    normal = int((labels == 0).sum())
+    inside = np.zeros(len(labels) + 1, dtype=bool)
+    for s, e, _ in spans:
+        inside[s : e + 1] = True
+    return {
+        "anomalies": len(truth),
+        "caught": caught,
+        "incidents": len(spans),
+        "false": len(false_spans),
+        "false_spans": false_spans,
+        "normal_rows": normal,
+        "quiet_rows": int((~widened[: len(labels)]).sum()),
+        "open_quiet_rows": int((inside & ~widened)[: len(labels)].sum()),
+        "delays": delays,
+    }
+
+
 def print_source_table(results: dict[str, dict[str, list[float]]], *, counts: bool = False) -> None:
     """A Markdown table of ``{row: {source: [values]}}``: each row's mean on MSL, SMAP, SMD and on
     all of them (with ``counts``, how many values that is)."""

@@ -8,9 +8,9 @@ trains on) are cached per commit, so choosing a policy reruns in seconds. Two he
 series (seed 7, 5,000 test rows; seed 8, 10,000) are reported and never chosen on.
 
 Event-level measures, per family (the issue's): an anomaly is *caught* when an incident overlaps
-it or starts within ``SLACK`` rows after its end; an incident is *false* when it overlaps no
-anomaly widened by ``SLACK`` rows on either side; false incidents per 10,000 normal rows; the
-median *delay* from an anomaly's first row to the row that raised the first incident catching it.
+it or starts within ``INCIDENT_SLACK`` (benchlib) rows after its end; an incident is *false*
+when it overlaps no anomaly widened by as many rows on either side; false incidents per 10,000
+normal rows; the median *delay* from an anomaly's first row to the row that raised the first incident catching it.
 Beside the policy: today's plain merged flags (rows above ``threshold_``, flags fewer than
 ``MERGE_GAP`` rows apart merged), of the at-once and of the final scores.
 
@@ -40,9 +40,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from benchlib import INCIDENT_SLACK, incident_events
+
 SEEDS = range(4)
 HELD_OUT = (("server", 7, 5000), ("server", 8, 10000))
-SLACK = 50
 MERGE_GAP = 10
 BUDGET = 2.0
 MAX_DELAY = 10
@@ -108,12 +109,6 @@ def series_scores(
     return arrays
 
 
-def anomalies(labels: np.ndarray) -> list[tuple[int, int]]:
-    """``[start, end]`` (inclusive) of each labelled anomaly."""
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], labels.astype(np.int8), [0]])))
-    return [(int(a), int(b) - 1) for a, b in zip(edges[::2], edges[1::2])]
-
-
 def merged_flags(scores: np.ndarray, threshold: float) -> list[tuple[int, int, int]]:
     """Today's plain incidents: flagged rows fewer than MERGE_GAP apart merged; (start, end,
     raised = start)."""
@@ -125,35 +120,6 @@ def merged_flags(scores: np.ndarray, threshold: float) -> list[tuple[int, int, i
         else:
             out.append((row, row, row))
     return out
-
-
-def events(spans: list[tuple[int, int, int]], labels: np.ndarray) -> dict[str, Any]:
-    """Event-level measures of incidents ``(start, end, raised)`` against ``labels``."""
-    truth = anomalies(labels)
-    caught, delays = 0, []
-    for a, b in truth:
-        hits = [r for s, e, r in spans if s <= b + SLACK and e >= a]
-        if hits:
-            caught += 1
-            delays.append(max(0, min(hits) - a))
-    widened = np.zeros(len(labels) + 1, dtype=bool)
-    for a, b in truth:
-        widened[max(0, a - SLACK) : b + SLACK + 1] = True
-    false = sum(not widened[s : e + 1].any() for s, e, _ in spans)
-    normal = int((labels == 0).sum())
-    inside = np.zeros(len(labels) + 1, dtype=bool)
-    for s, e, _ in spans:
-        inside[s : e + 1] = True
-    return {
-        "anomalies": len(truth),
-        "caught": caught,
-        "incidents": len(spans),
-        "false": false,
-        "normal_rows": normal,
-        "quiet_rows": int((~widened[: len(labels)]).sum()),
-        "open_quiet_rows": int((inside & ~widened)[: len(labels)].sum()),
-        "delays": delays,
-    }
 
 
 _CALIBRATIONS: dict = {}
@@ -265,7 +231,7 @@ def main() -> None:
                 spans = merged_flags(scores, float(arrays["threshold"]))
             else:
                 spans = policy_spans(arrays, shape, how)
-            results.append(events(spans, arrays["labels"]))
+            results.append(incident_events(spans, arrays["labels"]))
         return summary(results)
 
     shapes = [s for s in itertools.product(*SHAPES.values()) if s[0] <= s[1]]
@@ -322,7 +288,7 @@ def main() -> None:
         "anomalies (or today's at-once flags' share where larger); else open no longer than "
         "that everywhere, the most families holding, the most caught on the worst family, "
         "the most families within the false-incident budget, the fewest false on the worst",
-        "slack": SLACK,
+        "slack": INCIDENT_SLACK,
         "merge_gap": MERGE_GAP,
         "chosen": chosen,
         "chosen_holds_everywhere": rank(chosen)[0],
