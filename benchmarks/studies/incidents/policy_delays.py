@@ -94,6 +94,8 @@ def main() -> None:
         arrays = cached(cache, family, seed, n_test)
         scores, chosen = arrays["at_once"], policies(arrays)
         raised = {name: spans(scores, policy) for name, policy in chosen.items()}
+        ratio = chosen["2 of 5"].open_level / float(arrays["threshold"])
+        print(f"| {family}-{seed} | (2 of 5's open level: {ratio:.2f} x threshold_) | | | | | |")
         for a, b in labelled_anomalies(arrays["labels"]):
             reach = scores[a : b + INCIDENT_SLACK + 1]
 
