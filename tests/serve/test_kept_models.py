@@ -11,7 +11,7 @@ import pytest
 from series_helpers import three_channels
 
 from madcluster import MADCluster
-from madcluster.serve.kept import KEPT_FOLDER, KeptModel, KeptModels, fingerprint
+from madcluster.serve.kept import KEPT_FOLDER, KeptModel, KeptModels, fingerprint, served_models
 from madcluster.serve.registry import StreamStore
 from madcluster.serve.streams import StateFolder
 
@@ -86,3 +86,34 @@ def test_dropping_older_versions_of_one_model_leaves_the_others(model, tmp_path)
         "b.v1.mcz",
     ]
     assert kept.drop_older("b", 1) == 0
+
+
+def _fit(seed: int) -> MADCluster:
+    return MADCluster(input_terms=None, window_size=12, epochs=1, random_state=seed).fit(
+        three_channels(200, seed, 0.5)
+    )
+
+
+def test_a_restart_serves_each_models_own_kept_refit(model, tmp_path):
+    """A fleet: only ``b`` was refitted; ``a`` (first) is served from its file, ``b`` its refit."""
+    other, refit = _fit(1), _fit(2)
+    kept = KeptModels(tmp_path)
+    kept.keep("b", 2, refit, fingerprint(other))
+    served, versions, others = served_models({"a": model, "b": other}, kept)
+    assert served["a"] is model and fingerprint(served["b"]) == fingerprint(refit)
+    assert versions == {"a": 1, "b": 2}
+    assert others == {fingerprint(other): ("b", other)}
+
+
+def test_every_older_kept_version_is_a_model_streams_may_be_saved_under(model, tmp_path):
+    """A crash left three kept versions: the latest is served, the two before it and the file's
+    model are the ones a stream may still be saved under."""
+    kept = KeptModels(tmp_path)
+    entries = [kept.keep("m", v, _fit(v), fingerprint(model)) for v in (2, 3, 4)]
+    served, versions, others = served_models({"m": model}, kept)
+    assert fingerprint(served["m"]) == entries[-1].fingerprint and versions == {"m": 4}
+    assert others == {
+        entries[0].fingerprint: ("m", entries[0]),
+        entries[1].fingerprint: ("m", entries[1]),
+        fingerprint(model): ("m", model),
+    }
