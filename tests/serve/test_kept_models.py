@@ -94,12 +94,19 @@ def _fit(seed: int) -> MADCluster:
     )
 
 
-def test_a_restart_serves_each_models_own_kept_refit(model, tmp_path):
+def test_a_restart_serves_each_models_own_kept_refit(model, tmp_path, caplog):
     """A fleet: only ``b`` was refitted; ``a`` (first) is served from its file, ``b`` its refit."""
     other, refit = _fit(1), _fit(2)
     kept = KeptModels(tmp_path)
-    kept.keep("b", 2, refit, fingerprint(other))
-    served, versions, others = served_models({"a": model, "b": other}, kept)
+    entry = kept.keep("b", 2, refit, fingerprint(other))
+    with caplog.at_level(logging.INFO, logger="madcluster.serve.kept"):
+        served, versions, others = served_models({"a": model, "b": other}, kept)
+    assert [r.getMessage() for r in caplog.records] == [
+        (
+            f"model 'b': serving its refit kept in {entry.path} (version 2), which its file "
+            "does not hold"
+        )
+    ]
     assert served["a"] is model and fingerprint(served["b"]) == fingerprint(refit)
     assert versions == {"a": 1, "b": 2}
     assert others == {fingerprint(other): ("b", other)}
@@ -117,3 +124,21 @@ def test_every_older_kept_version_is_a_model_streams_may_be_saved_under(model, t
         entries[1].fingerprint: ("m", entries[1]),
         fingerprint(model): ("m", model),
     }
+
+
+def test_a_replaced_file_is_served_as_the_next_version(model, tmp_path, caplog):
+    kept = KeptModels(tmp_path)
+    entry = kept.keep("m", 2, _fit(2), "the fingerprint of a former file")
+    with caplog.at_level(logging.INFO, logger="madcluster.serve.kept"):
+        served, versions, others = served_models({"m": model}, kept)
+    assert served["m"] is model and versions == {"m": 3}
+    assert others == {entry.fingerprint: ("m", entry)}
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            (
+                "model 'm': its file changed since version 2 was refitted; serving the file as "
+                "version 3, the streams of version 2 are handed over to it"
+            ),
+        )
+    ]
