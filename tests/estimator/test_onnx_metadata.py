@@ -1,0 +1,45 @@
+"""What an ONNX file's metadata holds, field by field against the fitted model (the mutation
+run's survivors: the record's version and column names were never read back by a test)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from series_helpers import three_channels
+
+from madcluster import MADCluster
+from madcluster.estimator.onnx_metadata import scoring_metadata
+from madcluster.estimator.onnx_scorer import METADATA_VERSION
+
+
+def test_the_metadata_is_the_fitted_models_record_as_json():
+    rows = pd.DataFrame(three_channels(200, 0), columns=["a", "b", "c"])
+    model = MADCluster(input_terms=None, window_size=12, epochs=1, random_state=0).fit(rows)
+    fitted = model.model_
+    meta = json.loads(json.dumps(scoring_metadata(fitted)))  # JSON as it is written
+    assert meta["version"] == METADATA_VERSION
+    assert meta["feature_names"] == ["a", "b", "c"] and meta["n_features"] == 3
+    grid = fitted.grid
+    assert (meta["window_size"], meta["score_stride"], meta["causal"]) == (
+        grid.window_size,
+        grid.score_stride,
+        grid.causal,
+    )
+    for key in ("scaler_mean", "scaler_scale", "constant_columns"):
+        np.testing.assert_array_equal(meta[key], getattr(fitted.inputs, key))
+    assert meta["roughness_window"] == fitted.inputs.roughness_window
+    assert meta["threshold"] == model.threshold_
+    assert meta["warmup_reference_from"] == fitted.warmup.reference_from
+    table = fitted.warmup.quantiles
+    assert (meta["warmup_quantiles"] is None) == (table is None)
+    if table is not None:
+        np.testing.assert_array_equal(meta["warmup_quantiles"], table)
+    assert "combination" not in meta  # no input terms: the graph's score alone
+
+
+def test_a_model_without_column_names_writes_none():
+    model = MADCluster(input_terms=None, window_size=12, epochs=1, random_state=0)
+    model.fit(three_channels(200, 0))
+    assert scoring_metadata(model.model_)["feature_names"] is None
