@@ -39,7 +39,10 @@ def test_the_metadata_is_the_fitted_models_record_as_json():
     assert "combination" not in meta  # no input terms: the graph's score alone
 
 
-def test_a_model_without_column_names_writes_none():
+def test_a_model_without_names_or_warm_up_writes_none_for_them():
+    """Window scores (``score_type="window"``) are not causal: no warm-up table."""
     model = MADCluster(input_terms=None, window_size=12, epochs=1, random_state=0)
-    model.fit(three_channels(200, 0))
-    assert scoring_metadata(model.model_)["feature_names"] is None
+    model.set_params(score_type="window").fit(three_channels(200, 0))
+    meta = scoring_metadata(model.model_)
+    assert meta["feature_names"] is None
+    assert meta["causal"] is False and meta["warmup_quantiles"] is None
