@@ -46,3 +46,25 @@ def test_a_model_without_names_or_warm_up_writes_none_for_them():
     meta = scoring_metadata(model.model_)
     assert meta["feature_names"] is None
     assert meta["causal"] is False and meta["warmup_quantiles"] is None
+
+
+def test_the_combination_is_read_back_whole_from_the_json():
+    """The default's parts travel as JSON arrays (dtype, shape, values) and the scorer's reader
+    rebuilds the same combination: every array equal, of its dtype and shape."""
+    from madcluster.estimator.onnx_scorer import _read_input_terms
+    from madcluster.score.schema import combination_arrays, combination_record
+
+    model = MADCluster(window_size=12, epochs=1, random_state=0).fit(three_channels(300, 0))
+    combination = model.model_.combination
+    assert combination.combines
+    meta = json.loads(json.dumps(scoring_metadata(model.model_)))
+    read = _read_input_terms(meta, "m.onnx")
+    assert combination_record(read) == combination_record(combination)
+    expected, got = combination_arrays(combination), combination_arrays(read)
+    assert got.keys() == expected.keys()
+    for key, array in expected.items():
+        assert got[key].dtype == array.dtype and got[key].shape == array.shape, key
+        np.testing.assert_array_equal(got[key], array)
+    x = three_channels(100, 3)
+    base = np.linspace(0.0, 1.0, len(x))
+    np.testing.assert_array_equal(read.score(x, base), combination.score(x, base))
