@@ -13,12 +13,7 @@ Measured on the development families (``benchmarks/studies/streaming/at_once_pre
 score with each part's causal reading): the 46 TSB-AD series .515 -> .541, the chaotic family
 .522 -> .578, no family lower by more than .011 (point anomalies).
 
-Only the grid windows that start at or after the series' first row are read: a window padded
-with the first row repeated before the series (what model files before it read, their part kind
-says so, :attr:`WindowCentroids.pads_before_start`) is a flat run no centroid has, and it raised
-the part's at-once term on a stream's first window of normal rows twelve-fold (5.67 against 0.44
-after it on the rhythm family, 9.60 against 1.44 on point spikes;
-``benchmarks/results/incidents_policy.md``, section 4).
+Before the series' first row the rows are the first row repeated (as the old reading padded).
 The whole series (:func:`prefix_reading`) and a stream (:class:`PrefixStream`, which extends each
 open window's sums by the new row) add the same squared differences in the same order, so a
 stream's values are the whole series' to the bit.
@@ -41,7 +36,6 @@ class WindowCentroids(Protocol):
     centroids: np.ndarray  # (k, L * C), position-major
     window_size: int
     stride: int
-    pads_before_start: bool  # read the grid windows starting before the series, padded
 
 
 _CHUNK_VALUES = 1 << 22  # windows x centroids x positions x columns computed at a time (32 MB)
@@ -90,10 +84,10 @@ def _grid_windows(
 
 
 def _first_start(part: WindowCentroids, step: int) -> int:
-    """The first grid window (every ``stride`` steps from 0; before 0 too where the part pads
-    before the series) that covers ``step``."""
+    """The first grid window (every ``stride`` steps, the grid's first reaching step 0) that
+    covers ``step``."""
     window, stride = part.window_size, part.stride
-    lowest = -((window - 1) // stride) * stride if part.pads_before_start else 0
+    lowest = -((window - 1) // stride) * stride
     return max(lowest, -(-(step - window + 1) // stride) * stride)
 
 

@@ -6,10 +6,7 @@ as it did.
 Window KMeans (``kmeans``), newest first:
 
 * today's :class:`~madcluster.score.window_kmeans.WindowKMeans` (its arrays say
-  ``prefix_at_once`` 2): at once, the windows that will cover t, each matched on its rows so far,
-  from the series' first row on;
-* :class:`KMeansPaddedPrefix` (``prefix_at_once`` 1): that, with the windows that start before the
-  series read too, the first row repeated in place of the rows before it;
+  ``prefix_at_once``): at once, the windows that will cover t, each matched on its rows so far;
 * :class:`KMeansWindowEnding` (``balanced_edges`` only): at once, the distance of the window
   *ending* at t (before the first full window, the series' first row repeated before it);
 * :class:`KMeansCoveringMeans` (neither): that, and a step's value the mean of the windows that
@@ -102,23 +99,10 @@ def covering_window_means(
     return (sums[hi] - sums[lo]) / np.maximum(hi - lo, 1)
 
 
-class KMeansPaddedPrefix(WindowKMeans):
-    """Window KMeans whose causal reading also reads the grid windows that start before the
-    series, padded with its first row."""
-
-    pads_before_start: ClassVar[bool] = True
-
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        return {**super().to_arrays(), "prefix_at_once": np.asarray(1, dtype=np.int64)}
-
-
 def kmeans_from_arrays(arrays: dict[str, np.ndarray]) -> WindowKMeans:
     """The window-KMeans part a file's arrays hold, of the generation that wrote them."""
-    generation = int(arrays.get("prefix_at_once", 0))
-    if generation >= 2:
+    if int(arrays.get("prefix_at_once", 0)):
         kind: type[WindowKMeans] = WindowKMeans
-    elif generation == 1:
-        kind = KMeansPaddedPrefix
     elif int(arrays.get("balanced_edges", 0)):
         kind = KMeansWindowEnding
     else:
@@ -183,7 +167,6 @@ def recast(part: Part, kind: type[PartT]) -> PartT:
 __all__ = [
     "DiscordWithoutAtOnce",
     "KMeansCoveringMeans",
-    "KMeansPaddedPrefix",
     "KMeansWindowEnding",
     "SampledDiscordCovering",
     "covering_window_means",

@@ -28,9 +28,6 @@ from madcluster.score.parts import FitContext, Part, PartStream
 FEW_LEVELS = 3  # columns with 2..FEW_LEVELS distinct training values are left out
 N_CENTROIDS = 20  # TSB-AD's KMeansAD k, the window-KMeans baseline's default
 MAX_TRAIN_WINDOWS = 10_000  # at most this many (evenly spaced) training windows fit the clustering
-#: the causal reading's generation a file records (``prefix_at_once``): 2, the grid windows from
-#: the series' first row on; 1, padded before it (score/legacy.py)
-PREFIX_GENERATION = 2
 _CHUNK_VALUES = 1 << 22  # windows x values scored at a time (32 MB of float64)
 
 
@@ -52,8 +49,6 @@ class WindowKMeans(Part):
     columns: np.ndarray | None = None  # None: every column (files from before the column choice)
 
     name: ClassVar[str] = "kmeans"
-    #: at once, read no grid window that starts before the series (kmeans_prefix)
-    pads_before_start: ClassVar[bool] = False
 
     @cached_property
     def centroid_products(self) -> tuple[np.ndarray, np.ndarray]:
@@ -107,7 +102,7 @@ class WindowKMeans(Part):
         }
         # what older files lack (madcluster.score.legacy tells their kinds apart by them)
         out["balanced_edges"] = np.asarray(1, dtype=np.int64)
-        out["prefix_at_once"] = np.asarray(PREFIX_GENERATION, dtype=np.int64)
+        out["prefix_at_once"] = np.asarray(1, dtype=np.int64)
         if self.columns is not None:
             out["columns"] = np.asarray(self.columns, dtype=np.int64)
         return out
