@@ -1,0 +1,81 @@
+"""A swap's handover while the stream keeps moving: more rows than the tail holds sent during the
+replay (replayed again from the tail), exactly a tail's worth (caught up on the first replay), and
+a stream closed during the handover (the others still move, measured again). The swap tests
+sent a few rows meanwhile only (the mutation run's survivors)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from series_helpers import three_channels
+
+from madcluster import MADCluster
+from madcluster.serve import versions
+from madcluster.serve.footprint import stream_bytes
+from madcluster.serve.registry import StreamStore
+from madcluster.serve.streams import handover_rows
+
+WINDOW = 12
+
+
+@pytest.fixture(scope="module")
+def models():
+    before = MADCluster(window_size=WINDOW, epochs=1, random_state=0).fit(three_channels(300, 0))
+    after = MADCluster(window_size=WINDOW, epochs=1, random_state=1).fit(
+        three_channels(300, 2, 2.0)
+    )
+    return before, after
+
+
+@pytest.mark.parametrize("meanwhile", [1100, 1024])
+def test_rows_sent_during_a_replay_are_caught_up_however_many(models, monkeypatch, meanwhile):
+    before, after = models
+    capacity = handover_rows(after)
+    assert capacity == 1024
+    store = StreamStore({"m": before}, idle_seconds=0)
+    x = three_channels(300 + meanwhile + 50, 10)
+    store.update("s", None, x[:300].tolist(), None)
+    real = versions.handover
+
+    def handover_while_rows_arrive(detector, rows, steps):
+        out = real(detector, rows, steps)
+        if steps == 300:
+            store.update("s", None, x[300 : 300 + meanwhile].tolist(), None)
+        return out
+
+    monkeypatch.setattr(versions, "handover", handover_while_rows_arrive)
+    assert store.swap_model("m", after) == (2, 1)
+    stream = store.get("s")
+    end = 300 + meanwhile
+    assert (stream.steps_seen, stream.version) == (end, 2)
+    rest = store.update("s", None, x[end:].tolist(), None).result
+    np.testing.assert_array_equal(rest.steps, np.arange(end, end + 50))
+    # more than the tail: the last 1,024 rows replayed; else the first replay goes on
+    first = end - capacity if meanwhile > capacity else 0
+    fresh = after.stream().update(x[first:]).scores[-50:]
+    np.testing.assert_allclose(rest.scores, fresh, rtol=0, atol=1e-12)
+    store.stop()
+
+
+def test_a_stream_closed_during_the_handover_leaves_the_others_moving(models, monkeypatch):
+    before, after = models
+    store = StreamStore({"m": before}, idle_seconds=0)
+    for stream_id in ("a", "b"):
+        store.update(stream_id, None, three_channels(40, 3).tolist(), None)
+    real = versions.handover
+
+    def close_a_meanwhile(detector, rows, steps):
+        out = real(detector, rows, steps)
+        if "a" in store._streams:
+            store.close("a")
+        return out
+
+    monkeypatch.setattr(versions, "handover", close_a_meanwhile)
+    held_before = store.get("b").held
+    assert store.swap_model("m", after) == (2, 1)
+    assert len(store) == 1 and store.get("b").version == 2
+    # the moved stream measured again, and the store's sum with it (the budget's count)
+    b = store.get("b")
+    assert b.held == stream_bytes(b.scorer, b.tail) != held_before
+    assert store.stream_memory == b.held
+    store.stop()
