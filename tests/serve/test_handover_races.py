@@ -79,3 +79,32 @@ def test_a_stream_closed_during_the_handover_leaves_the_others_moving(models, mo
     assert b.held == stream_bytes(b.scorer, b.tail) != held_before
     assert store.stream_memory == b.held
     store.stop()
+
+
+def test_no_stream_of_the_model_expires_during_its_handover(models, monkeypatch):
+    before, after = models
+    store = StreamStore({"m": before}, idle_seconds=10)
+    store.update("s", None, three_channels(40, 3).tolist(), None)
+    real, expired = versions.handover, []
+
+    def expire_meanwhile(detector, rows, steps):
+        expired.append(store.expire_idle(now=1e12))
+        return real(detector, rows, steps)
+
+    monkeypatch.setattr(versions, "handover", expire_meanwhile)
+    assert store.swap_model("m", after) == (2, 1)
+    assert expired == [0] and store.get("s").version == 2
+    assert store.expire_idle(now=1e12) == 1  # after the swap it may
+    store.stop()
+
+
+def test_the_models_parked_streams_are_read_back_and_moved_others_stay(models, tmp_path):
+    before, after = models
+    store = StreamStore({"m": before, "o": before}, tmp_path, idle_seconds=10)
+    store.update("s", "m", three_channels(40, 3).tolist(), None)
+    store.update("t", "o", three_channels(40, 4).tolist(), None)
+    assert store.expire_idle(now=1e12) == 2 and store.parked == 2
+    assert store.swap_model("m", after) == (2, 1)
+    assert len(store) == 1 and store.parked == 1  # "t" of the other model stays parked
+    assert store.get("s").version == 2 and store.get("s").steps_seen == 40
+    store.stop()

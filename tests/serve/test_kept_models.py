@@ -142,3 +142,19 @@ def test_a_replaced_file_is_served_as_the_next_version(model, tmp_path, caplog):
             ),
         )
     ]
+
+
+def test_a_refit_saved_then_one_not_saved_comes_back_as_the_second(model, tmp_path):
+    """The unsaved refit descends from the file the saved one wrote: a restart serves it."""
+    saved, unsaved = _fit(5), _fit(6)
+    served, state = tmp_path / "m.mcz", tmp_path / "state"
+    model.save(served)
+    store = StreamStore({"m": MADCluster.load(served)}, state)
+    store.update("s", None, three_channels(40, 3).tolist(), None)
+    saved.save(served)  # what a refit with "save": true writes
+    assert store.swap_model("m", saved, saved=True)[0] == 2
+    assert store.swap_model("m", unsaved)[0] == 3
+    store.stop()
+    again = StreamStore({"m": MADCluster.load(served)}, state)
+    assert again.versions["m"] == 3 and fingerprint(again.models["m"]) == fingerprint(unsaved)
+    assert again.get("s").version == 3
