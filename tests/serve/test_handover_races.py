@@ -107,4 +107,6 @@ def test_the_models_parked_streams_are_read_back_and_moved_others_stay(models, t
     assert store.swap_model("m", after) == (2, 1)
     assert len(store) == 1 and store.parked == 1  # "t" of the other model stays parked
     assert store.get("s").version == 2 and store.get("s").steps_seen == 40
+    assert store.expire_idle(now=2e12) == 1  # parked under the new model, and read back
+    assert store.get("s").version == 2 and store.get("s").steps_seen == 40
     store.stop()
