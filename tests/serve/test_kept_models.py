@@ -158,3 +158,22 @@ def test_a_refit_saved_then_one_not_saved_comes_back_as_the_second(model, tmp_pa
     again = StreamStore({"m": MADCluster.load(served)}, state)
     assert again.versions["m"] == 3 and fingerprint(again.models["m"]) == fingerprint(unsaved)
     assert again.get("s").version == 3
+
+
+def test_a_failed_save_after_a_swap_keeps_the_former_versions_and_says_why(
+    model, tmp_path, monkeypatch, caplog
+):
+    store = StreamStore({"m": model}, tmp_path, save_interval=0)
+    store.update("s", None, three_channels(40, 3).tolist(), None)
+    store.swap_model("m", _fit(7))  # version 2 kept
+
+    def no_space():
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(store, "flush", no_space)
+    with caplog.at_level(logging.WARNING, logger="madcluster.serve.registry"):
+        assert store.swap_model("m", _fit(8))[0] == 3
+    assert [r.getMessage() for r in caplog.records] == [
+        "kept the former model versions: saving the streams failed: No space left on device"
+    ]
+    assert [e.version for e in KeptModels(tmp_path).entries("m")] == [2, 3]
