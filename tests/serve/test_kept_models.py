@@ -177,3 +177,11 @@ def test_a_failed_save_after_a_swap_keeps_the_former_versions_and_says_why(
         "kept the former model versions: saving the streams failed: No space left on device"
     ]
     assert [e.version for e in KeptModels(tmp_path).entries("m")] == [2, 3]
+
+
+def test_a_swap_drops_only_its_own_models_older_kept_versions(model, tmp_path):
+    store = StreamStore({"a": model, "b": model}, tmp_path)
+    store.swap_model("b", _fit(9))  # b's version 2: served, kept
+    store.swap_model("a", _fit(10))
+    store.swap_model("a", _fit(11))  # a's version 3: a's version 2 goes, b's stays
+    assert [(e.name, e.version) for e in KeptModels(tmp_path).entries()] == [("a", 3), ("b", 2)]
