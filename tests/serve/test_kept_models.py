@@ -185,3 +185,23 @@ def test_a_swap_drops_only_its_own_models_older_kept_versions(model, tmp_path):
     store.swap_model("a", _fit(10))
     store.swap_model("a", _fit(11))  # a's version 3: a's version 2 goes, b's stays
     assert [(e.name, e.version) for e in KeptModels(tmp_path).entries()] == [("a", 3), ("b", 2)]
+
+
+def test_unreadable_records_are_skipped_and_named(model, tmp_path, caplog):
+    kept = KeptModels(tmp_path)
+    good = kept.keep("c", 2, model, "base")
+    folder = tmp_path / KEPT_FOLDER
+    (folder / "a.v1.json").write_text("{not json", encoding="utf-8")
+    (folder / "b.v1.json").write_text(json.dumps({"model": "b", "version": 1}), encoding="utf-8")
+    gone = {"model": "b", "version": 2, "fingerprint": "f", "based_on": "base"}
+    (folder / "b.v2.json").write_text(json.dumps(gone), encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="madcluster.serve.kept"):
+        assert kept.entries() == [good]
+    assert [r.getMessage() for r in caplog.records] == [
+        (
+            f"skipping kept model record {folder / 'a.v1.json'}: Expecting property name "
+            "enclosed in double quotes: line 1 column 2 (char 1)"
+        ),
+        f"skipping kept model record {folder / 'b.v1.json'}: 'fingerprint'",
+        f"skipping kept model record {folder / 'b.v2.json'}: {folder / 'b.v2.mcz'} is missing",
+    ]
