@@ -31,3 +31,16 @@ def stop_stream_stores(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             store.stop()
         except OSError:  # a test that removed its state folder: the threads are stopped anyway
             pass
+
+
+@pytest.fixture(scope="package")
+def swap_models() -> tuple:
+    """A served model (window 12, three channels) and the one a swap replaces it with, fitted
+    once for the swap and handover tests."""
+    from series_helpers import three_channels
+
+    from madcluster import MADCluster
+
+    before = MADCluster(window_size=12, epochs=1, random_state=0).fit(three_channels(300, 0))
+    after = MADCluster(window_size=12, epochs=1, random_state=1).fit(three_channels(300, 2, 2.0))
+    return before, after

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from series_helpers import three_channels
 
-from madcluster import MADCluster
 from madcluster.serve import versions
 from madcluster.serve.footprint import stream_bytes
 from madcluster.serve.registry import StreamStore
@@ -19,12 +18,8 @@ WINDOW = 12
 
 
 @pytest.fixture(scope="module")
-def models():
-    before = MADCluster(window_size=WINDOW, epochs=1, random_state=0).fit(three_channels(300, 0))
-    after = MADCluster(window_size=WINDOW, epochs=1, random_state=1).fit(
-        three_channels(300, 2, 2.0)
-    )
-    return before, after
+def models(swap_models):
+    return swap_models
 
 
 @pytest.mark.parametrize("meanwhile", [1100, 1024])

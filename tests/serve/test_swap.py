@@ -24,12 +24,8 @@ WINDOW = 12
 
 
 @pytest.fixture(scope="module")
-def models():
-    before = MADCluster(window_size=WINDOW, epochs=1, random_state=0).fit(three_channels(300, 0))
-    after = MADCluster(window_size=WINDOW, epochs=1, random_state=1).fit(
-        three_channels(300, 2, 2.0)
-    )
-    return before, after
+def models(swap_models):
+    return swap_models
 
 
 @pytest.mark.parametrize("chunks", [[1] * 9, [4, 4, 4], [10, 3], [2, 7, 1, 5]])
