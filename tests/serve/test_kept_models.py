@@ -66,7 +66,9 @@ def test_every_stream_of_a_kept_refit_moves_to_a_replaced_model_file(model, tmp_
         f"stream {s!r}: saved under a former version of model 'm', handed over to version 3"
         for s in "ab"
     ]
-    assert KeptModels(state).entries() == []
+    assert [(e.version, e.fingerprint) for e in KeptModels(state).entries()] == [
+        (3, fingerprint(deployed))  # the refit went; the file's model keeps its number
+    ]
     assert {StateFolder(state).fingerprint(s) for s in "ab"} == {fingerprint(deployed)}
     again.stop()
     third = StreamStore({"m": MADCluster.load(served)}, state)  # needs no kept refit
@@ -133,6 +135,11 @@ def test_a_replaced_file_is_served_as_the_next_version(model, tmp_path, caplog):
         served, versions, others = served_models({"m": model}, kept)
     assert served["m"] is model and versions == {"m": 3}
     assert others == {entry.fingerprint: ("m", entry)}
+    base = fingerprint(model)
+    assert [(e.version, e.fingerprint, e.based_on) for e in kept.entries()] == [
+        (2, entry.fingerprint, "the fingerprint of a former file"),
+        (3, base, base),  # its number, for the next restart
+    ]
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         (
             "WARNING",
@@ -205,3 +212,45 @@ def test_unreadable_records_are_skipped_and_named(model, tmp_path, caplog):
         f"skipping kept model record {folder / 'b.v1.json'}: 'fingerprint'",
         f"skipping kept model record {folder / 'b.v2.json'}: {folder / 'b.v2.mcz'} is missing",
     ]
+
+
+def test_a_streams_version_never_goes_back_across_restarts(model, tmp_path):
+    """A replaced file served as version 3 stays version 3 at every later restart, after the kept
+    refit it replaced is deleted (it came back as version 1: a stream went 3 -> 1 with no change
+    of model); a refit after that is version 4."""
+    refit, deployed = _fit(1), _fit(2)
+    served, state = tmp_path / "m.mcz", tmp_path / "state"
+    model.save(served)
+    store = StreamStore({"m": MADCluster.load(served)}, state)
+    store.update("s", None, three_channels(40, 3).tolist(), None)
+    store.swap_model("m", refit)
+    store.stop()
+    deployed.save(served)
+    for _ in range(2):
+        again = StreamStore({"m": MADCluster.load(served)}, state)
+        assert again.versions["m"] == 3 and again.get("s").version == 3
+        again.stop()
+    assert [(e.version, e.fingerprint) for e in KeptModels(state).entries()] == [
+        (3, fingerprint(deployed))
+    ]
+    last = StreamStore({"m": MADCluster.load(served)}, state)
+    assert last.swap_model("m", _fit(3)) == (4, 1) and last.get("s").version == 4
+
+
+def test_a_replaced_file_not_kept_is_still_served_and_the_failure_logged(
+    model, tmp_path, monkeypatch, caplog
+):
+    kept = KeptModels(tmp_path)
+    kept.keep("m", 2, _fit(2), "a former file")
+
+    def full(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(KeptModels, "keep", full)
+    with caplog.at_level(logging.WARNING, logger="madcluster.serve.kept"):
+        served, versions, _ = served_models({"m": model}, kept)
+    assert served["m"] is model and versions == {"m": 3}
+    assert caplog.records[-1].getMessage() == (
+        f"model 'm': could not keep version 3 in {kept.path} ([Errno 28] No space left on "
+        "device); a later restart may number it 1"
+    )

@@ -103,7 +103,10 @@ def test_a_replaced_model_file_is_served_and_the_kept_refits_streams_move_to_it(
     again = StreamStore(_served(served), state)
     assert again.versions["m"] == 3 and fingerprint(again.models["m"]) == fingerprint(other)
     assert again.get("a").version == 3 and again.get("a").steps_seen == 200
-    assert KeptModels(state).entries("m") == []  # no stream is saved under version 2 any more
+    # no stream is saved under version 2 any more; the file's model is kept as version 3
+    assert [(e.version, e.fingerprint) for e in KeptModels(state).entries("m")] == [
+        (3, fingerprint(other))
+    ]
     assert again.update("a", None, x[200:].tolist(), None).result.steps[0] == 200
 
 

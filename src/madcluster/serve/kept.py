@@ -8,8 +8,9 @@ each swapped-in model is written (atomically, before any stream is saved under i
 the fingerprint of the model file it descends from (:class:`KeptModels`). At start
 (:func:`served_models`) a model's latest kept version is served when it descends from the file
 being served (an unsaved refit: each stream resumes on the version it was last answered by); when
-the file was replaced since, the file's model is served as the next version and the streams of the
-kept one are handed over to it. Older versions are deleted once no stream is saved under them.
+the file was replaced since, the file's model is served as the next version (and kept under that
+number, so a later restart serves it as the same version) and the streams of the kept one are
+handed over to it. Older versions are deleted once no stream is saved under them.
 """
 
 from __future__ import annotations
@@ -106,6 +107,25 @@ class KeptModels:
         return dropped
 
 
+def _keep_number(
+    kept: KeptModels, name: str, version: int, detector: MADCluster, base: str
+) -> None:
+    """Keep a replaced file's model as the version it is served as, so that a later restart
+    serves it under that number (the kept refit it replaces is deleted once its streams moved:
+    without this record the file would be version 1 again, a stream's version going back). A
+    failed write is logged, not raised: a restart must come back."""
+    try:
+        kept.keep(name, version, detector, base)
+    except OSError as exc:
+        logger.warning(
+            "model %r: could not keep version %d in %s (%s); a later restart may number it 1",
+            name,
+            version,
+            kept.path,
+            exc,
+        )
+
+
 #: a model a stream may still be saved under: its name and the kept version or the file's model
 Former = tuple[str, KeptModel | MADCluster]
 
@@ -150,6 +170,7 @@ def served_models(
                 versions[name],
                 latest.version,
             )
+            _keep_number(kept, name, versions[name], detector, base)
     return served, versions, others
 
 
