@@ -308,6 +308,70 @@ def kind_balanced_rule(
     return rule
 
 
+def tail_rule(q: float, power: float = 1.0, clip: float = 1e9) -> Callable[[dict], Weights | None]:
+    """Table 6: the plain end's weights times (the median part's false-alarm tail / this part's)
+    ^ ``power``, clipped to ``[1/clip, clip]``; a part's tail is the ``q`` quantile of its
+    contributions on held-out normal rows (``r["tail_rows"]``, :func:`copies_tail` or
+    :func:`holdout_tail`): every part then fires about as often on normal rows it did not fit."""
+    def rule(r: dict) -> Weights | None:
+        tails = r.get("tail_rows") or {}
+        base = plain_end_weights(r)
+        if not tails or any(len(v) == 0 for v in tails.values()):
+            return base  # too few rows held out: the default's weights
+        t = {p: float(np.quantile(v, q)) for p, v in tails.items()}
+        middle = float(np.median(list(t.values())))
+        return {p: base[p] * float(np.clip(middle / max(t[p], 1e-9), 1 / clip, clip)) ** power
+                for p in t}
+    return rule
+
+
+def copies_tail(r: dict, pad: int) -> dict[str, np.ndarray]:
+    """Each part's contributions on the injected copies' rows at least ``pad`` rows from any
+    event (the copies read by parts fitted before the holdout: ``--probe-on start``)."""
+    out: dict[str, list[np.ndarray]] = {p: [] for p in r["copies"]}
+    for i, labels in enumerate(r["copy_labels"]):
+        keep = np.ones(len(labels), dtype=bool)
+        for at in np.flatnonzero(labels):
+            keep[max(0, at - pad) : at + pad + 1] = False
+        for p, values in out.items():
+            values.append(r["copies"][p][i][keep])
+    return {p: np.concatenate(v) for p, v in out.items() if v}
+
+
+def holdout_tail(name: str, dump: dict, train: np.ndarray, cache: Path) -> dict[str, np.ndarray]:
+    """Each part's contributions on the held-out training rows themselves, read as one fresh
+    series by the parts fitted on the rows before them (no injection; cached per series)."""
+    path = cache / f"{name}.npz"
+    if path.exists():
+        with np.load(path) as f:
+            return {k: f[k] for k in f.files if k != "start"}
+    from madcluster import MADCluster
+    from madcluster.score.combination import Combination
+    from madcluster.score.evidence import contributions, holdout_start
+    from madcluster.score.input_terms import DEFAULT_INPUT_TERMS
+    from madcluster.score.parts import FitContext
+    from madcluster.score.smoothing import resolve_part_smoothing
+
+    params = MADCluster().get_params()
+    window = params["window_size"]
+    start = holdout_start(len(train), int(dump["n_validation"]), window)
+    out: dict[str, np.ndarray] = {}
+    if start is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe = Combination.fit(
+                DEFAULT_INPUT_TERMS, train[:start], dump["own_train"][:start],
+                FitContext(window, 0), {}, resolve_part_smoothing(params["part_smoothing"], window),
+                "positive-zscore-sum", params["series_scale_rows"])
+            out = contributions(probe, train[start:], dump["own_train"][start:])
+    cache.mkdir(parents=True, exist_ok=True)
+    np.savez(path, start=np.asarray(-1 if start is None else start), **out)
+    return out
+
+
+TAIL_SHAPES = {"": (1.0, 1e9), ", clip 3": (1.0, 3.0), ", clip 2": (1.0, 2.0), ", sqrt": (0.5, 1e9)}
+
+
 RULES: dict[str, Callable[[dict], Weights | None]] = {
     "columns (before)": column_weights,
     "plain average": plain_rule,
@@ -328,6 +392,8 @@ RULES: dict[str, Callable[[dict], Weights | None]] = {
         0.1, 1, (0.6, 0.8)),
     **{f"columns x evidence, trusted {a:g}-{b:g}": trusted_rule(a, b)
        for a, b in ((0.3, 0.5), (0.4, 0.6), (0.5, 0.6), (0.5, 0.7), (0.55, 0.65), (0.6, 0.7))},
+    **{f"tail q{q:g}{shape}": tail_rule(q, *TAIL_SHAPES[shape])
+       for q in (0.9, 0.95, 0.98, 0.99, 0.995) for shape in TAIL_SHAPES},
 }
 
 
@@ -441,6 +507,11 @@ def main() -> None:
                         help="only the series whose names contain one of these")
     parser.add_argument("--rules", nargs="*", default=[],
                         help="evaluate only the rules whose names contain one of these")
+    parser.add_argument("--tail-from", choices=("copies", "holdout"), default="copies",
+                        help="the tail rules' normal rows: the copies away from their events "
+                             "(--pad rows), or the held-out rows themselves (--holdout-cache)")
+    parser.add_argument("--pad", type=int, default=20)
+    parser.add_argument("--holdout-cache", default="holdout_tail")
     parser.add_argument("--per-kind", action="store_true",
                         help="only each family's precision excess per injected kind and part, "
                              "from the cached readings (--cache)")
@@ -476,6 +547,10 @@ def main() -> None:
         r = series_readings(name, fitted, dump, Path(args.cache) if args.cache else None,
                             args.probe_on)
         r["train_rows"] = np.asarray(fitted["train"])
+        if any(o.startswith("tail") for o in ONLY):
+            r["tail_rows"] = (copies_tail(r, args.pad) if args.tail_from == "copies" else
+                              holdout_tail(name, dump, np.asarray(fitted["train"], dtype=np.float32),
+                                           Path(args.holdout_cache)))
         table[name], families[name] = evaluate(r), r["family"]
         print(f"{name}: " + ", ".join(f"{k}={v:.3f}" for k, v in table[name].items()), file=sys.stderr)
     report(table, families)
@@ -505,7 +580,7 @@ def report(table: dict[str, dict[str, float]], families: dict[str, str]) -> None
                                              np.mean([means[k][g] for g in others])))
         best = max(parts, key=lambda p: means[p][f])
         print(f"| {f} | {chosen} | {means[chosen][f]:.3f} | {best[6:]} {means[best][f]:.3f} | "
-              f"{means[chosen][f] - means[best][f]:+.3f} | {means['columns (before)'][f]:.3f} |")
+              f"{means[chosen][f] - means[best][f]:+.3f} | {means.get('columns (before)', {}).get(f, float('nan')):.3f} |")
 
 
 if __name__ == "__main__":
