@@ -1,0 +1,76 @@
+"""Streams leaving memory, part by part: what ``expire_idle`` and ``keep_budget`` answer and log,
+a busy stream left alone, and the sizes the messages give (the fifth mutation run's survivors:
+the tests checked the streams moved, not the counts and the log lines)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+from series_helpers import three_channels
+
+from madcluster import MADCluster
+from madcluster.serve.parking import _size
+from madcluster.serve.registry import StreamStore
+
+LOGGER = "madcluster.serve.registry"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return MADCluster(input_terms=None, window_size=12, epochs=1, random_state=0).fit(
+        three_channels(200, 0)
+    )
+
+
+def _messages(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == LOGGER]
+
+
+def test_sizes_are_kib_below_one_mib_and_mib_from_it():
+    assert _size(2**20) == "1.0 MiB"
+    assert _size(2**20 - 512) == "1024 KiB"
+    assert _size(3 * 2**20) == "3.0 MiB"
+    assert _size(5 * 1024) == "5 KiB"
+
+
+def test_an_idle_stream_expires_under_a_second_idle_and_says_so(model, caplog):
+    store = StreamStore({"m": model}, idle_seconds=0.5)
+    store.update("s", None, three_channels(20, 1).tolist(), None)
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        assert store.expire_idle(now=time.monotonic() + 1.0) == 1
+    assert len(store) == 0
+    assert _messages(caplog) == ["expired 1 stream(s) idle for 0.5 s or more"]
+
+
+def test_a_busy_stream_is_not_expired(model):
+    store = StreamStore({"m": model}, idle_seconds=60)
+    store.update("s", None, three_channels(20, 1).tolist(), None)
+    later = time.monotonic() + 120
+    stream = store.get("s")
+    with stream.lock:  # an update in progress
+        assert store.expire_idle(now=later) == 0
+    assert len(store) == 1
+    assert store.expire_idle(now=later) == 1
+
+
+def test_within_the_budget_nothing_is_parked(model, tmp_path):
+    store = StreamStore({"m": model}, tmp_path, max_stream_memory=1 << 30, idle_seconds=0)
+    store.update("s", None, three_channels(20, 1).tolist(), None)
+    assert store.keep_budget() == 0 and len(store) == 1
+
+
+def test_parking_past_the_budget_names_the_folder_and_the_limit(model, tmp_path, caplog):
+    store = StreamStore({"m": model}, tmp_path, max_stream_memory=0, idle_seconds=0)
+    for i in range(3):
+        store.update(f"s{i}", None, three_channels(20, i).tolist(), None)
+    store.max_stream_memory = 5 * 1024  # as if the streams had grown past it
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        assert store.keep_budget() == 3
+    assert _messages(caplog) == [
+        (
+            f"parked 3 least recently used stream(s) in {tmp_path}: the streams held over "
+            "--max-stream-memory (5 KiB)"
+        )
+    ]
