@@ -369,6 +369,25 @@ def holdout_tail(name: str, dump: dict, train: np.ndarray, cache: Path) -> dict[
     return out
 
 
+def peak_rule(measure: str, power: float, rows: int | None) -> Callable[[dict], Weights | None]:
+    """Table 7: the plain end's weights times each part's peakedness on the *scored* series
+    (``"q999/q90"`` or ``"max/q90"`` of its contributions; on the first ``rows`` steps, what a
+    stream can read, or the whole series) over the median part's, to the ``power``, clipped to
+    [1/3, 3]: an internal measure, no labels and no holdout."""
+    def rule(r: dict) -> Weights | None:
+        base = plain_end_weights(r)
+        peaks = {}
+        for p, v in r["test"].items():
+            v = v[:rows] if rows else v
+            top = v.max() if measure == "max/q90" else np.quantile(v, 0.999)
+            peaks[p] = float(top / (np.quantile(v, 0.9) + 1e-3))
+        middle = float(np.median(list(peaks.values())))
+        if not np.isfinite(middle) or middle <= 0:
+            return base
+        return {p: base[p] * float(np.clip(peaks[p] / middle, 1 / 3, 3)) ** power for p in peaks}
+    return rule
+
+
 TAIL_SHAPES = {"": (1.0, 1e9), ", clip 3": (1.0, 3.0), ", clip 2": (1.0, 2.0), ", sqrt": (0.5, 1e9)}
 
 
@@ -394,6 +413,8 @@ RULES: dict[str, Callable[[dict], Weights | None]] = {
        for a, b in ((0.3, 0.5), (0.4, 0.6), (0.5, 0.6), (0.5, 0.7), (0.55, 0.65), (0.6, 0.7))},
     **{f"tail q{q:g}{shape}": tail_rule(q, *TAIL_SHAPES[shape])
        for q in (0.9, 0.95, 0.98, 0.99, 0.995) for shape in TAIL_SHAPES},
+    **{f"peak {m}^{g:g}, {'first 3000' if n else 'whole series'}": peak_rule(m, g, n)
+       for m in ("q999/q90", "max/q90") for g in (0.5, 1) for n in (None, 3000)},
 }
 
 
