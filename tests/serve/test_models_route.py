@@ -1,0 +1,43 @@
+"""``GET /models`` whole, for a model with column names and one without (the fifth mutation run's
+survivors: only a slow server test read its keys)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+
+from fastapi.testclient import TestClient
+from series_helpers import three_channels
+
+from madcluster import MADCluster
+from madcluster.serve.app import create_app
+from madcluster.serve.registry import StreamStore
+
+
+def test_models_describes_each_model_whole():
+    x = three_channels(200, 0)
+    named = MADCluster(input_terms=None, window_size=12, epochs=1, random_state=0).fit(
+        pd.DataFrame(x, columns=["flow", "rpm", "temp"])
+    )
+    plain = MADCluster(input_terms=None, window_size=12, epochs=1, random_state=0).fit(x)
+    with TestClient(create_app(StreamStore({"named": named, "plain": plain}))) as client:
+        answer = client.get("/models").json()
+    common = {
+        "n_features": 3,
+        "window_size": 12,
+        "embedder": "drnn",
+        "streams": True,
+        "final_after_rows": named.model_.combination.final_after(),
+        "series_scale_rows": named.model_.combination.scale_rows,
+        "version": 1,
+        "refit": None,
+    }
+    assert answer == {
+        "models": {
+            "named": {**common, "columns": ["flow", "rpm", "temp"], "threshold": named.threshold_},
+            "plain": {**common, "columns": None, "threshold": plain.threshold_},
+        }
+    }
