@@ -17,7 +17,7 @@ from madcluster.score.evidence import (
     read_evidence,
     weights_from,
 )
-from madcluster.score.injection import KINDS, MIN_CHANGE, inject
+from madcluster.score.injection import KINDS, MIN_CHANGE, WHOLE_ROW_KINDS, inject
 from madcluster.score.input_terms import default_part_weights
 
 TINY = {"window_size": 16, "epochs": 1, "epoch_windows": 64, "batch_size": 32, "random_state": 0}
@@ -48,6 +48,25 @@ def test_injection_is_deterministic_and_labels_exactly_what_moved() -> None:
         events[start:end] = True
     assert np.array_equal(a.labels.astype(bool), events)  # labelled: exactly the events' rows
     assert not np.array_equal(inject(rows, scale, seed=4).rows, a.rows)
+
+
+def test_whole_row_kinds_keep_every_row_a_normal_row_and_break_only_the_order() -> None:
+    rows = _rows(5000)
+    scale = rows.std(axis=0)
+    a = inject(rows, scale, seed=3, skip=50, kinds=WHOLE_ROW_KINDS)
+    assert set(a.kinds) == set(WHOLE_ROW_KINDS) and a.labels[:50].sum() == 0
+    originals = {row.tobytes() for row in rows.astype(np.float64)}
+    for kind, start, end in zip(a.kinds, a.starts, a.ends, strict=True):
+        piece = a.rows[start:end]
+        assert all(row.tobytes() in originals for row in piece)  # each row a row of the series
+        assert not np.array_equal(piece, rows[start:end])  # ... in another order or place
+        if kind == "reorder":  # the same rows, the second half first
+            middle = (end - start) // 2
+            assert np.array_equal(piece[: end - start - middle], rows[start + middle : end])
+    # the kinds the fit reads draw exactly as before: whole-row kinds are only for studies
+    assert not set(inject(rows, scale, seed=3, skip=50).kinds) & set(WHOLE_ROW_KINDS)
+    with pytest.raises(ValueError, match="unknown injected kind"):
+        inject(rows, scale, seed=3, kinds=("spike", "wobble"))
 
 
 def test_weights_follow_precision_above_chance() -> None:

@@ -32,10 +32,14 @@ from lib import bundle_series, generated_series
 SEED = 0
 
 
-def dump_one(name: str, arrays: dict[str, np.ndarray], out: Path) -> float:
-    """Fit, read and write one series; returns the fit's CPU seconds."""
+def dump_one(name: str, arrays: dict[str, np.ndarray], out: Path,
+             kinds: tuple[str, ...] | None = None, models: Path | None = None) -> float:
+    """Fit, read and write one series (copies with events of ``kinds``, the fit's by default;
+    the fitted model too, into ``models``, so that new copies need no new fit); returns the fit's
+    CPU seconds."""
     from madcluster import MADCluster
     from madcluster.score.evidence import holdout_start, injected_copies
+    from madcluster.score.injection import KINDS
     from madcluster.training.loop import validation_rows
 
     train = np.asarray(arrays["train"], dtype=np.float32)
@@ -45,6 +49,9 @@ def dump_one(name: str, arrays: dict[str, np.ndarray], out: Path) -> float:
         warnings.simplefilter("ignore")
         detector = MADCluster(random_state=SEED).fit(train)
         fit_cpu = time.process_time() - start
+        if models is not None:
+            models.mkdir(parents=True, exist_ok=True)
+            detector.save(models / f"{name}.mcz")
         model = detector.model_
         data = model.inputs.check_rows(train)
         own_train = model.own_scores(model.inputs.model_input(data))
@@ -54,7 +61,8 @@ def dump_one(name: str, arrays: dict[str, np.ndarray], out: Path) -> float:
         n_val = validation_rows(len(data), detector.validation_size, detector.window_size)
         start = holdout_start(len(data), n_val, detector.window_size)
         copies = None if start is None else injected_copies(
-            data[start:], data[:start].astype(np.float64).std(axis=0), detector.window_size, SEED)
+            data[start:], data[:start].astype(np.float64).std(axis=0), detector.window_size, SEED,
+            kinds or KINDS)
     record: dict[str, np.ndarray] = {
         "own_train": own_train, "own_test": own_test, "default_test": default_test,
         "labels": np.asarray(arrays["labels"]), "family": np.asarray(str(arrays["family"])),
@@ -83,6 +91,9 @@ def main() -> None:
     parser.add_argument("--family", action="append", help="only these families (repeatable)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--reverse", action="store_true", help="last series first (a second worker)")
+    parser.add_argument("--kinds", nargs="*", help="the injected kinds (default: the fit's); e.g. "
+                        "the fit's and the whole-row ones: KINDS reorder transplant")
+    parser.add_argument("--models", help="also save each fitted model (NAME.mcz) here")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -90,10 +101,15 @@ def main() -> None:
               else bundle_series(args.bundle, args.family))
     if args.reverse:
         series = reversed(list(series))
+    from madcluster.score.injection import KINDS
+
+    kinds = None
+    if args.kinds:
+        kinds = tuple(k for given in args.kinds for k in (KINDS if given == "KINDS" else (given,)))
     for name, arrays in series:
         if (out / f"{name}.npz").exists():
             continue
-        fit_cpu = dump_one(name, arrays, out)
+        fit_cpu = dump_one(name, arrays, out, kinds, Path(args.models) if args.models else None)
         print(f"{name}: fit {fit_cpu:.1f} CPU s", flush=True)
 
 

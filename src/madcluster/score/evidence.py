@@ -107,15 +107,14 @@ def holdout_start(length: int, n_validation: int, window: int) -> int | None:
 
 
 def injected_copies(
-    holdout: np.ndarray, scale: np.ndarray, window: int, seed: int
+    holdout: np.ndarray, scale: np.ndarray, window: int, seed: int, kinds: tuple[str, ...] = KINDS
 ) -> list[Injected]:
-    """Copies of the ``holdout`` rows with events injected (:func:`inject`), about
+    """Copies of the ``holdout`` rows with events of ``kinds`` injected (:func:`inject`), about
     :data:`INJECTED_ROWS` rows in all, the first ``window`` rows of each left clean."""
     copies = max(2, min(8, -(-INJECTED_ROWS // len(holdout))))
     floor = np.where(scale > 1e-12, scale, 1.0)
-    return [
-        inject(holdout, floor, seed + i, skip=min(window, len(holdout) // 4)) for i in range(copies)
-    ]
+    skip = min(window, len(holdout) // 4)
+    return [inject(holdout, floor, seed + i, skip=skip, kinds=kinds) for i in range(copies)]
 
 
 def contributions(
@@ -183,7 +182,7 @@ def _found_by_kind(values: list[np.ndarray], copies: list[Injected]) -> dict[str
     hits: dict[str, list[bool]] = {k: [] for k in KINDS}
     for v, c in zip(values, copies, strict=True):
         for kind, start, end in zip(c.kinds, c.starts, c.ends, strict=True):
-            hits[kind].append(bool(v[start:end].max() > level))
+            hits.setdefault(kind, []).append(bool(v[start:end].max() > level))
     return {k: float(np.mean(h)) for k, h in hits.items() if h}
 
 

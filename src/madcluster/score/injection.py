@@ -17,6 +17,15 @@ the rows) alternate:
   normal, its relation to the other columns breaks);
 * ``stuck``: the columns hold their value at the segment's start;
 * ``shape``: the segment runs backwards (same values, same range, another shape).
+
+Two more kinds change every column together, so that each row stays a normal row of the system
+and only the order breaks (studies choose them through ``kinds``; the fit's evidence reads
+:data:`KINDS`):
+
+* ``reorder``: the segment's second half is played before its first (a sequence replayed out of
+  order: a machine's states, a cycle's phases);
+* ``transplant``: the segment is replaced by a stretch of the same rows from elsewhere, where its
+  ends meet their neighbours best (normal values and shape, the wrong place in the series).
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ from madcluster.score.window_kmeans import FEW_LEVELS, column_levels
 
 #: The injected kinds, in the order their events cycle.
 KINDS = ("spike", "level", "trend", "frequency", "correlation", "stuck", "shape", "noise")
+#: Kinds that change every column together (the event's columns are all of them).
+WHOLE_ROW_KINDS = ("reorder", "transplant")
 SHORT, LONG = (3, 20), (40, 200)
 MIN_ROWS = 200  # a holdout shorter than this cannot hold a long event and its gaps
 MIN_CHANGE = 0.5  # training deviations: an event that moved no value this far is not labelled
@@ -48,11 +59,19 @@ class Injected:
 
 
 def inject(
-    rows: np.ndarray, scale: np.ndarray, seed: int, skip: int = 0, share: float = 0.12
+    rows: np.ndarray,
+    scale: np.ndarray,
+    seed: int,
+    skip: int = 0,
+    share: float = 0.12,
+    kinds: tuple[str, ...] = KINDS,
 ) -> Injected:
-    """Events of every kind injected into a copy of ``rows`` (``scale``: each column's training
-    deviation; ``skip``: rows at the start left clean, a scorer's warm-up), covering about
-    ``share`` of the rows, kinds cycling from one chosen by ``seed``."""
+    """Events of every one of ``kinds`` injected into a copy of ``rows`` (``scale``: each
+    column's training deviation; ``skip``: rows at the start left clean, a scorer's warm-up),
+    covering about ``share`` of the rows, kinds cycling from one chosen by ``seed``."""
+    unknown = sorted(set(kinds) - set(_APPLY))
+    if unknown or not kinds:
+        raise ValueError(f"unknown injected kind(s) {unknown}; the kinds are {sorted(_APPLY)}")
     rng = np.random.default_rng(seed)
     data = np.array(rows, dtype=np.float64)
     n, width = data.shape
@@ -63,16 +82,16 @@ def inject(
     if len(movable) == 0:
         movable = np.arange(width)
     labels = np.zeros(n, dtype=np.uint8)
-    kinds: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
     long_cap = max(SHORT[1] + 1, min(LONG[1], (n - skip) // 8))
     budget = share * (n - skip)
     at = skip + int(rng.integers(10, 40))
-    k = int(rng.integers(len(KINDS)))
+    k = int(rng.integers(len(kinds)))
+    done: list[str] = []
     while budget > 0:
-        kind = KINDS[k % len(KINDS)]
-        low, high = SHORT if (k // len(KINDS) + len(kinds)) % 2 == 0 else (LONG[0], long_cap)
+        kind = kinds[k % len(kinds)]
+        low, high = SHORT if (k // len(kinds) + len(done)) % 2 == 0 else (LONG[0], long_cap)
         if kind == "spike":
             low, high = 1, 4
         length = int(rng.integers(low, max(low + 1, high)))
@@ -82,18 +101,20 @@ def inject(
         cols = rng.choice(
             movable, size=max(1, int(rng.integers(1, len(movable) // 4 + 2))), replace=False
         )
+        if kind in WHOLE_ROW_KINDS:
+            cols = np.arange(width)
         before = data[at : at + length, cols].copy()
         _APPLY[kind](data, at, at + length, cols, scale, rng)
         moved = np.abs(data[at : at + length, cols] - before) / scale[cols]
         if moved.max(initial=0.0) >= MIN_CHANGE:  # an event that changed nothing is not one
             labels[at : at + length] = 1
-            kinds.append(kind)
+            done.append(kind)
             starts.append(at)
             ends.append(at + length)
             budget -= length
         at += length + gap + int(rng.integers(0, gap))
         k += 1
-    return Injected(data, labels, tuple(kinds), np.asarray(starts), np.asarray(ends))
+    return Injected(data, labels, tuple(done), np.asarray(starts), np.asarray(ends))
 
 
 Apply = Callable[[np.ndarray, int, int, np.ndarray, np.ndarray, np.random.Generator], None]
@@ -149,6 +170,29 @@ def _shape(data, start, end, cols, scale, rng) -> None:
     data[start:end, cols] = data[start:end, cols][::-1]
 
 
+def _reorder(data, start, end, cols, scale, rng) -> None:
+    middle = (start + end) // 2
+    data[start:end] = np.concatenate([data[middle:end], data[start:middle]])
+
+
+def _transplant(data, start, end, cols, scale, rng) -> None:
+    length = end - start
+    floor = np.where(scale > 0, scale, 1.0)
+    best: tuple[float, int] | None = None
+    for origin in rng.integers(0, len(data) - length, size=40):
+        if abs(int(origin) - start) < 2 * length:  # not its own neighbourhood
+            continue
+        piece = data[origin : origin + length]
+        gap = float(
+            np.abs((piece[0] - data[start - 1]) / floor).sum()
+            + np.abs((piece[-1] - data[min(end, len(data) - 1)]) / floor).sum()
+        )
+        if best is None or gap < best[0]:
+            best = (gap, int(origin))
+    if best is not None:
+        data[start:end] = data[best[1] : best[1] + length].copy()
+
+
 _APPLY: dict[str, Apply] = {
     "spike": _spike,
     "level": _level,
@@ -158,6 +202,8 @@ _APPLY: dict[str, Apply] = {
     "stuck": _stuck,
     "shape": _shape,
     "noise": _noise,
+    "reorder": _reorder,
+    "transplant": _transplant,
 }
 
-__all__ = ["KINDS", "MIN_ROWS", "Injected", "inject"]
+__all__ = ["KINDS", "MIN_ROWS", "WHOLE_ROW_KINDS", "Injected", "inject"]
