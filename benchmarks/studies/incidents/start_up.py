@@ -35,7 +35,9 @@ def main() -> None:
     def from_row_0(part, step: int) -> int:  # the grid's windows starting at or after row 0
         return max(0, padded(part, step))
 
-    print("| series | reading | part | first window: mean | max | after: mean | p99 | at-once ROC-AUC |")
+    print(
+        "| series | reading | part | first window: mean | max | after: mean | p99 | at-once ROC-AUC |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for family in args.families:
         for seed in args.seeds:
@@ -57,9 +59,12 @@ def main() -> None:
                 for part in combination.parts:
                     term = combination.contribution(part, readings[part.name], at_once=True)
                     head, rest = term[first & normal], term[~first & normal]
-                    print(f"| {family}-{seed} | {label} | {part.name} | {head.mean():.2f} | "
-                          f"{head.max():.2f} | {rest.mean():.2f} | {np.quantile(rest, 0.99):.2f} | "
-                          f"{roc:.4f} |", flush=True)
+                    print(
+                        f"| {family}-{seed} | {label} | {part.name} | {head.mean():.2f} | "
+                        f"{head.max():.2f} | {rest.mean():.2f} | {np.quantile(rest, 0.99):.2f} | "
+                        f"{roc:.4f} |",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":
