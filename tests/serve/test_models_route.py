@@ -1,5 +1,6 @@
-"""``GET /models`` whole, for a model with column names and one without (the fifth mutation run's
-survivors: only a slow server test read its keys)."""
+"""``GET /models`` whole, for a model with column names and one without, and the route a fast
+stream update is counted under (the fifth mutation run's survivors: only a slow server test read
+the models' keys, and the metrics test sent updates through both paths)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,19 @@ def test_models_describes_each_model_whole():
             "plain": {**common, "columns": None, "threshold": plain.threshold_},
         }
     }
+
+
+def test_fast_updates_are_counted_under_the_stream_route_only():
+    model = MADCluster(input_terms=None, window_size=12, epochs=1, random_state=0).fit(
+        three_channels(200, 0)
+    )
+    with TestClient(create_app(StreamStore({"m": model}))) as client:
+        for row in three_channels(3, 1).tolist():
+            assert client.post("/streams/s", json={"rows": [row]}).status_code == 200
+        lines = client.get("/metrics").text.splitlines()
+    posts = [
+        line for line in lines if line.startswith("madcluster_requests_total{") and "POST" in line
+    ]
+    assert posts == [
+        'madcluster_requests_total{endpoint="/streams/{stream_id}",method="POST",status="200"} 3.0'
+    ]
