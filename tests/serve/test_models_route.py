@@ -58,3 +58,15 @@ def test_fast_updates_are_counted_under_the_stream_route_only():
     assert posts == [
         'madcluster_requests_total{endpoint="/streams/{stream_id}",method="POST",status="200"} 3.0'
     ]
+
+
+def test_each_limit_reaches_the_body_limit():
+    model = MADCluster(input_terms=None, window_size=12, epochs=1, random_state=0).fit(
+        three_channels(200, 0)
+    )
+    limited = create_app(
+        StreamStore({"m": model}), 5000, max_rows=300, max_concurrent=3, body_seconds=9.0
+    )
+    assert type(limited).__name__ == "BodyLimit"
+    assert (limited.max_bytes, limited.max_rows, limited.max_concurrent) == (5000, 300, 3)
+    assert limited.body_seconds == 9.0

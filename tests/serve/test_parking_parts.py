@@ -74,3 +74,22 @@ def test_parking_past_the_budget_names_the_folder_and_the_limit(model, tmp_path,
             "--max-stream-memory (5 KiB)"
         )
     ]
+
+
+def test_exactly_at_the_budget_is_within_it(model, tmp_path):
+    store = StreamStore({"m": model}, tmp_path, max_stream_memory=0, idle_seconds=0)
+    for i in range(2):
+        store.update(f"s{i}", None, three_channels(20, i).tolist(), None)
+    store.max_stream_memory = store.stream_memory
+    assert store.keep_budget() == 0 and len(store) == 2
+    store.max_stream_memory = store.stream_memory - 1
+    assert store.keep_budget() >= 1
+
+
+def test_the_background_step_expires_idle_streams(model):
+    store = StreamStore({"m": model}, idle_seconds=0.1)
+    store.update("s", None, three_channels(20, 1).tolist(), None)
+    deadline = time.monotonic() + 5
+    while len(store) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(store) == 0
