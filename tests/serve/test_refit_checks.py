@@ -75,6 +75,8 @@ def test_a_refit_on_constant_rows_is_refused_unless_forced(model, monkeypatch):
         ({"threshold": 1.01, "served_threshold": 7.66}, "is 0.132 times the served model's"),
         ({"threshold": 7.66 * 5, "served_threshold": 7.66}, None),
         ({"threshold": 7.66 * 5.1, "served_threshold": 7.66}, "is 5.1 times"),
+        ({"threshold": 3.0, "served_threshold": 0.5}, "is 6 times"),  # a served threshold below 1
+        ({"threshold": 3.0, "served_threshold": 0.0}, None),  # no ratio to a threshold of 0
         ({"score_p99_over_threshold": 4.4e13}, "99th percentile score is 4.4e+13 times"),
         ({"score_p99_over_threshold": float("nan")}, "99th percentile score is nan times"),
         ({"score_p99_over_threshold": 100.0}, None),
