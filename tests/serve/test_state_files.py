@@ -43,3 +43,24 @@ def test_a_failed_background_save_is_logged_with_the_folder(model, tmp_path, mon
         while not caplog.records and time.monotonic() < deadline:
             time.sleep(0.02)
     assert caplog.records[0].getMessage() == f"saving stream states to {tmp_path} failed"
+
+
+def test_stop_waits_for_each_thread_at_most_30_s_then_saves(model, tmp_path):
+    """A thread stuck in a save cannot hold a shutdown forever."""
+
+    class Stuck:
+        def __init__(self) -> None:
+            self.timeouts: list[float | None] = []
+
+        def join(self, timeout: float | None = None) -> None:
+            self.timeouts.append(timeout)
+
+    store = StreamStore({"m": model}, tmp_path, idle_seconds=60)
+    store.update("s", None, three_channels(20, 1).tolist(), None)
+    store.stop()  # the real threads end
+    saver, janitor = Stuck(), Stuck()
+    store._saver, store._janitor = saver, janitor
+    store.update("t", None, three_channels(20, 2).tolist(), None)
+    store.stop()
+    assert saver.timeouts == [30] and janitor.timeouts == [30]
+    assert sorted(StateFolder(tmp_path).stream_ids()) == ["s", "t"]
