@@ -1,18 +1,21 @@
-"""A stream's state file read back on its own, and the saver's failure in the log (the fifth
-mutation run's survivors: a state file from before model versions, with no tail, was never read;
-no test made the background save fail)."""
+"""A stream's state and record on their own: a state file from before model versions, the saver's
+failure in the log, the rows a handover keeps, room made at the stream limit (the fifth mutation
+run's survivors: an old file without a tail was never read, no test made the background save
+fail, the handover's rows were only ever the minimum, and idle streams were tested at 1 s and
+more)."""
 
 from __future__ import annotations
 
 import logging
 import time
+from types import SimpleNamespace
 
 import pytest
 from series_helpers import three_channels
 
 from madcluster import MADCluster
 from madcluster.serve.registry import StreamStore
-from madcluster.serve.streams import StateFolder
+from madcluster.serve.streams import MIN_HANDOVER_ROWS, StateFolder, handover_rows
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +67,37 @@ def test_stop_waits_for_each_thread_at_most_30_s_then_saves(model, tmp_path):
     store.stop()
     assert saver.timeouts == [30] and janitor.timeouts == [30]
     assert sorted(StateFolder(tmp_path).stream_ids()) == ["s", "t"]
+
+
+def test_a_handover_keeps_rows_for_the_slowest_part_and_two_windows():
+    combination = SimpleNamespace(final_after=lambda: 600)
+    detector = SimpleNamespace(
+        window_size=100,
+        model_=SimpleNamespace(grid=SimpleNamespace(causal=True), combination=combination),
+    )
+    assert handover_rows(detector) == 2 * 600 + 2 * 100
+    detector.model_.grid.causal = False  # every score final at once
+    assert handover_rows(detector) == MIN_HANDOVER_ROWS
+
+
+def test_at_the_stream_limit_streams_idle_under_a_second_are_expired_first(model):
+    store = StreamStore({"m": model}, max_streams=1, idle_seconds=0.5)
+    store.update("a", None, three_channels(20, 1).tolist(), None)
+    store._streams["a"].last_used -= 1.0  # idle for a second
+    store.update("b", None, three_channels(20, 2).tolist(), None)
+    assert list(store._streams) == ["b"]
+
+
+def test_a_stream_opened_while_room_was_made_is_updated_not_replaced(model, monkeypatch):
+    store = StreamStore({"m": model})
+    x = three_channels(30, 1)
+    store.update("s", None, x[:20].tolist(), None)
+    with store._lock:
+        opened = store._remove("s")
+
+    def make_room(stream_id: str) -> None:  # another request opened it meanwhile
+        store._add(stream_id, opened)
+
+    monkeypatch.setattr(store, "_make_room", make_room)
+    assert store.update("s", None, x[20:].tolist(), None).result.steps[0] == 20
+    assert store.get("s") is opened
