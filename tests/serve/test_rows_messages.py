@@ -44,3 +44,16 @@ def test_a_value_past_float32_says_the_limit(models):
     assert _refusal(named, [[1.0, float("nan"), 3.0]]) == (
         "rows hold 1 NaN or infinite value(s), the first at row 0, column 'rpm': nan"
     )
+
+
+def test_columns_not_the_models_are_refused_whole(models):
+    named, _ = models
+    assert _refusal(named, [[1.0, 2.0]], ["flow", "rpm"]) == (
+        "columns do not match the model's: missing ['temp'], unexpected []"
+    )
+    assert _refusal(named, [[1.0, 2.0, 3.0, 4.0]], ["flow", "rpm", "temp", "extra"]) == (
+        "columns do not match the model's: missing [], unexpected ['extra']"
+    )
+    assert _refusal(named, [[1.0, 2.0, 3.0]], ["flow", "rpm", "flow"]) == (
+        "columns name 'flow' more than once: each column once, please"
+    )
