@@ -388,6 +388,29 @@ def peak_rule(measure: str, power: float, rows: int | None) -> Callable[[dict], 
     return rule
 
 
+def order_rule(low: float, high: float, share: float = 1.0) -> Callable[[dict], Weights | None]:
+    """Table 8: the plain end times each part's precision excess on the whole-row events alone
+    (``reorder``, ``transplant``: the rows normal, their order not) over the best part's, trusted
+    as :func:`prior_trusted_rule` by the best part's excess there; ``share`` < 1 mixes that
+    factor with the pooled one of every kind (``share`` of the order factor)."""
+    def rule(r: dict) -> Weights | None:
+        excess = per_kind_excess(r)
+        parts = list(r["copies"])
+        order = {p: float(np.mean([max(0.0, excess[(k, p)]) for k in ("reorder", "transplant")
+                                   if (k, p) in excess] or [0.0])) for p in parts}
+        top = max(order.values(), default=0.0)
+        if top <= 0:
+            return None
+        trust = min(1.0, max(0.0, (top - low) / (high - low)))
+        factor = {p: 1 - trust + trust * order[p] / top for p in parts}
+        if share < 1:
+            pooled = prior_trusted_rule(lambda _: {p: 1.0 for p in parts}, 0.6, 0.8)(r) or {}
+            factor = {p: share * factor[p] + (1 - share) * pooled.get(p, 1.0) for p in parts}
+        base = plain_end_weights(r)
+        return {p: base[p] * factor[p] for p in parts}
+    return rule
+
+
 TAIL_SHAPES = {"": (1.0, 1e9), ", clip 3": (1.0, 3.0), ", clip 2": (1.0, 2.0), ", sqrt": (0.5, 1e9)}
 
 
@@ -413,6 +436,8 @@ RULES: dict[str, Callable[[dict], Weights | None]] = {
        for a, b in ((0.3, 0.5), (0.4, 0.6), (0.5, 0.6), (0.5, 0.7), (0.55, 0.65), (0.6, 0.7))},
     **{f"tail q{q:g}{shape}": tail_rule(q, *TAIL_SHAPES[shape])
        for q in (0.9, 0.95, 0.98, 0.99, 0.995) for shape in TAIL_SHAPES},
+    **{f"order evidence, trusted {a:g}-{b:g}{', half' if h < 1 else ''}": order_rule(a, b, h)
+       for a, b in ((0.0, 0.2), (0.1, 0.3), (0.2, 0.4)) for h in (1.0, 0.5)},
     **{f"peak {m}^{g:g}, {'first 3000' if n else 'whole series'}": peak_rule(m, g, n)
        for m in ("q999/q90", "max/q90") for g in (0.5, 1) for n in (None, 3000)},
 }
@@ -467,10 +492,9 @@ def per_kind_excess(r: dict) -> dict[tuple[str, str], float]:
     kind alone (the other events' rows left out), where the pooled precision the weights read is
     dominated by the long, easy kinds."""
     from madcluster.metrics.pointwise import auc_pr
-    from madcluster.score.injection import KINDS
 
     out = {}
-    for kind in KINDS:
+    for kind in kinds_present(r):
         labels, kept = [], []
         for i, copy_labels in enumerate(r["copy_labels"]):
             label, keep = np.zeros(len(copy_labels)), np.ones(len(copy_labels), dtype=bool)
@@ -490,24 +514,51 @@ def per_kind_excess(r: dict) -> dict[tuple[str, str], float]:
     return out
 
 
-def per_kind_table(cache: Path) -> str:
-    """Each family's mean :func:`per_kind_excess`, a row per kind, a column per part."""
+def kinds_present(r: dict) -> list[str]:
+    """The injected kinds of a reading's copies: the fit's eight in their order, then any other
+    (the whole-row kinds of ``fit_dump.py --kinds``)."""
     from madcluster.score.injection import KINDS
 
+    seen = {str(k) for kinds in r["kinds"] for k in kinds}
+    return [k for k in KINDS if k in seen] + sorted(seen - set(KINDS))
+
+
+def per_kind_table(cache: Path) -> str:
+    """Each family's mean :func:`per_kind_excess`, a row per kind, a column per part."""
     found: dict[str, dict[tuple[str, str], list[float]]] = {}
+    kinds: list[str] = []
     for path in sorted(cache.glob("*.npz")):
         with np.load(path, allow_pickle=False) as f:
             r = unflatten({k: f[k] for k in f.files})
         if r["copy_labels"]:
+            kinds += [k for k in kinds_present(r) if k not in kinds]
             for key, v in per_kind_excess(r).items():
                 found.setdefault(r["family"], {}).setdefault(key, []).append(v)
     parts = sorted({p for fam in found.values() for _, p in fam})
     lines = ["| family | kind | " + " | ".join(parts) + " |", "|---|---|" + "---|" * len(parts)]
     for fam in sorted(found):
-        for kind in KINDS:
+        for kind in kinds:
             cells = [found[fam].get((kind, p)) for p in parts]
             lines.append(f"| {fam} | {kind} | " + " | ".join(
                 f"{np.mean(c):.2f}" if c else "" for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def diagnose(cache: Path, families: list[str]) -> str:
+    """Per series of ``families``: each part's median contribution on the anomaly rows and its
+    99th percentile on the normal rows (at least 50 rows from any anomaly), from the cached test
+    contributions: which part adds only false alarms to the sum."""
+    lines = ["| series | part | median on anomalies | q .99 on normal rows |", "|---|---|---|---|"]
+    for path in sorted(cache.glob("*.npz")):
+        if not any(path.stem.startswith(f"{f}-") for f in families):
+            continue
+        with np.load(path, allow_pickle=False) as f:
+            r = unflatten({k: f[k] for k in f.files})
+        anomaly = r["labels"].astype(bool)
+        normal = np.convolve(anomaly, np.ones(101), "same") == 0
+        for p, v in r["test"].items():
+            lines.append(f"| {path.stem} | {p} | {np.median(v[anomaly]):.2f} | "
+                         f"{np.quantile(v[normal], 0.99):.2f} |")
     return "\n".join(lines)
 
 
@@ -533,11 +584,17 @@ def main() -> None:
                              "(--pad rows), or the held-out rows themselves (--holdout-cache)")
     parser.add_argument("--pad", type=int, default=20)
     parser.add_argument("--holdout-cache", default="holdout_tail")
+    parser.add_argument("--diagnose", nargs="*", metavar="FAMILY",
+                        help="only each part's contribution on these families' anomaly and "
+                             "normal rows, from the cached readings (--cache)")
     parser.add_argument("--per-kind", action="store_true",
                         help="only each family's precision excess per injected kind and part, "
                              "from the cached readings (--cache)")
     args = parser.parse_args()
     ONLY.extend(args.rules)
+    if args.diagnose:
+        print(diagnose(Path(args.cache), args.diagnose))
+        return
     if args.per_kind:
         print(per_kind_table(Path(args.cache)))
         return
