@@ -67,6 +67,8 @@ def test_whole_row_kinds_keep_every_row_a_normal_row_and_break_only_the_order() 
     assert not set(inject(rows, scale, seed=3, skip=50).kinds) & set(WHOLE_ROW_KINDS)
     with pytest.raises(ValueError, match="unknown injected kind"):
         inject(rows, scale, seed=3, kinds=("spike", "wobble"))
+    with pytest.raises(ValueError, match="no injected kind given"):
+        inject(rows, scale, seed=3, kinds=())
 
 
 def test_weights_follow_precision_above_chance() -> None:

@@ -71,7 +71,8 @@ def inject(
     covering about ``share`` of the rows, kinds cycling from one chosen by ``seed``."""
     unknown = sorted(set(kinds) - set(_APPLY))
     if unknown or not kinds:
-        raise ValueError(f"unknown injected kind(s) {unknown}; the kinds are {sorted(_APPLY)}")
+        named = f"unknown injected kind(s) {unknown}" if unknown else "no injected kind given"
+        raise ValueError(f"{named}; the kinds are {sorted(_APPLY)}")
     rng = np.random.default_rng(seed)
     data = np.array(rows, dtype=np.float64)
     n, width = data.shape
