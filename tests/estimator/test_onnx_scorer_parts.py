@@ -1,0 +1,90 @@
+"""The torch-free ONNX scorer part by part: opening a file quietly, a file without its metadata
+and one from before the scaling's kind was recorded, non-finite scores refused whole, a
+non-causal model's averaged windows, the exporter's one-line reasons (the fifth mutation run's
+survivors: only slow tests exported a non-causal model, and the refusals were matched in part)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import onnx
+from series_helpers import three_channels
+
+from madcluster import MADCluster
+from madcluster.estimator.export import _reason, export_onnx
+from madcluster.estimator.onnx_scorer import METADATA_KEY, OnnxScorer
+from madcluster.exceptions import DataError, ModelFileError
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "bb28e52" / "default.onnx"
+
+
+def test_opening_a_file_says_nothing(capfd):
+    OnnxScorer(FIXTURE)
+    assert capfd.readouterr() == ("", "")  # no provider error, no fallback notice
+
+
+def test_a_file_without_its_metadata_is_refused_whole(tmp_path):
+    graph = onnx.load(str(FIXTURE))
+    del graph.metadata_props[:]
+    onnx.save(graph, str(tmp_path / "bare.onnx"))
+    with pytest.raises(ModelFileError) as refused:
+        OnnxScorer(tmp_path / "bare.onnx")
+    assert str(refused.value) == (
+        f"{str(tmp_path / 'bare.onnx')!r} has no {METADATA_KEY} metadata: export it again with "
+        "`madcluster export`"
+    )
+
+
+def test_a_file_from_before_the_scaling_kind_scores_without_the_far_check(tmp_path):
+    """The fixture's metadata has no "scaling": no column is checked against its range."""
+    shutil.copy(FIXTURE, tmp_path / "old.onnx")
+    scorer = OnnxScorer(tmp_path / "old.onnx")
+    assert "scaling" not in scorer.metadata and scorer.inputs.scaling == ""
+    far = np.full((60, scorer.n_features_in_), 1e3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isfinite(scorer.decision_function(far)).all()
+
+
+def test_non_finite_scores_are_refused_whole(monkeypatch):
+    scorer = OnnxScorer(FIXTURE)
+    monkeypatch.setattr(scorer, "window_scores", lambda windows: np.full(windows.shape[:2], np.nan))
+    with pytest.raises(DataError) as refused:
+        scorer.decision_function(np.zeros((60, scorer.n_features_in_)))
+    assert str(refused.value) == (
+        "the model produced non-finite scores: the input may be far outside the training range"
+    )
+
+
+def test_a_non_causal_models_file_averages_the_windows_as_the_model(tmp_path):
+    model = MADCluster(input_terms=None, embedder="usad", window_size=12, epochs=1, random_state=0)
+    model.fit(three_channels(200, 0))
+    assert not model.model_.grid.causal and model.model_.grid.score_stride > 1
+    export_onnx(model.model_, tmp_path / "m.onnx")
+    x = three_channels(61, 1)
+    scores = OnnxScorer(tmp_path / "m.onnx").decision_function(x)
+    np.testing.assert_allclose(scores, model.decision_function(x), rtol=0, atol=1e-9)
+
+
+def test_the_exporters_reasons_are_one_line():
+    assert _reason(RuntimeError("cannot trace a torch.Generator here")) == (
+        "its score draws Monte Carlo noise from a seeded torch.Generator, which an ONNX graph "
+        "cannot hold"
+    )
+    assert _reason(ValueError("first line\nsecond line")) == "ValueError: first line"
+    assert _reason(KeyError()) == "KeyError: "
+
+
+def test_the_metadata_is_json_under_its_key():
+    graph = onnx.load(str(FIXTURE))
+    props = {p.key: p.value for p in graph.metadata_props}
+    assert json.loads(props[METADATA_KEY]) == OnnxScorer(FIXTURE).metadata
