@@ -20,7 +20,7 @@ import onnx
 from series_helpers import three_channels
 
 from madcluster import MADCluster
-from madcluster.estimator.export import _reason, export_onnx
+from madcluster.estimator.export import _reason, check_export, export_onnx
 from madcluster.estimator.onnx_scorer import METADATA_KEY, OnnxScorer
 from madcluster.exceptions import DataError, ModelFileError
 
@@ -88,3 +88,34 @@ def test_the_metadata_is_json_under_its_key():
     graph = onnx.load(str(FIXTURE))
     props = {p.key: p.value for p in graph.metadata_props}
     assert json.loads(props[METADATA_KEY]) == OnnxScorer(FIXTURE).metadata
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    model = MADCluster(input_terms=None, window_size=12, epochs=1, random_state=0)
+    model.fit(three_channels(200, 0))
+    path = tmp_path_factory.mktemp("export") / "m.onnx"
+    return model, path, export_onnx(model.model_, path, check=False)
+
+
+def test_an_unchecked_export_reports_no_numbers(exported):
+    _, _, report = exported
+    assert report == {
+        "input": "windows",
+        "input_shape": ["batch", 12, 6],  # three channels and their roughness
+        "output": "scores",
+        "dtype": report["dtype"],
+        "max_abs_diff": None,
+        "max_rel_diff": None,
+        "tolerance": None,
+        "compared": None,
+    }
+
+
+def test_a_float32_check_allows_torch_float32s_own_gap(exported):
+    import torch
+
+    model, path, _ = exported
+    numbers = check_export(model.model_, path, torch.float32)
+    assert numbers["compared"].endswith("onnxruntime float32 vs torch float64")
+    assert " or 4 x torch float32's own " in numbers["tolerance"]
