@@ -20,7 +20,7 @@ import onnx
 from series_helpers import three_channels
 
 from madcluster import MADCluster
-from madcluster.estimator.export import _reason, check_export, export_onnx
+from madcluster.estimator.export import _missing_kernel, _reason, check_export, export_onnx
 from madcluster.estimator.onnx_scorer import METADATA_KEY, OnnxScorer
 from madcluster.exceptions import DataError, ModelFileError
 
@@ -119,3 +119,8 @@ def test_a_float32_check_allows_torch_float32s_own_gap(exported):
     numbers = check_export(model.model_, path, torch.float32)
     assert numbers["compared"].endswith("onnxruntime float32 vs torch float64")
     assert " or 4 x torch float32's own " in numbers["tolerance"]
+
+
+def test_the_kernel_check_says_nothing(capfd):
+    assert _missing_kernel(FIXTURE) is None
+    assert capfd.readouterr() == ("", "")  # no provider error, no fallback notice
