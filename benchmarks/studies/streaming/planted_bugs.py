@@ -47,9 +47,9 @@ BUGS = [
      "test_a_refit_from_scratch_is_a_fresh_fit_not_a_warm_start"),
     ("a stream's at-once answers divided by the series scales",
      "src/madcluster/score/combination_stream.py",
-     "c.contribution(p, self._causal(p, causal[p.name], steps), at_once=True)",
-     ("c.contribution(p, self._causal(p, causal[p.name], steps), at_once=True, "
-      "scale=(self.scales or {}).get(p.name, 1.0))"),
+     "terms = [c.contribution(p, causal[p.name], at_once=True) for p in c.parts]",
+     ("terms = [c.contribution(p, causal[p.name], at_once=True, "
+      "scale=(self.scales or {}).get(p.name, 1.0)) for p in c.parts]"),
      "test_a_streams_at_once_answers_keep_the_training_scales_after_the_series_scales"),
     ("a point-adjusted F1 that misses a segment hit only at its last row",
      "src/madcluster/metrics/pointwise.py",
