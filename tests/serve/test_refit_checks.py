@@ -3,6 +3,8 @@ before the swap (state ``rejected`` with the reasons; ``force`` overrides)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -142,3 +144,15 @@ def test_the_refit_endpoint_refuses_constant_rows_with_a_400(model):
     answer = client.post("/models/m/refit", json={"rows": [[1.0, 2.0, 3.0]] * 400, "wait": True})
     assert answer.status_code == 400
     assert "every column is constant in the 400 rows" in answer.json()["error"]
+
+
+def test_a_score_at_the_threshold_is_not_flagged():
+    """Flagged means above the threshold, as ``predict`` says: a refit whose scores sit on it."""
+
+    def fixed(scores: list[float], threshold: float) -> SimpleNamespace:
+        return SimpleNamespace(
+            decision_function=lambda rows: np.asarray(scores, dtype=float), threshold_=threshold
+        )
+
+    checks = refit_checks.measure(fixed([0.0, 1.0], 2.0), fixed([1.0, 2.0, 3.0], 2.0), None, [])
+    assert checks["own_flag_rate"] == pytest.approx(1 / 3)

@@ -15,7 +15,7 @@ from series_helpers import three_channels
 
 from madcluster import MADCluster
 from madcluster.serve.registry import StreamStore
-from madcluster.serve.streams import MIN_HANDOVER_ROWS, StateFolder, handover_rows
+from madcluster.serve.streams import MIN_HANDOVER_ROWS, StateFolder, TooManyStreams, handover_rows
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +101,15 @@ def test_a_stream_opened_while_room_was_made_is_updated_not_replaced(model, monk
     monkeypatch.setattr(store, "_make_room", make_room)
     assert store.update("s", None, x[20:].tolist(), None).result.steps[0] == 20
     assert store.get("s") is opened
+
+
+def test_at_the_stream_limit_with_idle_expiry_the_refusal_says_to_wait(model):
+    store = StreamStore({"m": model}, max_streams=1, idle_seconds=30)
+    store.update("a", None, three_channels(20, 1).tolist(), None)
+    with pytest.raises(TooManyStreams) as refused:
+        store.update("b", None, three_channels(20, 2).tolist(), None)
+    assert str(refused.value) == (
+        "cannot open stream 'b': 1 streams are open, the limit is 1 (--max-streams); close "
+        "streams with DELETE /streams/ID or wait for idle ones to expire "
+        "(--stream-idle-seconds 30)"
+    )
