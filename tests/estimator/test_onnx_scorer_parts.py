@@ -124,3 +124,15 @@ def test_a_float32_check_allows_torch_float32s_own_gap(exported):
 def test_the_kernel_check_says_nothing(capfd):
     assert _missing_kernel(FIXTURE) is None
     assert capfd.readouterr() == ("", "")  # no provider error, no fallback notice
+
+
+def test_predict_is_0_or_1_as_int64():
+    scorer = OnnxScorer(FIXTURE)
+    rows = np.vstack(
+        [np.zeros((40, scorer.n_features_in_)), np.full((20, scorer.n_features_in_), 9.0)]
+    )
+    flags = scorer.predict(rows)
+    assert flags.dtype == np.int64
+    np.testing.assert_array_equal(
+        flags, (scorer.decision_function(rows) > scorer.threshold_).astype(int)
+    )
