@@ -136,3 +136,12 @@ def test_predict_is_0_or_1_as_int64():
     np.testing.assert_array_equal(
         flags, (scorer.decision_function(rows) > scorer.threshold_).astype(int)
     )
+
+
+def test_the_check_compares_in_the_models_dtype_by_default(exported):
+    model, path, _ = exported
+    numbers = check_export(model.model_, path)
+    assert numbers["compared"] == (
+        "768 step scores of 64 probe windows, onnxruntime float64 vs torch float64"
+    )
+    assert numbers["tolerance"] == "1e-08 + 1e-08 |score|"

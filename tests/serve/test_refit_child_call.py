@@ -4,8 +4,12 @@ so output not captured passed)."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
+import threading
+import time
+from types import SimpleNamespace
 
 import pytest
 from series_helpers import three_channels
@@ -13,6 +17,7 @@ from series_helpers import three_channels
 from madcluster import MADCluster
 from madcluster.exceptions import MADClusterError
 from madcluster.serve import swap
+from madcluster.serve.registry import StreamStore
 
 
 def test_a_failed_child_is_the_refits_error_in_its_last_line(monkeypatch):
@@ -35,3 +40,36 @@ def test_a_failed_child_is_the_refits_error_in_its_last_line(monkeypatch):
     assert command[:3] == [sys.executable, "-m", "madcluster.serve.swap"]
     assert command[6:8] == ["3", "warm"]
     assert kwargs["capture_output"] is True and kwargs["text"] is True and kwargs["check"] is False
+
+
+def test_a_saved_refit_runs_in_its_named_thread_says_where_and_how_long(
+    monkeypatch, tmp_path, caplog
+):
+    served, refitted = (
+        MADCluster(input_terms=None, window_size=12, epochs=1, random_state=seed).fit(
+            three_channels(200, seed)
+        )
+        for seed in (0, 1)
+    )
+    path = tmp_path / "m.mcz"
+    served.save(path)
+    threads = []
+
+    def child(*args):
+        threads.append(threading.current_thread().name)
+        return refitted, {}
+
+    monkeypatch.setattr(swap, "refit_in_child", child)
+    clock = [100.0, 102.5, 103.0]  # the refit's start, its log line, its end
+    monkeypatch.setattr(
+        swap, "time", SimpleNamespace(time=time.time, perf_counter=lambda: clock.pop(0))
+    )
+    store = StreamStore({"m": served})
+    with caplog.at_level(logging.INFO, logger="madcluster.serve.swap"):
+        job = swap.Refits(store, {"m": path}).start("m", three_channels(100, 3), save=True)
+        assert job.done.wait(30) and job.state == "done", job.error
+    assert threads == ["refit-m"] and job.saved_to == str(path)
+    assert [r.getMessage() for r in caplog.records] == [
+        "model 'm' refitted on 100 rows in 2.5 s: version 2, 0 stream(s) handed over"
+    ]
+    assert job.seconds == 3.0
