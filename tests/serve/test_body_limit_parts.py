@@ -73,3 +73,15 @@ def test_the_measured_app_passes_its_attributes_through():
     app = App()
     assert Measure(app, ServerMetrics()).tag == "the app's own attribute"
     assert BodyLimit(Measure(app, ServerMetrics()), 1000, 1000, 4, 5.0).tag == app.tag
+
+
+def test_a_body_declared_gzip_that_is_not_is_400():
+    app = App()
+    status, payload = _send(
+        BodyLimit(app, 1000, 1000, 4, 5.0), [b'{"rows": [[1.0]]}'], [(b"content-encoding", b"gzip")]
+    )
+    assert status == 400 and app.seen == []
+    assert json.loads(payload)["error"].startswith(
+        "the request body is gzip-compressed (Content-Encoding: gzip or its magic bytes) but does "
+        "not decompress: "
+    )
