@@ -75,6 +75,25 @@ def test_a_non_causal_models_file_averages_the_windows_as_the_model(tmp_path):
     np.testing.assert_allclose(scores, model.decision_function(x), rtol=0, atol=1e-9)
 
 
+def test_window_level_scores_of_a_causal_embedder_take_each_steps_most_history_window(tmp_path):
+    """``score_type="window"`` on the D-RNN: off the causal grid, but ``decision_function`` takes
+    each step from the window where it has the most history, not the average (the file averaged
+    and was off by up to 1.4 while the export's per-window check passed)."""
+    model = MADCluster(
+        input_terms=None, score_type="window", window_size=12, epochs=1, random_state=0
+    )
+    model.fit(three_channels(200, 0))
+    assert not model.model_.grid.causal and model.model_.net.embedder.causal
+    export_onnx(model.model_, tmp_path / "m.onnx")
+    scorer = OnnxScorer(tmp_path / "m.onnx")
+    x = three_channels(61, 1)
+    np.testing.assert_allclose(
+        scorer.decision_function(x), model.decision_function(x), rtol=0, atol=1e-9
+    )
+    scorer.metadata.pop("embedder_causal")  # an export from before the key: averaged, as then
+    assert np.abs(scorer.decision_function(x) - model.decision_function(x)).max() > 1e-6
+
+
 def test_the_exporters_reasons_are_one_line():
     assert _reason(RuntimeError("cannot trace a torch.Generator here")) == (
         "its score draws Monte Carlo noise from a seeded torch.Generator, which an ONNX graph "

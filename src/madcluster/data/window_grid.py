@@ -1,4 +1,5 @@
-"""Where windows start: the two grids every scoring path shares, in numpy alone.
+"""Where windows start: the two grids every scoring path shares, and how per-window values map
+back to the steps, in numpy alone.
 
 Kept apart from :mod:`madcluster.data.windows` (which gathers windows as torch tensors) so that
 what needs only the grid, such as :class:`~madcluster.estimator.onnx_scorer.OnnxScorer` and the
@@ -42,4 +43,43 @@ def causal_window_of(steps: np.ndarray, window_size: int, stride: int) -> np.nda
     return np.maximum(0, -(-(steps - window_size + 1) // stride)) * stride
 
 
-__all__ = ["causal_window_of", "window_starts"]
+def windows_to_points(
+    window_values: np.ndarray, starts: np.ndarray, n_timesteps: int
+) -> np.ndarray:
+    """Average per-window, per-step values ``[N, L]`` back onto the ``n_timesteps`` time points."""
+    window_size = window_values.shape[1]
+    positions = (starts[:, None] + np.arange(window_size)[None, :]).ravel()
+    totals = np.bincount(
+        positions, weights=window_values.ravel().astype(np.float64), minlength=n_timesteps
+    )
+    counts = np.bincount(positions, minlength=n_timesteps)
+    if np.any(counts == 0):
+        raise ParameterError("windows do not cover every time point")
+    return totals / counts
+
+
+def windows_to_points_with_history(
+    window_values: np.ndarray, starts: np.ndarray, n_timesteps: int
+) -> np.ndarray:
+    """One value per time point from the covering window in which it has the most history.
+
+    For causal embedders: point t takes its value from the earliest-starting window that covers it,
+    i.e. the one where t sits furthest from the window start. With windows every s steps each point
+    (after the first window) then has at least L - s steps of context, and no artefact repeats with
+    the window period. ``starts`` must be increasing and cover every point.
+    """
+    window_size = window_values.shape[1]
+    t = np.arange(n_timesteps)
+    # index of the first window whose last step reaches t
+    first = np.searchsorted(starts + window_size - 1, t, side="left")
+    if np.any(first >= len(starts)) or np.any(starts[np.minimum(first, len(starts) - 1)] > t):
+        raise ParameterError("windows do not cover every time point")
+    return window_values[first, t - starts[first]].astype(np.float64)
+
+
+__all__ = [
+    "causal_window_of",
+    "window_starts",
+    "windows_to_points",
+    "windows_to_points_with_history",
+]

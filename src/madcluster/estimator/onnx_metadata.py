@@ -33,6 +33,8 @@ def scoring_metadata(detector: FittedModel) -> dict[str, Any]:
         "window_size": int(grid.window_size),
         "score_stride": int(grid.score_stride),
         "causal": bool(grid.causal),
+        # off the causal grid, a causal embedder's steps come from their most-history window
+        "embedder_causal": bool(detector.net.embedder.causal),
         "warmup_quantiles": None if table is None else np.asarray(table, dtype=np.float64).tolist(),
         "warmup_reference_from": int(detector.warmup.reference_from),
         "threshold": float(detector.threshold),

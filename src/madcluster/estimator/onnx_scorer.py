@@ -22,7 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from madcluster.data.window_grid import causal_window_of, window_starts
+from madcluster.data.window_grid import (
+    causal_window_of,
+    window_starts,
+    windows_to_points,
+    windows_to_points_with_history,
+)
 from madcluster.estimator.far_columns import warn_far_columns
 from madcluster.estimator.inputs import InputSpec
 from madcluster.estimator.warmup import Warmup
@@ -134,13 +139,16 @@ class OnnxScorer:
         return values[np.searchsorted(starts, windows), positions], positions
 
     def _averaged_scores(self, series: np.ndarray) -> np.ndarray:
-        """Non-causal models: each step's score averaged over the windows that cover it."""
+        """Models off the causal grid: each step's score averaged over the windows that cover it,
+        or, where the embedder is causal (window-level scores of a D-RNN), taken from the covering
+        window in which it has the most history, as ``decision_function`` takes it (exports from
+        before the key: averaged)."""
         n, size, stride = len(series), self.window_size, self.metadata["score_stride"]
         starts = window_starts(n, size, stride)
         values = self.window_scores(_gather(series, starts, size))
-        positions = (starts[:, None] + np.arange(size)[None, :]).ravel()
-        totals = np.bincount(positions, weights=values.ravel(), minlength=n)
-        return totals / np.bincount(positions, minlength=n)
+        if self.metadata.get("embedder_causal", False):
+            return windows_to_points_with_history(values, starts, n)
+        return windows_to_points(values, starts, n)
 
 
 def _read_input_terms(meta: dict[str, Any], path: Path) -> Any:
