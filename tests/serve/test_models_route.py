@@ -1,5 +1,5 @@
 """``GET /models`` whole, for a model with column names and one without, and the route a fast
-stream update is counted under (the fifth mutation run's survivors: only a slow server test read
+stream update is counted under and names itself (the fifth mutation run's survivors: only a slow server test read
 the models' keys, and the metrics test sent updates through both paths)."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from series_helpers import three_channels
 
 from madcluster import MADCluster
 from madcluster.serve.app import create_app
+from madcluster.serve.middleware import Measure
 from madcluster.serve.registry import StreamStore
 
 
@@ -58,6 +59,28 @@ def test_fast_updates_are_counted_under_the_stream_route_only():
     assert posts == [
         'madcluster_requests_total{endpoint="/streams/{stream_id}",method="POST",status="200"} 3.0'
     ]
+
+
+def test_a_fast_update_names_its_route_so_the_routes_are_not_matched_again(monkeypatch):
+    # the fast path sets the stream route on the scope; without it the request metrics would
+    # still find the same template, but by matching every route again on each update
+    model = MADCluster(input_terms=None, window_size=12, epochs=1, random_state=0).fit(
+        three_channels(200, 0)
+    )
+    matched: list[str] = []
+    plain = Measure._plain_route
+
+    def recorded(self: Measure, scope: dict) -> str:
+        matched.append(scope["path"])
+        return plain(self, scope)
+
+    monkeypatch.setattr(Measure, "_plain_route", recorded)
+    with TestClient(create_app(StreamStore({"m": model}))) as client:
+        for row in three_channels(2, 1).tolist():
+            assert client.post("/streams/s", json={"rows": [row]}).status_code == 200
+        assert matched == []
+        assert client.get("/nowhere").status_code == 404  # the recording itself works
+    assert matched == ["/nowhere"]
 
 
 def test_each_limit_reaches_the_body_limit():
