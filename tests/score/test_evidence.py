@@ -14,6 +14,7 @@ from madcluster.score.evidence import (
     TRUST_FULL,
     Evidence,
     holdout_start,
+    injected_copies,
     read_evidence,
     weights_from,
 )
@@ -69,6 +70,14 @@ def test_whole_row_kinds_keep_every_row_a_normal_row_and_break_only_the_order() 
         inject(rows, scale, seed=3, kinds=("spike", "wobble"))
     with pytest.raises(ValueError, match="no injected kind given"):
         inject(rows, scale, seed=3, kinds=())
+
+
+def test_injected_copies_hold_the_kinds_asked_for() -> None:
+    rows = _rows(3000)
+    copies = injected_copies(rows, rows.std(axis=0), window=16, seed=0, kinds=WHOLE_ROW_KINDS)
+    assert {k for c in copies for k in c.kinds} == set(WHOLE_ROW_KINDS)
+    default = injected_copies(rows, rows.std(axis=0), window=16, seed=0)
+    assert {k for c in default for k in c.kinds} <= set(KINDS)
 
 
 def test_weights_follow_precision_above_chance() -> None:
