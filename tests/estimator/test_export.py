@@ -18,7 +18,7 @@ ort = pytest.importorskip("onnxruntime")
 
 from madcluster import MADCluster
 from madcluster.cli import build_parser, main
-from madcluster.estimator.export import model_windows, run_both
+from madcluster.estimator.export_check import model_windows, run_both
 from madcluster.estimator.onnx_scorer import OnnxScorer
 from madcluster.exceptions import ModelFileError
 
@@ -112,10 +112,10 @@ def test_the_export_check_compares_with_float64_and_says_so(trained, capsys):
 
 
 def test_a_failed_export_check_writes_no_file(trained, tmp_path, monkeypatch, capsys):
-    from madcluster.estimator import export
+    from madcluster.estimator import export_check
 
     _, folder = trained
-    monkeypatch.setattr(export, "TOLERANCE", {"float64": (-1.0, 0.0), "float32": (-1.0, 0.0)})  # nothing passes
+    monkeypatch.setattr(export_check, "TOLERANCE", {"float64": (-1.0, 0.0), "float32": (-1.0, 0.0)})  # nothing passes
     assert main(["export", str(folder / "m.mcz"), "-o", str(tmp_path / "m.onnx")]) == 2
     assert "not written" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []

@@ -20,7 +20,8 @@ import onnx
 from series_helpers import three_channels
 
 from madcluster import MADCluster
-from madcluster.estimator.export import _missing_kernel, _reason, check_export, export_onnx
+from madcluster.estimator.export import _missing_kernel, _reason, export_onnx
+from madcluster.estimator.export_check import check_export
 from madcluster.estimator.onnx_scorer import METADATA_KEY, OnnxScorer
 from madcluster.exceptions import DataError, ModelFileError
 
@@ -128,6 +129,9 @@ def test_an_unchecked_export_reports_no_numbers(exported):
         "max_rel_diff": None,
         "tolerance": None,
         "compared": None,
+        "rows_max_abs_diff": None,
+        "rows_tolerance": None,
+        "rows_compared": None,
     }
 
 

@@ -267,6 +267,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             f"; checked {report['compared']}: max abs diff {report['max_abs_diff']:.2e} "
             f"(tolerance {report['tolerance']})"
         )
+    if report.get("rows_max_abs_diff") is not None:
+        checked += (
+            f"; checked {report['rows_compared']}: max abs diff "
+            f"{report['rows_max_abs_diff']:.2e} (tolerance {report['rows_tolerance']})"
+        )
     if report.get("why_float32"):
         checked += f"; a float32 graph: {report['why_float32']}"
     print(

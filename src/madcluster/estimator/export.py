@@ -23,13 +23,17 @@ training std of 1e-4), so in float32 torch and onnxruntime differed by 2e-4 of a
 they agree to ~1e-12. onnxruntime runs its recurrent operators in float32 only, so recurrent
 layers are exported written out step by step (:mod:`madcluster.estimator.onnx_rnn`).
 
-The export check scores 64 probe windows with onnxruntime and with the model's own torch scoring
-network (what ``decision_function`` uses) and refuses the graph when any step score differs by more
-than ``ATOL + RTOL |score|`` (:data:`TOLERANCE`, by the graph's dtype; a model trained in bfloat16
-scores and exports in float32). onnxruntime has no float64 ``Conv`` either: a model with
-convolutions (BeatGAN, the attention models' token embeddings) exports as a float32 graph, checked
-against the float64 scores within the float32 tolerance or a few times torch's own float32 error,
-as before scores were float64.
+The export check (:mod:`madcluster.estimator.export_check`) scores 64 probe windows with
+onnxruntime and with the model's own torch scoring network (what ``decision_function`` uses) and
+refuses the graph when any step score differs by more than ``ATOL + RTOL |score|`` (``TOLERANCE``,
+by the graph's dtype; a model trained in bfloat16 scores and exports in float32); then it scores a
+probe series of several windows' rows whole with :class:`OnnxScorer` on the file and with
+``decision_function``, and refuses the file when a row differs by more than the largest step
+allowance plus ``ATOL + RTOL |row score|``: the mapping between rows and windows, the warm-up and
+the input terms are checked too, not only the graph. onnxruntime has no float64 ``Conv`` either: a
+model with convolutions (BeatGAN, the attention models' token embeddings) exports as a float32
+graph, checked against the float64 scores within the float32 tolerance or a few times torch's own
+float32 error, as before scores were float64.
 
 torch 2.13's default exporter (``dynamo=True``) needs ``onnxscript``; the TorchScript exporter
 (``dynamo=False``) needs nothing more and handles every layer used here, so it is the one used.
@@ -44,9 +48,14 @@ import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from madcluster.atomic import atomic_path
+from madcluster.estimator.export_check import (
+    ExportError,
+    check_export,
+    model_windows,
+    probe_series,
+    window_scores_class,
+)
 from madcluster.estimator.onnx_metadata import scoring_metadata
 from madcluster.estimator.onnx_scorer import METADATA_KEY
 from madcluster.exceptions import MADClusterError
@@ -55,57 +64,15 @@ if TYPE_CHECKING:
     from madcluster.estimator.fitted import FittedModel
 
 OPSET = 17
-# the check: |onnxruntime - torch| <= ATOL + RTOL * |score| for every probe step, (ATOL, RTOL) by
-# the graph's dtype; float64 measured: 2e-12 at most on a 20-epoch model (docs/export.md)
-TOLERANCE = {"float64": (1e-8, 1e-8), "float32": (1e-4, 1e-5)}
-# a float32 graph (a layer onnxruntime runs in float32 only, e.g. Conv) of a float64 model may be
-# this many times as far from the model as torch's own float32 network is
-FLOAT32_FACTOR = 4.0
-
-
-class ExportError(MADClusterError):
-    """The model cannot be exported to ONNX, or onnxruntime disagrees with torch."""
-
-
-def _window_scores_class() -> type:
-    """``WindowScores``, built on first use so that importing this module needs no torch."""
-    from torch import nn
-
-    from madcluster.estimator.fitted import scoring_dtype
-
-    class WindowScores(nn.Module):
-        """A fitted model's per-step window score as a pure tensor function (what the graph
-        holds)."""
-
-        def __init__(self, model: FittedModel, dtype: Any = None) -> None:
-            """``dtype``: the model's scoring dtype (default), or float32: the trained network as it
-            is."""
-            super().__init__()
-            self.dtype = scoring_dtype(model) if dtype is None else dtype
-            self.net = model.scoring_net if self.dtype == scoring_dtype(model) else model.net
-            self.head = model.head
-
-        def forward(self, windows: Any) -> Any:
-            """Step scores ``[B, L]`` of float32 ``windows``, computed in ``dtype``."""
-            return self.head.combine_tensors(self.net.score(windows.to(self.dtype)))
-
-    return WindowScores
-
-
-def __getattr__(name: str) -> Any:
-    if name == "WindowScores":
-        cls = _window_scores_class()
-        globals()["WindowScores"] = cls
-        return cls
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True) -> dict[str, Any]:
     """Write fitted ``model`` (a MADCluster's ``model_``) as an ONNX graph to
-    ``path``, with what :class:`OnnxScorer` needs in its metadata; with ``check``, score probe
-    windows with onnxruntime and with torch and raise ``ExportError`` when they differ by more
-    than :data:`TOLERANCE`. The file appears only once written and checked: a failed export
-    leaves nothing at ``path``."""
+    ``path``, with what :class:`OnnxScorer` needs in its metadata; with ``check``, compare probe
+    windows (onnxruntime vs torch) and probe rows (the file's OnnxScorer vs ``decision_function``)
+    and raise ``ExportError`` when they differ by more than the check's tolerance
+    (:func:`~madcluster.estimator.export_check.check_export`). The file appears only once written
+    and checked: a failed export leaves nothing at ``path``."""
     try:
         import onnx
     except ImportError as exc:
@@ -119,7 +86,7 @@ def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True)
     from madcluster.estimator.onnx_rnn import unrolled
 
     detector = model
-    windows = torch.from_numpy(model_windows(detector, _probe_series(detector))[0][:8])
+    windows = torch.from_numpy(model_windows(detector, probe_series(detector))[0][:8])
     dtype = scoring_dtype(detector)
     report: dict[str, Any] = {
         "input": "windows",
@@ -130,6 +97,9 @@ def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True)
         "max_rel_diff": None,
         "tolerance": None,
         "compared": None,
+        "rows_max_abs_diff": None,
+        "rows_tolerance": None,
+        "rows_compared": None,
     }
     with atomic_path(path) as tmp:
         try:
@@ -140,14 +110,12 @@ def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True)
                 warnings.simplefilter("ignore", category=torch.jit.TracerWarning)
                 warnings.filterwarnings("ignore", message=".*batch_size other than 1.*")
                 _write_graph(
-                    unrolled(_window_scores_class()(detector, dtype)).eval(), windows, tmp, dtype
+                    unrolled(window_scores_class()(detector, dtype)).eval(), windows, tmp, dtype
                 )
                 missing = _missing_kernel(tmp) if dtype == torch.float64 else None
                 if missing is not None:  # e.g. Conv: onnxruntime has it in float32 only
                     dtype = torch.float32
-                    _write_graph(
-                        _window_scores_class()(detector, dtype).eval(), windows, tmp, dtype
-                    )
+                    _write_graph(window_scores_class()(detector, dtype).eval(), windows, tmp, dtype)
                     report["why_float32"] = f"onnxruntime has no float64 kernel for {missing}"
             graph = onnx.load(str(tmp))
             entry = graph.metadata_props.add()
@@ -163,32 +131,6 @@ def export_onnx(model: FittedModel, path: str | os.PathLike, check: bool = True)
         if check:
             report.update(check_export(detector, tmp, dtype))
     return report
-
-
-def model_windows(model: FittedModel, X: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The windows ``[N, L, width]`` (float32 model input) that ``decision_function`` scores for
-    ``X`` and their start rows: the input of the ONNX graph."""
-    import torch
-
-    from madcluster.data.windows import (
-        causal_window_of,
-        gather_windows,
-        pad_for_windows,
-        window_starts,
-    )
-
-    grid = model.grid
-    series = torch.from_numpy(model.inputs.checked_input(X))
-    if grid.causal:
-        starts = np.unique(
-            causal_window_of(np.arange(len(series)), grid.window_size, grid.score_stride)
-        )
-    else:
-        starts = window_starts(len(series), grid.window_size, grid.score_stride)
-    windows = gather_windows(
-        pad_for_windows(series, starts, grid.window_size), starts, grid.window_size
-    )
-    return windows.numpy(), starts
 
 
 def _write_graph(module: Any, windows: Any, path: Any, dtype: Any) -> None:
@@ -223,77 +165,6 @@ def _missing_kernel(path: Any) -> str | None:
     return None
 
 
-def check_export(
-    detector: FittedModel, path: str | os.PathLike, graph_dtype: Any = None
-) -> dict[str, Any]:
-    """Compare the graph at ``path`` (computing in ``graph_dtype``, default the model's scoring
-    dtype) with the model's torch scoring on 64 probe windows (every step); ``ExportError`` when a
-    step differs by more than :data:`TOLERANCE`, else the numbers. A float32 graph of a float64
-    model may also be :data:`FLOAT32_FACTOR` times as far as torch's own float32 network is."""
-    import torch
-
-    from madcluster.embedders import embedder_name
-
-    windows = model_windows(detector, _probe_series(detector, 64 * detector.grid.window_size))[0][
-        :64
-    ]
-    got, expected = run_both(detector, path, windows)
-    from madcluster.estimator.fitted import scoring_dtype
-
-    model_dtype = str(scoring_dtype(detector)).removeprefix("torch.")
-    dtype = model_dtype if graph_dtype is None else str(graph_dtype).removeprefix("torch.")
-    atol, rtol = TOLERANCE[dtype]
-    diff = np.abs(got - expected)
-    allowed = atol + rtol * np.abs(expected)
-    tolerance = f"{atol:.0e} + {rtol:.0e} |score|"
-    if dtype != model_dtype:
-        with torch.no_grad():
-            own = (
-                _window_scores_class()(detector, torch.float32)
-                .eval()(torch.from_numpy(windows))
-                .double()
-                .numpy()
-            )
-        gap = float(np.abs(own - expected).max())
-        allowed = np.maximum(allowed, FLOAT32_FACTOR * gap)
-        tolerance += f" or {FLOAT32_FACTOR:g} x torch float32's own {gap:.1e}"
-    compared = (
-        f"{expected.size} step scores of {len(windows)} probe windows, onnxruntime {dtype} vs "
-        f"torch {model_dtype}"
-    )
-    numbers = {
-        "max_abs_diff": float(diff.max()),
-        "max_rel_diff": float((diff / np.maximum(np.abs(expected), 1.0)).max()),
-        "tolerance": tolerance,
-        "compared": compared,
-    }
-    if np.any(diff > allowed):
-        raise ExportError(
-            f"{embedder_name(detector.net.embedder)}: onnxruntime scores differ from torch "
-            f"{model_dtype} by up to "
-            f"{diff.max():.2e}, over the tolerance {tolerance} ({compared}): not written"
-        )
-    return numbers
-
-
-def run_both(
-    model: FittedModel, path: str | os.PathLike, windows: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per-step scores of ``windows`` from onnxruntime (the graph at ``path``) and from torch
-    (the fitted ``model``)."""
-    import onnxruntime
-    import torch
-
-    detector = model
-    session = onnxruntime.InferenceSession(os.fspath(path), providers=["CPUExecutionProvider"])
-    got = session.run(["scores"], {"windows": windows})[0].astype(np.float64)
-    with torch.no_grad():
-        expected = (
-            _window_scores_class()(detector).eval()(torch.from_numpy(windows)).double().numpy()
-        )
-    return got, expected
-
-
 @contextlib.contextmanager
 def _default_dtype(dtype: Any) -> Iterator[None]:
     """torch's default dtype set to ``dtype`` for a while: the TorchScript exporter casts 0-d
@@ -308,16 +179,6 @@ def _default_dtype(dtype: Any) -> Iterator[None]:
         torch.set_default_dtype(before)
 
 
-def _probe_series(detector: FittedModel, n_rows: int | None = None) -> np.ndarray:
-    """Rows around the training data's scale (a seeded draw), enough for the probe windows."""
-    rng = np.random.default_rng(0)
-    n = max(n_rows or 0, 2 * detector.grid.window_size)
-    d, inputs = detector.inputs.n_features, detector.inputs
-    return (inputs.scaler_mean[:d] + inputs.scaler_scale[:d] * rng.standard_normal((n, d))).astype(
-        np.float32
-    )
-
-
 def _reason(exc: Exception) -> str:
     """The exporter's error in one line, with the cause spelled out where we know it."""
     text = str(exc)
@@ -329,12 +190,4 @@ def _reason(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
 
 
-__all__ = [
-    "ExportError",
-    # built on first use by the module __getattr__ (no torch at import)
-    "WindowScores",  # noqa: F822
-    "check_export",
-    "export_onnx",
-    "run_both",
-    "scoring_metadata",
-]
+__all__ = ["OPSET", "export_onnx", "scoring_metadata"]
