@@ -23,13 +23,8 @@ import torch
 from madcluster import MADCluster
 from madcluster.atomic import atomic_write_text
 from madcluster.data.synthetic import make_demo_data
-from madcluster.estimator.export import (
-    ExportError,
-    check_export,
-    export_onnx,
-    model_windows,
-    run_both,
-)
+from madcluster.estimator.export import export_onnx
+from madcluster.estimator.export_check import ExportError, check_export, model_windows, run_both
 
 EMBEDDERS = ("drnn", "deepsvdd", "omnianomaly", "thoc", "usad", "beatgan", "anomaly_transformer", "dcdetector")
 
