@@ -962,8 +962,8 @@ def part_terms(model, X: np.ndarray, prefix: str = "") -> dict[str, np.ndarray]:
            "at_once": RULES[c.rule].total(list(once.values()))}
     np.testing.assert_allclose(out["final"], model.decision_function(rows), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(out["at_once"], at_once_scores(model, rows), rtol=1e-9, atol=1e-9)
-    for name in c.names:
-        out.update({f"final/{name}": final[name], f"once/{name}": once[name],
+    for name in c.names:  # a part read at once only has no final term: 0
+        out.update({f"final/{name}": final.get(name, np.zeros(len(rows))), f"once/{name}": once[name],
                     f"read_final/{name}": final_read[name], f"read_once/{name}": once_read[name]})
     return {f"{prefix}{k}": v for k, v in out.items()}
 

@@ -49,7 +49,7 @@ def with_terms(train_test):
 
 
 def test_default_has_both_terms_and_none_turns_them_off(train_test, with_terms):
-    assert MADCluster().input_terms == ("kmeans", "ar", "discord")
+    assert MADCluster().input_terms == ("kmeans", "ar", "discord", "cross")
     assert [t.name for t in with_terms.input_terms_] == ["kmeans", "ar"]
     plain = MADCluster(input_terms=None, **TINY).fit(train_test[0])
     assert plain.input_terms_ == [] and not plain.model_.combination.stats
@@ -311,11 +311,13 @@ def test_kmeans_term_leaves_out_binary_columns_but_keeps_constant_ones():
 
 
 def test_default_rule_adds_each_parts_positive_excess(train_test):
-    """The default (``part_rule=None``): ``sum of w_p max(z_p, 0)`` over own, kmeans, ar, discord."""
+    """The default (``part_rule=None``): ``sum of w_p max(z_p, 0)`` over own, kmeans, ar, discord
+    (``cross`` adds to the at-once score alone)."""
     train, test = train_test
     model = MADCluster(**TINY).fit(train)
     combination = model.model_.combination
-    assert combination.names == ["own", "kmeans", "ar", "discord"]
+    assert combination.names == ["own", "kmeans", "ar", "discord", "cross"]
+    assert [p.name for p in combination.final_parts] == ["own", "kmeans", "ar", "discord"]
     assert combination.rule == "positive-zscore-sum"
     plain = MADCluster(input_terms=("kmeans", "ar", "discord"), part_rule="zscore-sum", **TINY).fit(
         train
@@ -326,7 +328,7 @@ def test_default_rule_adds_each_parts_positive_excess(train_test):
     scales = combination.series_scales(readings)
     terms = [
         combination.contribution(p, readings[p.name], scale=scales[p.name])
-        for p in combination.parts
+        for p in combination.final_parts
     ]
     assert all(t.min() >= 0.0 for t in terms)
     assert np.allclose(model.decision_function(test), np.sum(terms, axis=0), rtol=1e-9, atol=1e-9)
@@ -339,8 +341,12 @@ def test_default_rule_adds_each_parts_positive_excess(train_test):
 def test_default_weights_follow_the_share_of_continuous_training_columns():
     """Few-valued columns (commands, states): the discrete table; sensors: the continuous one;
     between them linearly; a user's weights replace only the parts they name."""
-    assert DISCRETE_PART_WEIGHTS == {"own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 0.5}
-    assert CONTINUOUS_PART_WEIGHTS == {"own": 1.0, "kmeans": 1.0, "ar": 1.0, "discord": 1.0}
+    assert DISCRETE_PART_WEIGHTS == {
+        "own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 0.5, "cross": 1.5
+    }  # fmt: skip
+    assert CONTINUOUS_PART_WEIGHTS == {
+        "own": 1.0, "kmeans": 1.0, "ar": 1.0, "discord": 1.0, "cross": 1.5
+    }  # fmt: skip
     rng = np.random.default_rng(0)
     sensors = rng.standard_normal((500, 4))
     commands = rng.integers(0, 2, (500, 4)).astype(float)
@@ -350,9 +356,9 @@ def test_default_weights_follow_the_share_of_continuous_training_columns():
     half = np.hstack([sensors, commands])
     assert continuous_share(half) == 0.5
     assert check_part_weights(None, continuous_share(half)) == {
-        "own": 0.75, "kmeans": 1.25, "ar": 1.0, "discord": 0.75
+        "own": 0.75, "kmeans": 1.25, "ar": 1.0, "discord": 0.75, "cross": 1.5
     }  # fmt: skip
     mine = check_part_weights({"kmeans": 2.0}, 1.0)
     assert mine == {**CONTINUOUS_PART_WEIGHTS, "kmeans": 2.0}
     fitted = MADCluster(**TINY).fit(half[:300]).part_weights_
-    assert fitted == {"own": 0.75, "kmeans": 1.25, "ar": 1.0, "discord": 0.75}
+    assert fitted == {"own": 0.75, "kmeans": 1.25, "ar": 1.0, "discord": 0.75, "cross": 1.5}

@@ -51,7 +51,7 @@ def copy_readings(
         return None
     scale = data[:start].astype(np.float64).std(axis=0)  # injected sizes, as the study's
     copies = injected_copies(data[start:], scale, window, seed)
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in combination.names}
+    parts: dict[str, list[np.ndarray]] = {p.name: [] for p in combination.final_parts}
     for copy in copies:
         rows = copy.rows.astype(np.float32)
         own = model.own_scores(model.inputs.model_input(rows))

@@ -139,7 +139,7 @@ class Combination:
         kept = {
             p.name: int((smoothing or {})[p.name])
             for p in parts
-            if p.point_wise and (smoothing or {}).get(p.name, 1) > 1
+            if p.point_wise and not p.at_once_only and (smoothing or {}).get(p.name, 1) > 1
         }
         bare = cls(
             parts,
@@ -159,6 +159,11 @@ class Combination:
     @property
     def names(self) -> list[str]:
         return [p.name for p in self.parts]
+
+    @property
+    def final_parts(self) -> tuple[Part, ...]:
+        """The parts of the final score (every part but those read at once only)."""
+        return tuple(p for p in self.parts if not p.at_once_only)
 
     @property
     def terms(self) -> list[Part]:
@@ -189,7 +194,9 @@ class Combination:
             detail = f", {p.describe()}" if p.describe() else ""
             return f"{self.weights.get(p.name, 1.0):g} z({p.name}{detail})"
 
-        total = " + ".join(one(p) for p in self.parts)
+        total = " + ".join(one(p) for p in self.final_parts)
+        at_once = [one(p) for p in self.parts if p.at_once_only]
+        total += "".join(f" (+ {term} at once)" for term in at_once)
         if self.rule == PositiveZScoreSum.name:
             total = f"{total}, each part at least 0"
         elif self.rule != ZScoreSum.name:
@@ -246,7 +253,8 @@ class Combination:
         over its series scale), in the parts' order: the rule's total is the score."""
         scales = self.series_scales(readings)
         return {
-            p.name: self.contribution(p, readings[p.name], scale=scales[p.name]) for p in self.parts
+            p.name: self.contribution(p, readings[p.name], scale=scales[p.name])
+            for p in self.final_parts
         }
 
     def _final_total(self, readings: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -90,7 +90,7 @@ class CombinationStream:
         reads it, divided by its series scale (1 where ``scales`` lacks it)."""
         c, terms = self.combination, []
         readings = self._readings(steps)
-        for part in c.parts:
+        for part in c.final_parts:
             term = c.contribution(part, readings[part.name], scale=scales.get(part.name, 1.0))
             terms.append(np.where(np.isnan(term), 0.0, term))  # no value yet: its training mean
         return RULES[c.rule].total(terms)

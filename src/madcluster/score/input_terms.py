@@ -17,16 +17,28 @@ from collections.abc import Iterable
 import numpy as np
 
 from madcluster.exceptions import ParameterError
-from madcluster.score.parts import OWN, term_names
+from madcluster.score.parts import OWN, part_class, term_names
 from madcluster.score.window_kmeans import FEW_LEVELS, column_levels
 
 INPUT_TERMS = term_names()  # the registered kinds when the CLI reads them
 #: The discord part is in the default because it held on every development family, not on
 #: one set's mean (``benchmarks/results/parts/families.md``).
-DEFAULT_INPUT_TERMS = ("kmeans", "ar", "discord")
+#: ``cross`` adds to the at-once score alone (what incidents page on; final scores leave it out):
+#: with it the incident rule holds on every development family with every series' median delay
+#: at most 10 rows (``benchmarks/results/incidents_policy.md``, section 6).
+DEFAULT_INPUT_TERMS = ("kmeans", "ar", "discord", "cross")
+#: The at-once-only part's weight at both ends, chosen with the incident policy's shape on the
+#: development families (``benchmarks/results/incidents_policy.md``, section 6).
+CROSS_WEIGHT = 1.5
 #: The default weights of a series whose training columns all have few values (command and
 #: status channels: MSL and SMAP hold one telemetry channel beside dozens of them) ...
-DISCRETE_PART_WEIGHTS: dict[str, float] = {OWN: 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 0.5}
+DISCRETE_PART_WEIGHTS: dict[str, float] = {
+    OWN: 0.5,
+    "kmeans": 1.5,
+    "ar": 1.0,
+    "discord": 0.5,
+    "cross": CROSS_WEIGHT,
+}
 #: ... and of one whose columns all have many (sensors, server metrics): every part alike (the
 #: plain average). Chosen with each of 15 development families (ten generated, TSB-AD's MSL, SMAP
 #: and SMD, the demo, the suite) left out in turn: the worst family's shortfall against its best
@@ -35,7 +47,13 @@ DISCRETE_PART_WEIGHTS: dict[str, float] = {OWN: 0.5, "kmeans": 1.5, "ar": 1.0, "
 #: (``benchmarks/results/parts/evidence.md``, table 4). Between the two the weights follow the
 #: share of columns with more than ``FEW_LEVELS`` training values, linearly. A part not named
 #: here weighs 1.
-CONTINUOUS_PART_WEIGHTS: dict[str, float] = {OWN: 1.0, "kmeans": 1.0, "ar": 1.0, "discord": 1.0}
+CONTINUOUS_PART_WEIGHTS: dict[str, float] = {
+    OWN: 1.0,
+    "kmeans": 1.0,
+    "ar": 1.0,
+    "discord": 1.0,
+    "cross": CROSS_WEIGHT,
+}
 #: The two tables as help texts give them.
 DEFAULT_WEIGHTS_TEXT = "from {} to {}".format(
     *(
@@ -102,7 +120,7 @@ def check_part_weights(value: object, share: float = 0.0) -> dict[str, float]:
     if bad:
         raise ParameterError(f"part_weights must be finite numbers >= 0, got {bad}")
     weights = {**default_part_weights(share), **{k: float(v) for k, v in value.items()}}
-    if not any(weights.values()):
+    if not any(w for name, w in weights.items() if not part_class(name).at_once_only):
         raise ParameterError("part_weights: every weight is 0, the score would be 0 everywhere")
     return weights
 

@@ -41,6 +41,7 @@ PART_KINDS: dict[str, str | type[Part]] = {
     "kmeans": "madcluster.score.window_kmeans:WindowKMeans",
     "ar": "madcluster.score.autoregressive:AutoRegressive",
     "discord": "madcluster.score.discord:Discord",
+    "cross": "madcluster.score.cross_residual:CrossResidual",
 }
 OWN = "own"  # the part of the network's own score (its values arrive with the rows, not from them)
 #: Part kinds whose older model files hold an older generation of the part, name ->
@@ -66,10 +67,12 @@ class Part(ABC):
     Class attributes: ``name`` (its kind in :data:`PART_KINDS` and its key everywhere: weights,
     statistics, files); ``point_wise`` (its value at step t is read at t alone and is final at
     once: a centred mean may read it, ``part_smoothing``; a combination reads it through
-    :class:`~madcluster.score.smoothed.Smoothed`)."""
+    :class:`~madcluster.score.smoothed.Smoothed`); ``at_once_only`` (it adds to the at-once
+    score alone, what incidents page on; the final score leaves it out)."""
 
     name: ClassVar[str]
     point_wise: ClassVar[bool] = False
+    at_once_only: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod

@@ -47,6 +47,10 @@ class Smoothed(Part):
     def name(self) -> str:  # the inner part's: every table keys it so
         return self.inner.name
 
+    @property  # type: ignore[override]
+    def at_once_only(self) -> bool:  # the inner part's
+        return self.inner.at_once_only
+
     @classmethod
     def fit(cls, rows: np.ndarray, context: FitContext) -> Part:
         raise TypeError("a Smoothed part wraps a fitted point-wise part: Smoothed(part, width)")
