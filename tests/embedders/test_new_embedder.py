@@ -115,7 +115,7 @@ def test_a_new_embedder_fits_scores_streams_saves_loads_and_exports(registered, 
     export_onnx(model.model_, tmp_path / "m.onnx")
     # onnxruntime runs a Conv in float32 only, so the graph is float32: the export's own float32
     # tolerance (docs/export.md), not the float64 graphs' ~1e-12 (2e-7 of the scale seen here)
-    from madcluster.estimator.export import TOLERANCE
+    from madcluster.estimator.export_check import TOLERANCE
 
     atol, rtol = TOLERANCE["float32"]
     onnx_scores = OnnxScorer(tmp_path / "m.onnx").decision_function(rows)

@@ -38,6 +38,9 @@ def test_every_holder_of_a_default_stream_is_walked(streamed):
         ("discord", "JoinsStream"),
         ("discord", "DiscordStream"),
         ("discord", "DiscordStream"),
+        ("cross", "KeptStream"),
+        ("cross reading", "SmoothedStream"),
+        ("cross", "AutoRegressiveStream"),
     ]
 
 
@@ -45,9 +48,9 @@ def test_each_part_holds_its_own_arrays_counted_once(streamed):
     by_part = held_by_part(streamed)
     assert list(by_part) == [
         "scorer", "stepper", "terms", "incidents", "own", "own reading", "kmeans", "ar",
-        "ar reading", "discord",
+        "ar reading", "discord", "cross", "cross reading",
     ]  # fmt: skip
-    for label in ("scorer", "incidents", "own reading", "kmeans", "ar", "discord"):
+    for label in ("scorer", "incidents", "own reading", "kmeans", "ar", "discord", "cross"):
         assert by_part[label] > 0, label
     assert held_bytes(streamed) == sum(by_part.values())  # no buffer shared between holders
     extra = np.zeros(100)

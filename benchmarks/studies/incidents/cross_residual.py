@@ -38,9 +38,10 @@ from benchlib import incident_events
 
 SERIES = [(f, s, 5000) for f in ("chaotic", "rhythm", "server", "point", "drift") for s in range(4)]
 HELD_OUT = [("server", 7, 5000), ("server", 8, 10000)]
-WEIGHTS = (0.5, 1.0, 2.0)
+WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 LAGS, RIDGE = 5, 1.0  # the next-step part's
-DEFAULT_SHAPE = (5, 5, 10, 0.5, 1, 2.0)
+DEFAULT_SHAPE = (5, 5, 10, 0.5, 1, 2.0)  # the shape before this study
+BEFORE = "95c3ecc"  # the scores incidents.md was made from before this study (no cross part)
 WINDOW = 100  # every series' model has the default window
 
 
@@ -85,12 +86,14 @@ class CrossResidual:
         return weight * np.maximum((self.values(rows) - self.value_mean) / self.value_std, 0.0)
 
 
-def cached(cache: Path, family: str, seed: int, n_test: int) -> dict[str, np.ndarray]:
-    """The newest cached scores of one series (``benchmarks/incidents.py --reuse`` reads these)."""
-    found = sorted(cache.glob(f"{family}-{seed}-{n_test}_*.npz"), key=lambda p: p.stat().st_mtime)
-    if not found:
-        raise SystemExit(f"no cached scores of {family}-{seed}: run benchmarks/incidents.py first")
-    return {**np.load(found[-1]), "commit": np.asarray(found[-1].stem.split("_")[-1])}
+def cached(cache: Path, family: str, seed: int, n_test: int, commit: str) -> dict[str, np.ndarray]:
+    """The scores ``benchmarks/incidents.py`` cached for one series at ``commit`` (one from before
+    the default had the term: ``git checkout`` it and run ``benchmarks/incidents.py`` to make
+    them)."""
+    path = cache / f"{family}-{seed}-{n_test}_{commit}.npz"
+    if not path.exists():
+        raise SystemExit(f"no cached scores of {family}-{seed} at {commit}: see --commit")
+    return {**np.load(path), "commit": np.asarray(commit)}
 
 
 def with_term(arrays: dict, family: str, seed: int, n_test: int, weight: float) -> dict:
@@ -107,8 +110,10 @@ def with_term(arrays: dict, family: str, seed: int, n_test: int, weight: float) 
     }
 
 
-def choose(data: dict[str, list[dict]], held: dict[str, dict]) -> None:
-    """Section 1 for one weight: the rule's choice, with each family left out, and held out."""
+def choose(data: dict[str, list[dict]], held: dict[str, dict], before: dict[str, list[dict]]) -> None:
+    """Section 1 for one weight: the rule's choice, with each family left out, and held out. The
+    rule's cap on how long incidents stay open follows the at-once flags *before* the term
+    (``before``): with the term in them the flags stay open longer and the cap would loosen."""
     families = list(data)
 
     def measure(arrays_list: list[dict], level: str, shape: tuple) -> dict:
@@ -116,15 +121,16 @@ def choose(data: dict[str, list[dict]], held: dict[str, dict]) -> None:
                              for a in arrays_list])  # fmt: skip
 
     flags = {f: rule.summary([incident_events(rule.merged_flags(a["at_once"], float(a["threshold"])),
-                                              a["labels"]) for a in data[f]]) for f in families}  # fmt: skip
+                                              a["labels"]) for a in before[f]]) for f in families}  # fmt: skip
     grid, keys = {}, {}
     shapes = [s for s in itertools.product(*rule.SHAPES.values()) if s[0] <= s[1]]
     for level, shape in itertools.product(rule.LEVELS, shapes):
         name = rule.shape_name(level, shape)
         grid[name] = {f: measure(data[f], level, shape) for f in families}
         keys[name] = (level, shape)
-    print("| chosen on | candidate | family | caught | false per 10,000 | median delay | per series | holds |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| chosen on | candidate | family | caught | false per 10,000 | median delay | per series "
+          "| open, away from anomalies | holds |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
     for left_out in (None, *families):
         chosen = max(grid, key=lambda g: rule.rank(grid[g], flags, left_out))
         for f in families if left_out is None else [left_out]:
@@ -132,12 +138,14 @@ def choose(data: dict[str, list[dict]], held: dict[str, dict]) -> None:
             where = "all" if left_out is None else f"others ({f} left out)"
             print(f"| {where} | {chosen} | {f} | {r['caught']} of {r['anomalies']} | "
                   f"{r['false_per_10k']} | {r['median_delay']} | {rule.series_delays(r)} | "
-                  f"{'yes' if rule.holds(r, flags[f]) else 'no'} |", flush=True)  # fmt: skip
+                  f"{r['open_share']:.1%} | {'yes' if rule.holds(r, flags[f]) else 'no'} |",
+                  flush=True)  # fmt: skip
         if left_out is None:
             for name, arrays in held.items():
                 r = measure([arrays], *keys[chosen])
                 print(f"| held out | {chosen} | {name} | {r['caught']} of {r['anomalies']} | "
-                      f"{r['false_per_10k']} | {r['median_delay']} | | |", flush=True)  # fmt: skip
+                      f"{r['false_per_10k']} | {r['median_delay']} | | {r['open_share']:.1%} | |",
+                      flush=True)  # fmt: skip
 
 
 def bound(arrays: dict) -> tuple[int, int, list[int], float] | None:
@@ -179,10 +187,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "madcluster-incidents"))
     parser.add_argument("--weights", nargs="*", type=float, default=list(WEIGHTS))
+    parser.add_argument("--commit", default=BEFORE, help="the cached scores' commit (before cross)")
     parser.add_argument("--skip-rule", action="store_true", help="section 2 only")
+    parser.add_argument("--skip-bound", action="store_true", help="section 1 only")
     args = parser.parse_args()
     cache = Path(args.cache)
-    base = {key: cached(cache, *key) for key in [*SERIES, *HELD_OUT]}
+    base = {key: cached(cache, *key, args.commit) for key in [*SERIES, *HELD_OUT]}
     commits = sorted({str(a["commit"]) for a in base.values()})
     print(f"scores from {', '.join(commits)}\n")
     readings = {0.0: base}
@@ -192,9 +202,13 @@ def main() -> None:
         for w in args.weights:
             print(f"\n1. the rule with the term at weight {w:g}")
             data: dict[str, list[dict]] = {}
+            before: dict[str, list[dict]] = {}
             for f, s, n in SERIES:
                 data.setdefault(f, []).append(readings[w][(f, s, n)])
-            choose(data, {f"{f}-{s}": readings[w][(f, s, n)] for f, s, n in HELD_OUT})
+                before.setdefault(f, []).append(base[(f, s, n)])
+            choose(data, {f"{f}-{s}": readings[w][(f, s, n)] for f, s, n in HELD_OUT}, before)
+    if args.skip_bound:
+        return
     print("\n2. the bound: 5 of 5, spike 2x, at the lowest level each series' own test rows allow")
     families = ("server", "rhythm", "chaotic", "point", "drift")
     print("| weight | " + " | ".join([*families, "server-7", "server-8"]) + " |")
