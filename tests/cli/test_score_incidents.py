@@ -17,7 +17,7 @@ FAST = ["--window-size", "20", "--epochs", "2", "--stride", "4", "--hidden-size"
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("incidents")
-    pd.DataFrame(make_series(1200, 3), columns=["cpu", "requests", "mem"]).to_csv(  # 240 validation rows: calibrated
+    pd.DataFrame(make_series(3000, 3), columns=["cpu", "requests", "mem"]).to_csv(  # 600 validation rows: calibrated
         folder / "train.csv", index=False
     )
     test = pd.DataFrame(make_series(300, 3, seed=2), columns=["cpu", "requests", "mem"])

@@ -39,51 +39,21 @@ from benchlib import incident_events
 SERIES = [(f, s, 5000) for f in ("chaotic", "rhythm", "server", "point", "drift") for s in range(4)]
 HELD_OUT = [("server", 7, 5000), ("server", 8, 10000)]
 WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
-LAGS, RIDGE = 5, 1.0  # the next-step part's
 DEFAULT_SHAPE = (5, 5, 10, 0.5, 1, 2.0)  # the shape before this study
 BEFORE = "95c3ecc"  # the scores incidents.md was made from before this study (no cross part)
 WINDOW = 100  # every series' model has the default window
 
 
-class CrossResidual:
-    """Each column predicted from the others at the same step and every column's last ``LAGS``
-    rows (ridge on standardised training rows); a row's value is the mean over columns of the
-    squared error standardised by that column's training errors."""
+def cross_term(train: np.ndarray, rows: np.ndarray, weight: float) -> np.ndarray:
+    """The ``cross`` part's term at once on ``rows`` (``madcluster.score.cross_residual``, fitted on
+    ``train``, standardised by its training values as the combination does; 0 on a series with
+    fewer than two continuous columns)."""
+    from madcluster.score.combination import mean_std
+    from madcluster.score.cross_residual import CrossResidual
 
-    def __init__(self, train: np.ndarray) -> None:
-        data = np.asarray(train, dtype=np.float64)
-        self.mean, scale = data.mean(axis=0), data.std(axis=0)
-        self.scale = np.where(scale > 1e-8, scale, 1.0)
-        z = self._z(data)
-        self.coefs = []
-        for j in range(z.shape[1]):
-            a = self._regressors(z, j)
-            self.coefs.append(np.linalg.solve(a.T @ a + RIDGE * np.eye(a.shape[1]), a.T @ z[:, j]))
-        errors = self._errors(data)[LAGS:]
-        self.error_mean, self.error_std = errors.mean(axis=0), errors.std(axis=0) + 1e-12
-        values = self.values(data)[LAGS:]
-        self.value_mean, self.value_std = values.mean(), max(values.std(), 1e-12)
-
-    def _z(self, rows: np.ndarray) -> np.ndarray:
-        return (np.asarray(rows, dtype=np.float64) - self.mean) / self.scale
-
-    @staticmethod
-    def _regressors(z: np.ndarray, column: int) -> np.ndarray:
-        padded = np.vstack([np.repeat(z[:1], LAGS, axis=0), z])
-        lags = [padded[LAGS - k : LAGS - k + len(z)] for k in range(1, LAGS + 1)]
-        return np.hstack([np.delete(z, column, axis=1), *lags, np.ones((len(z), 1))])
-
-    def _errors(self, rows: np.ndarray) -> np.ndarray:
-        z = self._z(rows)
-        return np.stack(
-            [(z[:, j] - self._regressors(z, j) @ c) ** 2 for j, c in enumerate(self.coefs)], axis=1
-        )
-
-    def values(self, rows: np.ndarray) -> np.ndarray:
-        return ((self._errors(rows) - self.error_mean) / self.error_std).mean(axis=1)
-
-    def term(self, rows: np.ndarray, weight: float) -> np.ndarray:
-        return weight * np.maximum((self.values(rows) - self.value_mean) / self.value_std, 0.0)
+    part = CrossResidual.fit(train)
+    mean, std = mean_std(part.values(train))
+    return weight * np.maximum((part.values(rows) - mean) / std, 0.0)
 
 
 def cached(cache: Path, family: str, seed: int, n_test: int, commit: str) -> dict[str, np.ndarray]:
@@ -101,16 +71,18 @@ def with_term(arrays: dict, family: str, seed: int, n_test: int, weight: float) 
     from madcluster.data.families import make_family
 
     series = make_family(family, seed, n_test=n_test)
-    term = CrossResidual(series.train)
     n_val = len(arrays["validation"])
     return {
         **arrays,
-        "at_once": arrays["at_once"] + term.term(series.test, weight),
-        "validation": arrays["validation"] + term.term(series.train, weight)[-n_val:],
+        "at_once": arrays["at_once"] + cross_term(series.train, series.test, weight),
+        "validation": arrays["validation"]
+        + cross_term(series.train, series.train, weight)[-n_val:],
     }
 
 
-def choose(data: dict[str, list[dict]], held: dict[str, dict], before: dict[str, list[dict]]) -> None:
+def choose(
+    data: dict[str, list[dict]], held: dict[str, dict], before: dict[str, list[dict]]
+) -> None:
     """Section 1 for one weight: the rule's choice, with each family left out, and held out. The
     rule's cap on how long incidents stay open follows the at-once flags *before* the term
     (``before``): with the term in them the flags stay open longer and the cap would loosen."""
@@ -159,7 +131,9 @@ def bound(arrays: dict) -> tuple[int, int, list[int], float] | None:
         policy = IncidentPolicy.at(float(multiple) * float(arrays["threshold"]), k=k, n=n,
                                    close_rows=close_rows, close_fraction=fraction,
                                    settle_rows=settle * WINDOW, spike_factor=spike)  # fmt: skip
-        found = [(i.start, last if i.end is None else i.end, i.raised) for i in track(scores, policy)]
+        found = [
+            (i.start, last if i.end is None else i.end, i.raised) for i in track(scores, policy)
+        ]
         m = incident_events(found, arrays["labels"])
         if (10_000 * m["false"] / m["normal_rows"] <= rule.BUDGET
                 and m["open_quiet_rows"] / max(m["quiet_rows"], 1) <= rule.MAX_OPEN_SHARE):  # fmt: skip

@@ -29,7 +29,7 @@ INPUT_TERMS = term_names()  # the registered kinds when the CLI reads them
 DEFAULT_INPUT_TERMS = ("kmeans", "ar", "discord", "cross")
 #: The at-once-only part's weight at both ends, chosen with the incident policy's shape on the
 #: development families (``benchmarks/results/incidents_policy.md``, section 6).
-CROSS_WEIGHT = 2.0
+CROSS_WEIGHT = 1.5
 #: The default weights of a series whose training columns all have few values (command and
 #: status channels: MSL and SMAP hold one telemetry channel beside dozens of them) ...
 DISCRETE_PART_WEIGHTS: dict[str, float] = {
