@@ -138,11 +138,15 @@ def main(argv: list[str] | None = None) -> None:
     configs = parse_configs(args.config)
     series = load_series(args)
     record: dict[str, Any] = {"protocol": "tsb-ad", "seed": args.seed, "configs": configs, "results": []}
+    today = stamp(configs)["measured"]
     if args.out.is_file():
         previous = json.loads(args.out.read_text())
+        # a result is kept only if it measured what the configuration resolves to today (a preset's
+        # name alone is not enough: the default's parameters change between commits)
+        measured = previous.get("stamp", {}).get("measured", {})
         record["results"] = [r for r in previous.get("results", [])
                              if r["config"] in configs and previous["configs"].get(r["config"]) == configs[r["config"]]
-                             and previous.get("seed") == args.seed]
+                             and previous.get("seed") == args.seed and measured.get(r["config"]) == today[r["config"]]]
     done = {(r["config"], r["series"]) for r in record["results"]}
     command = "python benchmarks/tsbad.py " + " ".join(
         a if a.replace("-", "").replace("_", "").replace("/", "").replace(".", "").isalnum() else repr(a)

@@ -76,7 +76,16 @@ def test_script_runs_resumes_and_summarises(tmp_path: Path, monkeypatch: pytest.
     assert "| `{\"detector\":\"kmeans\",\"window_size\":20}` |" in out.with_suffix(".md").read_text()
     before = [r["vus_pr"] for r in record["results"]]
     script.main(args)  # everything is there: nothing reruns
-    assert [r["vus_pr"] for r in json.loads(out.read_text())["results"]] == before
+    again = json.loads(out.read_text())
+    assert [r["vus_pr"] for r in again["results"]] == before
+    assert again["stamp"]["results_from_an_earlier_run"] == 4
+    # a configuration that resolves otherwise today (the default's parameters changed): its results
+    # are measured again, the other configuration's kept
+    name = next(iter(again["configs"]))
+    again["stamp"]["measured"][name] = "another configuration"
+    out.write_text(json.dumps(again))
+    script.main(args)
+    assert json.loads(out.read_text())["stamp"]["results_from_an_earlier_run"] == 2
 
 
 def test_ensemble_sums_standardised_member_scores() -> None:
