@@ -173,7 +173,8 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
         (
             "input-space terms added to MADCluster's score: kmeans (window KMeans), ar (ridge "
             "next-step error), discord (distance of each step's subsequence to its nearest "
-            "training one) or none"
+            "training one), cross (each column's error given the others at the same step: the "
+            "at-once score only, which incidents page on) or none"
         ),
     ),
     (
@@ -182,7 +183,7 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
         {"action": "append", "metavar": "PART=W"},
         (
             "weight of a standardised part, repeatable: own (MADCluster's score), kmeans, ar, "
-            "discord, e.g. own=1 (default: by the share of continuous training columns, "
+            "discord, cross, e.g. own=1 (default: by the share of continuous training columns, "
             f"{DEFAULT_WEIGHTS_TEXT}); or "
             "'evidence': weigh each part by what it finds of anomalies injected into held-out "
             "training rows (the fit prints it), or 'columns'"

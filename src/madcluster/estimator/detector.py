@@ -101,11 +101,12 @@ class MADCluster(FittedAttributes, BaseDetector):
     n_jobs : torch CPU threads for fit and scoring, scikit-learn style: None = 1 (the default,
         right on shared machines), -1 = every core, k = k threads (:mod:`madcluster.threads`).
     input_terms : parts added to the score, fitted on the training rows: ``("kmeans", "ar",
-        "discord")`` (the default: window KMeans, a ridge next-step error, each step's discord),
-        some, or None (MADCluster's score alone, as ``paper``; a stream's scores final at once;
+        "discord", "cross")`` (the default: window KMeans, a ridge next-step error, each step's
+        discord, and for the at-once score alone each column's error given the others at the same
+        step, :mod:`madcluster.score.cross_residual`), some, or None (MADCluster's score alone, as ``paper``; a stream's scores final at once;
         with parts, L rows later); combined by ``part_rule`` (:mod:`madcluster.score.combination`).
     part_weights : by part name (the rest default); None: from the training columns, own .5 -> 1,
-        kmeans 1.5 -> 1, ar 1, discord .5 -> 1 as the share of columns with more than 3 values
+        kmeans 1.5 -> 1, ar 1, discord .5 -> 1, cross 1.5 as the share of columns with more than 3 values
         goes 0 -> 1 (``madcluster.score.input_terms.default_part_weights``); ``"evidence"``:
         corrected by what each part finds of anomalies injected into held-out training rows.
     part_smoothing : steps of the centred mean each point-wise part is read through before it is
