@@ -93,3 +93,27 @@ def test_it_adds_to_the_at_once_score_alone(weight):
     expected = weight * np.maximum((CrossResidual.fit(train).values(test) - stats[0]) / stats[1], 0)
     np.testing.assert_allclose(added, expected, rtol=1e-9, atol=1e-9)
     assert "at once" in with_cross.describe()
+
+
+def test_a_stream_keeps_nothing_of_it_for_the_final_scores():
+    """Final scores never read it, so a stream keeps none of its values for pending steps (with
+    series scales every step waits for the first ``scale_rows``), and its state round-trips."""
+    from madcluster.score.combination_stream import CombinationStream
+
+    train, test = coupled(2000, 10), coupled(700, 11)
+    context, own = FitContext(50, 0), np.zeros(len(train))
+    combination = Combination.fit(("ar", "cross"), train, own, context, scale_rows=500)
+    stream = CombinationStream(combination)
+    first = stream.update(np.zeros(400), test[:400])
+    assert len(first.final_scores) == 0  # the series scales wait for 500 steps
+    assert len(stream.streams["ar"].kept.values) == 400  # the final score's part keeps them
+    assert len(stream.streams["cross"].kept.values) <= 1
+    again = CombinationStream(combination)
+    again.load(stream.state())
+    rest = again.update(np.zeros(300), test[400:])
+    np.testing.assert_allclose(np.concatenate([first.final_scores, rest.final_scores]),
+                               combination.score(test, np.zeros(len(test)))[: 700 - len(again.pending_scores())],
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    np.testing.assert_array_equal(
+        np.concatenate([first.scores, rest.scores]), combination.at_once_score(test, np.zeros(len(test)))
+    )

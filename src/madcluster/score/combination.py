@@ -234,9 +234,9 @@ class Combination:
         scored series' first steps (at most ``scale_rows`` of them are read); 1 without series
         scales."""
         if self.scale_rows <= 0:
-            return {part.name: 1.0 for part in self.parts}
+            return {part.name: 1.0 for part in self.final_parts}
         out = {}
-        for part in self.parts:
+        for part in self.final_parts:
             mean, std = self.stats[part.name]
             out[part.name] = series_scale((readings[part.name][: self.scale_rows] - mean) / std)
         return out

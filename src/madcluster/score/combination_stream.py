@@ -49,7 +49,7 @@ class CombinationStream:
         causal = {name: stream.append(rows, own) for name, stream in self.streams.items()}
         self.steps_seen = total
         final_from = self.pending_from
-        finals = [stream.final_before(total) for stream in self.streams.values()]
+        finals = [self.streams[p.name].final_before(total) for p in c.final_parts]
         final_to = max(final_from, min(finals))
         if self.scales is None:
             if final_to >= c.scale_rows:  # the scales' steps are final: read them once
@@ -63,8 +63,8 @@ class CombinationStream:
         else:  # files from before the causal readings' statistics: the provisional value
             first_scores = self._scores(np.arange(seen, total), self._scales_so_far())
         self.pending_from = final_to
-        for stream in self.streams.values():
-            stream.forget_before(final_to)
+        for part in c.parts:  # a part read at once only keeps nothing for the final scores
+            self.streams[part.name].forget_before(total if part.at_once_only else final_to)
         return CombinedUpdate(scores=first_scores, final_from=final_from, final_scores=scores)
 
     def pending_scores(self) -> np.ndarray:
@@ -81,9 +81,9 @@ class CombinationStream:
         return self.combination.series_scales(self._readings(steps))
 
     def _readings(self, steps: np.ndarray) -> dict[str, np.ndarray]:
-        """Every part's reading of pending ``steps`` on the rows so far, as the whole series reads
+        """Every final part's reading of pending ``steps`` on the rows so far, as the whole series reads
         it."""
-        return {name: stream.values(steps) for name, stream in self.streams.items()}
+        return {p.name: self.streams[p.name].values(steps) for p in self.combination.final_parts}
 
     def _scores(self, steps: np.ndarray, scales: Mapping[str, float]) -> np.ndarray:
         """The scores of pending ``steps`` on the rows so far: every part read as the whole series
@@ -98,7 +98,9 @@ class CombinationStream:
     def state(self) -> dict[str, np.ndarray]:
         out = {"terms/steps": np.asarray([self.steps_seen, self.pending_from], dtype=np.int64)}
         if self.combination.scale_rows > 0 and self.scales is not None:
-            out["terms/scales"] = np.asarray([self.scales[p.name] for p in self.combination.parts])
+            out["terms/scales"] = np.asarray(
+                [self.scales[p.name] for p in self.combination.final_parts]
+            )
         for name, stream in self.streams.items():
             out.update({f"terms/{name}/{k}": v for k, v in stream.state().items()})
         return out
@@ -110,7 +112,10 @@ class CombinationStream:
             self.scales = (
                 None
                 if scales is None
-                else {p.name: float(v) for p, v in zip(self.combination.parts, scales, strict=True)}
+                else {
+                    p.name: float(v)
+                    for p, v in zip(self.combination.final_parts, scales, strict=True)
+                }
             )
         for name, stream in self.streams.items():
             key = f"terms/{name}/"
