@@ -964,7 +964,8 @@ def part_terms(model, X: np.ndarray, prefix: str = "") -> dict[str, np.ndarray]:
     np.testing.assert_allclose(out["at_once"], at_once_scores(model, rows), rtol=1e-9, atol=1e-9)
     for name in c.names:  # a part read at once only has no final term: 0
         out.update({f"final/{name}": final.get(name, np.zeros(len(rows))), f"once/{name}": once[name],
-                    f"read_final/{name}": final_read[name], f"read_once/{name}": once_read[name]})
+                    f"read_final/{name}": final_read.get(name, np.zeros(len(rows))),
+                    f"read_once/{name}": once_read[name]})
     return {f"{prefix}{k}": v for k, v in out.items()}
 
 

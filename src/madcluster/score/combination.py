@@ -207,9 +207,10 @@ class Combination:
 
     # ------------------------------------------------------------------ readings
     def readings(self, rows: np.ndarray, own: np.ndarray) -> dict[str, np.ndarray]:
-        """Each part's reading of a whole series of checked ``rows`` whose own scores are
-        ``own``, as the score reads it (a smoothed part: its centred means)."""
-        return {p.name: p.bind(own).values(rows) for p in self.parts}
+        """Each final part's reading of a whole series of checked ``rows`` whose own scores are
+        ``own``, as the score reads it (a smoothed part: its centred means; a part read at once
+        only is not read: the final score leaves it out)."""
+        return {p.name: p.bind(own).values(rows) for p in self.final_parts}
 
     def at_once_readings(self, rows: np.ndarray, own: np.ndarray) -> dict[str, np.ndarray]:
         """Each part's reading of ``rows`` from steps <= t (what a stream answers at once)."""
@@ -267,7 +268,9 @@ class Combination:
         is read from."""
         if not self.combines:
             return own
-        return self._final_total({p.name: p.bind(own).reference_values(rows) for p in self.parts})
+        return self._final_total(
+            {p.name: p.bind(own).reference_values(rows) for p in self.final_parts}
+        )
 
     def at_once_score(
         self, rows: np.ndarray, own: np.ndarray, ahead: Mapping[str, np.ndarray] | None = None
