@@ -157,6 +157,36 @@ def bounds(columns: dict[str, list[dict]]) -> list[str]:
     return cells
 
 
+def parts_table(cache: Path, commit: str) -> None:
+    """Mean ROC-AUC per family of the default's scores cached by ``benchmarks/incidents.py`` at
+    ``commit`` (one with ``cross``): final, at once, at once without ``cross`` (the final
+    parts' at-once score) and ``cross``'s term alone (the difference)."""
+    from sklearn.metrics import roc_auc_score
+
+    print("| series | final | at once | at once without cross | cross alone |")
+    print("|---|---|---|---|---|")
+    groups = {
+        f: [(f, s, 5000) for s in range(4)]
+        for f in ("chaotic", "rhythm", "server", "point", "drift")
+    }
+    groups.update({f"{f}-{s}": [(f, s, n)] for f, s, n in HELD_OUT})
+    for name, keys in groups.items():
+        cells: dict[str, list[float]] = {"final": [], "once": [], "without": [], "cross": []}
+        for key in keys:
+            a = cached(cache, *key, commit)
+            if "at_once_final_parts" not in a:
+                raise SystemExit(
+                    f"the scores at {commit} have no at_once_final_parts: not a commit with cross"
+                )
+            term = a["at_once"] - a["at_once_final_parts"]
+            for cell, scores in (("final", a["final"]), ("once", a["at_once"]),
+                                 ("without", a["at_once_final_parts"]), ("cross", term)):  # fmt: skip
+                if np.ptp(scores) > 0:  # cross is 0 on a series of one column
+                    cells[cell].append(roc_auc_score(a["labels"], scores))
+        text = [f"{np.mean(v):.3f}" if v else "0 (one column)" for v in cells.values()]
+        print(f"| {name} | " + " | ".join(text) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "madcluster-incidents"))
@@ -164,8 +194,17 @@ def main() -> None:
     parser.add_argument("--commit", default=BEFORE, help="the cached scores' commit (before cross)")
     parser.add_argument("--skip-rule", action="store_true", help="section 2 only")
     parser.add_argument("--skip-bound", action="store_true", help="section 1 only")
+    parser.add_argument(
+        "--parts-at",
+        metavar="COMMIT",
+        help="only the ROC-AUC table of the parts, "
+        "from benchmarks/incidents.py's scores at COMMIT (one with cross)",
+    )
     args = parser.parse_args()
     cache = Path(args.cache)
+    if args.parts_at:
+        parts_table(cache, args.parts_at)
+        return
     base = {key: cached(cache, *key, args.commit) for key in [*SERIES, *HELD_OUT]}
     commits = sorted({str(a["commit"]) for a in base.values()})
     print(f"scores from {', '.join(commits)}\n")
