@@ -53,12 +53,18 @@ def test_incidents_open_at_the_higher_of_threshold_and_budget_or_at_a_budget_giv
     assert calibration.level_for(0.5) > calibration.level_for(DEFAULT_FALSE_INCIDENTS)
 
 
-def test_without_held_out_rows_there_is_no_budget():
-    short = MADCluster(input_terms=("ar",), **TINY).fit(_series(5 * MIN_CALIBRATION_ROWS - 50, 2))
+def test_without_enough_rows_or_at_once_scores_there_is_no_budget():
+    too_short = (
+        MIN_CALIBRATION_ROWS + 2 * TINY["window_size"] - 1
+    )  # the calibration's rows, less one
+    short = MADCluster(input_terms=("ar",), **TINY).fit(_series(too_short, 2))
     assert short.model_.incident_calibration is None
-    assert "no false-alarm estimate" in expectation(short.model_)
+    assert f"fewer than {MIN_CALIBRATION_ROWS} training rows" in expectation(short.model_)
     with pytest.raises(ParameterError, match="false_incidents needs the fit's"):
         short.incidents(_series(200, 3), false_incidents=2.0)
+    unstreamed = MADCluster(embedder="usad", mode="base-only", **TINY).fit(_series(600, 2))
+    assert unstreamed.model_.incident_calibration is None
+    assert "does not stream" in expectation(unstreamed.model_)
 
 
 def test_the_default_policy_settles_for_a_window_and_opens_on_one_spike(model):

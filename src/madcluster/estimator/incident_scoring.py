@@ -50,13 +50,15 @@ def default_incident_policy(
     """The policy of ``model`` (the default shape, confirmed by final scores above
     ``threshold_``), opening at the higher of ``threshold_`` and the level its fit calibrated for
     :data:`DEFAULT_FALSE_INCIDENTS` false incidents per 10,000 normal rows (``threshold_`` alone
-    without a calibration); with ``false_incidents``, at the level calibrated for that many."""
+    without a calibration, or where its rows raised too few incidents to fit the tail); with
+    ``false_incidents``, at the level calibrated for that many (an in-sample calibration's level
+    is optimistic: more are raised on new normal rows)."""
     calibration = model.incident_calibration
     if false_incidents is not None and calibration is None:
         raise ParameterError(
-            "false_incidents needs the fit's incident calibration (validation rows at the end of "
-            f"the training rows, at least {MIN_CALIBRATION_ROWS}: validation_size > 0; model "
-            "files from before it lack it)"
+            "false_incidents needs the fit's incident calibration (a streaming model fitted on at "
+            f"least {MIN_CALIBRATION_ROWS} rows after its first two windows; model files from "
+            "before it lack it)"
         )
     level = model.threshold
     if false_incidents is not None and calibration is not None:
@@ -64,7 +66,7 @@ def default_incident_policy(
     elif calibration is not None:
         try:
             level = max(level, calibration.level_for(DEFAULT_FALSE_INCIDENTS))
-        except ParameterError:  # too few incidents on the validation rows to say
+        except ParameterError:  # too few incidents on its rows to say
             pass
     if calibration is None:
         return IncidentPolicy.at(
@@ -84,10 +86,10 @@ def settle_rows(model: FittedModel) -> int:
     return SETTLE_WINDOWS * model.grid.window_size
 
 
-#: Validation rows a calibration needs at least (fewer: none; ``false_incidents`` is refused).
+#: Rows a calibration needs at least (fewer: none; ``false_incidents`` is refused).
 MIN_CALIBRATION_ROWS = 200
-#: Validation rows it reads at most, the last ones: its cost in a fit is their at-once scoring
-#: (2.3 s of a 30 s fit on 20,000 x 6 rows, 4,000 validation rows, before this cap).
+#: Rows it reads at most, the last ones: its cost in a fit is their at-once scoring (2.3 s of a
+#: 30 s fit on 20,000 x 6 rows, 4,000 validation rows, before this cap).
 MAX_CALIBRATION_ROWS = 2000
 
 
@@ -96,20 +98,32 @@ def calibrate_incidents(
 ) -> IncidentCalibration | None:
     """The false-alarm budget of fitted ``model`` (:mod:`madcluster.incidents.calibration`),
     measured on the validation rows at the end of its training rows ``data`` (the network never
-    trains on them; the last :data:`MAX_CALIBRATION_ROWS`), as a stream started two windows before them answers them at once. None
-    without such rows (``held_out`` false: the fit took another validation set and trained on
-    all of ``data``), or for a model that does not stream."""
+    trains on them; the last :data:`MAX_CALIBRATION_ROWS`), as a stream started two windows
+    before them answers them at once. With fewer than :data:`MIN_CALIBRATION_ROWS` such rows
+    (``held_out`` false: the fit took another validation set and trained on all of ``data``),
+    measured *in sample* on the last training rows, read the same way: optimistic, but the
+    at-once score passes ``threshold_`` (a quantile of the final training scores, in sample too)
+    on normal rows far more often than the final score, and without it such models opened at
+    ``threshold_`` alone and raised false incidents. None for a model that does not stream or
+    fewer rows than that after the first two windows."""
+    if not model.grid.causal:
+        return None
     window = model.grid.window_size
     n_val = validation_rows(len(data), validation_size, window) if held_out else 0
-    if n_val < MIN_CALIBRATION_ROWS or not model.grid.causal:
+    if n_val >= MIN_CALIBRATION_ROWS:
+        scores = validation_at_once(model, data, n_val)
+        return IncidentCalibration.measure(scores, settle_rows=settle_rows(model))
+    n_rows = len(data) - 2 * window  # each read from two windows in, as the validation rows
+    if n_rows < MIN_CALIBRATION_ROWS:
         return None
-    scores = validation_at_once(model, data, n_val)
-    return IncidentCalibration.measure(scores, settle_rows=settle_rows(model))
+    scores = validation_at_once(model, data, n_rows)
+    return IncidentCalibration.measure(scores, settle_rows=settle_rows(model), in_sample=True)
 
 
 def validation_at_once(model: FittedModel, data: np.ndarray, n_val: int) -> np.ndarray:
     """The at-once scores of the last ``n_val`` (at most :data:`MAX_CALIBRATION_ROWS`) of the
-    training rows ``data``, as a stream started two windows before them answers them, each part
+    training rows ``data`` (the validation rows, or in sample any of them), as a stream started
+    two windows before them answers them, each part
     that reads ahead read as it describes unseen normal rows
     (:meth:`~madcluster.score.parts.Part.reference_at_once`: the discord part's subsequences
     are the training rows' own, so matched to themselves they would read 0 and the level set
@@ -127,18 +141,36 @@ def validation_at_once(model: FittedModel, data: np.ndarray, n_val: int) -> np.n
 
 
 def expectation(model: FittedModel) -> str:
-    """The fit's line on incidents: how many false ones to expect at the threshold."""
+    """The fit's line on incidents: how many false ones to expect at the threshold, and on which
+    rows that was measured (in sample: optimistic)."""
     calibration = model.incident_calibration
     if calibration is None:
-        return "incidents: no false-alarm estimate (no held-out validation rows to measure it on)"
+        why = (
+            f"fewer than {MIN_CALIBRATION_ROWS} training rows after the first two windows to "
+            "measure it on"
+            if model.grid.causal
+            else "a model that does not stream has no at-once scores"
+        )
+        return f"incidents: no false-alarm estimate ({why})"
     try:
         per_rows = calibration.expected(model.threshold)
     except ParameterError as exc:
         return f"incidents: no false-alarm estimate ({exc})"
+    if calibration.in_sample:
+        where = (
+            f"measured in sample, on the last {calibration.rows} training rows, which the network "
+            f"trained on: optimistic, expect more; {MIN_CALIBRATION_ROWS} held-out validation "
+            "rows measure it on unseen ones; false_incidents=N opens them where N are expected "
+            "on those training rows"
+        )
+    else:
+        where = (
+            f"measured on the {calibration.rows} validation rows the network did not train on; "
+            "false_incidents=N opens them where N are expected"
+        )
     return (
         f"incidents: expect about {per_rows:.2g} false incidents per 10,000 normal rows at the "
-        f"threshold (measured on the {calibration.rows} validation rows the network did not "
-        "train on; false_incidents=N opens them where N are expected)"
+        f"threshold ({where})"
     )
 
 

@@ -273,7 +273,8 @@ def load_model(path: str | os.PathLike, embedder: nn.Module | None, device: str)
             attribution=AttributionBaseline(arrays.get("attribution_baseline")),
             threshold=float(record["threshold_"]),
         )
-        if record.get("incident_calibration") is not None:  # None: no held-out rows, older files
+        # None: too few rows, no stream, older files; no in_sample: held out, then the only kind
+        if record.get("incident_calibration") is not None:
             calibration = IncidentCalibration.from_record(record["incident_calibration"])
             fitted = replace(fitted, incident_calibration=calibration)
         training = TrainingRecord(

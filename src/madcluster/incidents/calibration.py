@@ -83,6 +83,9 @@ class IncidentCalibration:
     close_fraction: float = DEFAULT_CLOSE_FRACTION
     settle_rows: int = 0  # not measured (the validation rows come settled): the policy's shape
     spike_factor: float | None = None
+    #: Measured on training rows the network trained on (too few held-out rows): an optimistic
+    #: estimate, more false incidents expected than it says.
+    in_sample: bool = False
 
     @classmethod
     def measure(
@@ -95,9 +98,10 @@ class IncidentCalibration:
         close_fraction: float = DEFAULT_CLOSE_FRACTION,
         settle_rows: int = 0,
         spike_factor: float | None = DEFAULT_SPIKE_FACTOR,
+        in_sample: bool = False,
     ) -> IncidentCalibration:
         """The strengths of the incidents the policy raises on ``normal_scores`` (at once) from
-        the base level."""
+        the base level; ``in_sample``: the scores are of rows the model trained on."""
         scores = np.asarray(normal_scores, dtype=np.float64).reshape(-1)
         if len(scores) < n or not np.all(np.isfinite(scores)):
             raise ParameterError(
@@ -127,7 +131,7 @@ class IncidentCalibration:
         base, strengths = best
         ordered = tuple(sorted(strengths, reverse=True))
         shape = (k, n, close_rows, close_fraction, settle_rows, spike_factor)
-        return cls(len(scores), base, ordered, *shape)
+        return cls(len(scores), base, ordered, *shape, in_sample=in_sample)
 
     def policy(self, level: float, confirm_level: float | None = None) -> IncidentPolicy:
         """The policy of the shape this calibration measured, opening at ``level``."""
@@ -145,10 +149,14 @@ class IncidentCalibration:
     def _excess(self) -> float:
         """The strengths' mean excess over the base: the exponential tail's scale."""
         if len(self.strengths) < 2:
+            more = (
+                "a longer training series"
+                if self.in_sample
+                else "a larger validation_size, or a longer training series"
+            )
             raise ParameterError(
                 f"{len(self.strengths)} incidents on {self.rows} normal rows at any level: too "
-                "few to calibrate a false-alarm budget (more validation rows: a larger "
-                "validation_size, or a longer training series)"
+                f"few to calibrate a false-alarm budget (more rows: {more})"
             )
         return max(float(np.mean(np.asarray(self.strengths) - self.base)), 1e-12)
 
@@ -179,12 +187,14 @@ class IncidentCalibration:
             "close_fraction": self.close_fraction,
             "settle_rows": self.settle_rows,
             "spike_factor": self.spike_factor,
+            "in_sample": self.in_sample,
         }
 
     @classmethod
     def from_record(cls, record: dict) -> IncidentCalibration:
         """The calibration :meth:`record` wrote; a record from before the settle rows and the
-        spike path keeps the shape it measured (neither)."""
+        spike path keeps the shape it measured (neither), one from before in-sample
+        calibrations was measured on held-out rows (the only kind then)."""
         spike = record.get("spike_factor")
         return cls(
             int(record["rows"]),
@@ -196,6 +206,7 @@ class IncidentCalibration:
             float(record["close_fraction"]),
             int(record.get("settle_rows", 0)),
             None if spike is None else float(spike),
+            bool(record.get("in_sample", False)),
         )
 
 
