@@ -239,7 +239,8 @@ def _add_score_parser(sub) -> None:
         metavar="N",
         help="with --incidents: open them at the level the fit calibrated for N false incidents "
         "per 10,000 normal rows (default: the higher of the model's threshold and its level for "
-        "2; a model file without a calibration: its threshold)",
+        "2; a model file without a calibration: its threshold; a small model's calibration "
+        "was measured on its training rows: optimistic)",
     )
     add_runtime_options(score, device="cpu")
     add_input_options(score)
