@@ -113,3 +113,10 @@ def test_model_files_keep_an_in_sample_calibration(small, tmp_path):
     small.save(tmp_path / "m.mcz")
     loaded = MADCluster.load(tmp_path / "m.mcz").model_.incident_calibration
     assert loaded == small.model_.incident_calibration and loaded.in_sample
+
+
+def test_a_model_fitted_with_validation_data_calibrates_in_sample():
+    train = make_series(1200, 3, seed=5)  # 240 validation rows it would have held out
+    fitted = MADCluster(**SMALL).fit(train, validation_data=make_series(300, 3, seed=6))
+    calibration = fitted.model_.incident_calibration
+    assert calibration.in_sample and calibration.rows == len(train) - 2 * fitted.window_size
