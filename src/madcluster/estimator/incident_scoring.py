@@ -123,11 +123,10 @@ def calibrate_incidents(
 def validation_at_once(model: FittedModel, data: np.ndarray, n_val: int) -> np.ndarray:
     """The at-once scores of the last ``n_val`` (at most :data:`MAX_CALIBRATION_ROWS`) of the
     training rows ``data`` (the validation rows, or in sample any of them), as a stream started
-    two windows before them answers them, each part
-    that reads ahead read as it describes unseen normal rows
-    (:meth:`~madcluster.score.parts.Part.reference_at_once`: the discord part's subsequences
-    are the training rows' own, so matched to themselves they would read 0 and the level set
-    from them would sit far too low)."""
+    two windows before them answers them, each part that reads ahead read as it describes unseen
+    normal rows (:meth:`~madcluster.score.parts.Part.reference_at_once`: the discord part's
+    subsequences are the training rows' own, so matched to themselves they would read 0 and the
+    level set from them would sit far too low)."""
     n_val = min(n_val, MAX_CALIBRATION_ROWS)
     tail = data[-(n_val + 2 * model.grid.window_size) :]
     c = model.combination
