@@ -120,3 +120,37 @@ def test_a_model_fitted_with_validation_data_calibrates_in_sample():
     fitted = MADCluster(**SMALL).fit(train, validation_data=make_series(300, 3, seed=6))
     calibration = fitted.model_.incident_calibration
     assert calibration.in_sample and calibration.rows == len(train) - 2 * fitted.window_size
+
+
+@pytest.mark.parametrize("held_out_quiet", [True, False])
+def test_validation_rows_too_quiet_to_fit_the_tail_calibrate_in_sample(
+    small, monkeypatch, held_out_quiet
+):
+    """A few hundred held-out rows whose at-once scores raise one incident at any level (a ramp)
+    leave no tail to fit: the model calibrates in sample instead of opening at threshold_ alone;
+    held-out rows that raise enough keep the held-out calibration."""
+    from madcluster.estimator import incident_scoring
+
+    data = make_series(2000, 3, seed=5)
+    n_val = incident_scoring.validation_rows(len(data), small.validation_size, small.window_size)
+    assert n_val >= MIN_CALIBRATION_ROWS
+    rng = np.random.default_rng(0)
+
+    def bursts(n: int) -> np.ndarray:  # quiet rows, a 5-row burst every 50: an incident each
+        scores = np.zeros(n)
+        for start in range(10, n - 10, 50):
+            scores[start : start + 5] = 2.0 + rng.exponential()
+        return scores
+
+    def fake(model, rows, n):
+        if n == n_val:  # the held-out rows
+            return np.linspace(0.0, 1.0, n) if held_out_quiet else bursts(n)
+        return bursts(min(n, incident_scoring.MAX_CALIBRATION_ROWS))
+
+    monkeypatch.setattr(incident_scoring, "validation_at_once", fake)
+    calibration = incident_scoring.calibrate_incidents(small.model_, data, small.validation_size)
+    assert calibration is not None
+    assert calibration.in_sample is held_out_quiet
+    in_sample_rows = min(len(data) - 2 * small.window_size, incident_scoring.MAX_CALIBRATION_ROWS)
+    assert calibration.rows == (in_sample_rows if held_out_quiet else n_val)
+    assert len(calibration.strengths) >= 2

@@ -24,7 +24,11 @@ from madcluster.estimator.attribution import (
 )
 from madcluster.estimator.fitted import FittedModel
 from madcluster.exceptions import ParameterError
-from madcluster.incidents.calibration import DEFAULT_FALSE_INCIDENTS, IncidentCalibration
+from madcluster.incidents.calibration import (
+    DEFAULT_FALSE_INCIDENTS,
+    MIN_TAIL_INCIDENTS,
+    IncidentCalibration,
+)
 from madcluster.incidents.policy import (
     KEPT_INCIDENTS,
     Incident,
@@ -104,15 +108,19 @@ def calibrate_incidents(
     measured *in sample* on the last training rows, read the same way: optimistic, but the
     at-once score passes ``threshold_`` (a quantile of the final training scores, in sample too)
     on normal rows far more often than the final score, and without it such models opened at
-    ``threshold_`` alone and raised false incidents. None for a model that does not stream or
-    fewer rows than that after the first two windows."""
+    ``threshold_`` alone and raised false incidents. In sample too where the validation rows
+    raise too few incidents at any level to fit the tail (a few hundred quiet rows): the model
+    would otherwise open at ``threshold_`` alone. None for a model that does not stream or fewer
+    rows than that after the first two windows."""
     if not model.grid.causal:
         return None
     window = model.grid.window_size
     n_val = validation_rows(len(data), validation_size, window) if held_out else 0
     if n_val >= MIN_CALIBRATION_ROWS:
         scores = validation_at_once(model, data, n_val)
-        return IncidentCalibration.measure(scores, settle_rows=settle_rows(model))
+        held = IncidentCalibration.measure(scores, settle_rows=settle_rows(model))
+        if len(held.strengths) >= MIN_TAIL_INCIDENTS:
+            return held
     n_rows = len(data) - 2 * window  # each read from two windows in, as the validation rows
     if n_rows < MIN_CALIBRATION_ROWS:
         return None

@@ -41,6 +41,8 @@ from madcluster.incidents.policy import (
 BASE_QUANTILES = tuple(float(q) for q in np.linspace(0.5, 0.995, 34))
 #: Incidents the base level raises at least (where any level does).
 TAIL_COUNT = 10
+#: Incidents a calibration needs at least to fit its tail (fewer: no level, no expectation).
+MIN_TAIL_INCIDENTS = 2
 #: Rows an expectation is stated per.
 PER_ROWS = 10_000
 #: The budget a model's incidents open at by default (where it is above ``threshold_``), per
@@ -213,6 +215,7 @@ class IncidentCalibration:
 __all__ = [
     "BASE_QUANTILES",
     "DEFAULT_FALSE_INCIDENTS",
+    "MIN_TAIL_INCIDENTS",
     "PER_ROWS",
     "TAIL_COUNT",
     "IncidentCalibration",
