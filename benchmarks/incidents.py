@@ -58,6 +58,8 @@ SHAPES = {  # the candidate policies' shapes
 }
 # open at threshold_, at the calibrated budget's level, or at the higher of the two
 LEVELS = ("higher", "budget", "threshold")  # in this order on ties
+# the budgets the calibrated levels are set for (``--budgets``): the default's alone unless asked
+OPEN_BUDGETS = (BUDGET,)
 
 
 def commit() -> str:
@@ -137,7 +139,8 @@ _CALIBRATIONS: dict = {}
 def policy_spans(arrays: dict[str, np.ndarray], shape: tuple, level: str) -> list[tuple]:
     """The policy's incidents ``(start, end, raised)`` on the test rows: opening at
     ``threshold_`` (``level`` "threshold") or at the level the validation rows' calibration gives
-    for ``BUDGET`` ("budget"; ``threshold_`` where they raise too few incidents to calibrate)."""
+    for ``BUDGET`` ("budget"; ``threshold_`` where they raise too few incidents to calibrate);
+    "budget@B" and "higher@B": the level calibrated for B false incidents instead."""
     from madcluster.defaults import DEFAULT_WINDOW_SIZE
     from madcluster.exceptions import ParameterError
     from madcluster.incidents.calibration import IncidentCalibration
@@ -145,6 +148,7 @@ def policy_spans(arrays: dict[str, np.ndarray], shape: tuple, level: str) -> lis
 
     k, n, close_rows, fraction, settle, spike = shape
     open_level = float(arrays["threshold"])
+    level, _, target = level.partition("@")
     if level in ("budget", "higher"):
         key = (id(arrays), k, n, close_rows, fraction, spike)
         if key not in _CALIBRATIONS:  # one per series and shape, shared by levels and settling
@@ -158,7 +162,7 @@ def policy_spans(arrays: dict[str, np.ndarray], shape: tuple, level: str) -> lis
             )
         calibration = _CALIBRATIONS[key]
         try:
-            budget = calibration.level_for(BUDGET)
+            budget = calibration.level_for(float(target) if target else BUDGET)
             open_level = budget if level == "budget" else max(open_level, budget)
         except ParameterError:
             pass
@@ -242,6 +246,15 @@ def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="the newest cached fit of any commit (no new fits)"
     )
+    parser.add_argument(
+        "--budgets",
+        nargs="+",
+        type=float,
+        default=list(OPEN_BUDGETS),
+        help="false incidents per 10,000 normal rows the calibrated open levels are set for "
+        f"(candidates; default: {BUDGET:g}, the default policy's; the rule's budget stays "
+        f"{BUDGET:g})",
+    )
     args = parser.parse_args()
     from benchlib import write_record
 
@@ -274,7 +287,13 @@ def main() -> None:
     shapes = [s for s in itertools.product(*SHAPES.values()) if s[0] <= s[1]]
     grid: dict[str, dict[str, dict]] = {}
     grid_keys: dict[str, tuple[str, tuple]] = {}
-    for level, shape in itertools.product(LEVELS, shapes):
+    levels = [
+        level if budget == BUDGET or level == "threshold" else f"{level}@{budget:g}"
+        for budget in args.budgets
+        for level in LEVELS
+    ]
+    levels = list(dict.fromkeys(levels))  # threshold_ once
+    for level, shape in itertools.product(levels, shapes):
         name = shape_name(level, shape)
         grid[name] = {f: measure(data[f], level, shape) for f in families}
         grid_keys[name] = (level, shape)
@@ -304,7 +323,12 @@ def main() -> None:
     record = {
         "commit": commit(),
         "scores_from_commits": scored_on,
-        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/incidents.py",
+        "command": "PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/incidents.py"
+        + (
+            ""
+            if args.budgets == [BUDGET]
+            else " --budgets " + " ".join(f"{b:g}" for b in args.budgets)
+        ),
         "rule": f"every family: <= {BUDGET} false incidents per 10,000 normal rows, median delay "
         f"<= {MAX_DELAY} rows, open on at most {MAX_OPEN_SHARE:.0%} of the rows away from "
         "anomalies (or where larger the share of today's at-once flags of the final score's "
