@@ -1,0 +1,192 @@
+"""Table 9 of ``benchmarks/results/parts/evidence.md``: the parts' readings with their tails made
+alike before they are summed, against the default's z-scores, on every development series.
+
+Why: on the three families short of their best part the next-step (AR) part adds only false
+alarms (its q .99 contribution on normal rows 2.8-6.7, its median on anomaly rows 0-1). Its
+reading is a mean *squared* error, whose z-scores have a far heavier upper tail than the other
+parts'; a part whose normal rows reach z = 6 outvotes one whose anomalies reach z = 4. Three
+readings that change only that, no label and no new fit:
+
+* ``sqrt-ar``: the AR part's reading through a square root (an RMS error) before it is
+  standardised;
+* ``normal-ar``: the AR part's reading mapped to the normal score of its training reading's
+  empirical distribution, an exponential tail beyond its 0.9 quantile (its normal rows then reach
+  about z = 2.3 at q .99, whatever its tail was);
+* ``normal-all``: every part's reading so.
+
+Each is then standardised with its training reading's mean and deviation, weighted by column kind,
+divided by its series scale and summed positively, as the default does (``z``, which reproduces
+the default's score: checked against it per series). Reads the dumps of ``fit_dump.py`` (the
+network's own scores and each series' rows) and refits the cheap parts as the default fits them.
+
+    python benchmarks/studies/evidence/part_tails.py --dumps DUMPS --cache CACHE_TAILS \\
+        --json benchmarks/results/parts/evidence_table9_tails.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+READINGS = ("z", "sqrt-ar", "normal-ar", "normal-all")
+TAIL_Q = 0.9
+TSBAD = ("tsbad-MSL", "tsbad-SMAP", "tsbad-SMD")
+
+
+def part_readings(dump_path: Path, cache: Path) -> dict[str, np.ndarray]:
+    """One series' final readings of each part on its test rows, its parts' training readings
+    (as the statistics read them), weights, labels and the default's score; cached."""
+    out = cache / dump_path.name
+    if out.exists():
+        with np.load(out) as f:
+            return {k: f[k] for k in f.files}
+    from madcluster import MADCluster
+    from madcluster.score.combination import Combination
+    from madcluster.score.input_terms import continuous_share, default_part_weights
+    from madcluster.score.parts import FitContext
+    from madcluster.score.smoothing import resolve_part_smoothing
+
+    params = MADCluster().get_params()
+    widths = resolve_part_smoothing(params["part_smoothing"], params["window_size"])
+    with np.load(dump_path) as f:
+        dump = {k: f[k] for k in f.files}
+    train = np.asarray(dump["train"], dtype=np.float32)
+    test = np.asarray(dump["test"], dtype=np.float32)
+    weights = default_part_weights(continuous_share(train))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = Combination.fit(
+            ("kmeans", "ar", "discord"),
+            train,
+            dump["own_train"],
+            FitContext(params["window_size"], 0),
+            weights,
+            widths,
+            "positive-zscore-sum",
+            params["series_scale_rows"],
+        )
+        read = c.readings(test, dump["own_test"])
+        arrays = {
+            "labels": dump["labels"],
+            "test": test,
+            "family": dump["family"],
+            "default": c.score(test, dump["own_test"]),
+            "scale_rows": np.asarray(c.scale_rows),
+        }
+        for p in c.parts:
+            arrays[f"read/{p.name}"] = read[p.name]
+            arrays[f"ref/{p.name}"] = p.bind(dump["own_train"]).reference_values(train)
+            arrays[f"w/{p.name}"] = np.asarray(c.weights[p.name])
+    cache.mkdir(parents=True, exist_ok=True)
+    np.savez(out, **arrays)
+    return arrays
+
+
+def normal_scores(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """The normal score of ``values`` under ``reference``'s empirical distribution, beyond its
+    :data:`TAIL_Q` quantile an exponential tail fitted to its excesses there."""
+    from scipy.stats import norm
+
+    ref = np.sort(reference[np.isfinite(reference)])
+    upper = 1.0 - np.searchsorted(ref, values, side="right") / (len(ref) + 1)
+    q = float(np.quantile(ref, TAIL_Q))
+    excess = max(float(np.mean(ref[ref > q] - q)) if np.any(ref > q) else 0.0, 1e-12)
+    tail = (1.0 - TAIL_Q) * np.exp(-(values - q) / excess)
+    upper = np.clip(np.where(values > q, tail, upper), 1e-300, 1.0 - 1.0 / (len(ref) + 1))
+    return norm.isf(upper)
+
+
+def total(arrays: dict[str, np.ndarray], reading: str) -> np.ndarray:
+    """The series' score with the parts read as ``reading`` says (module docstring)."""
+    from madcluster.score.combination import mean_std, series_scale
+
+    terms = []
+    for key in [k for k in arrays if k.startswith("read/")]:
+        name = key.split("/", 1)[1]
+        values, ref = arrays[key], arrays[f"ref/{name}"]
+        if reading == "sqrt-ar" and name == "ar":
+            values, ref = np.sqrt(np.maximum(values, 0.0)), np.sqrt(np.maximum(ref, 0.0))
+        if reading == "normal-all" or (reading == "normal-ar" and name == "ar"):
+            values, ref = normal_scores(values, ref), normal_scores(ref, ref)
+        mean, std = mean_std(ref)
+        z = (values - mean) / std
+        scale = series_scale(z[: int(arrays["scale_rows"])])
+        terms.append(float(arrays[f"w/{name}"]) * np.maximum(z, 0.0) / scale)
+    return np.sum(terms, axis=0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dumps", required=True, help="fit_dump.py's folder")
+    parser.add_argument("--cache", required=True, help="folder of each series' part readings")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    from madcluster.metrics.tsbad import tsbad_vus
+
+    table: dict[str, dict[str, float]] = {}
+    families: dict[str, str] = {}
+    for path in sorted(Path(args.dumps).glob("*.npz")):
+        arrays = part_readings(path, Path(args.cache))
+        z = total(arrays, "z")
+        np.testing.assert_allclose(z, arrays["default"], rtol=1e-9, atol=1e-9)
+
+        def vus(score: np.ndarray, arrays: dict = arrays) -> float:
+            return float(tsbad_vus(score, arrays["labels"], arrays["test"])[1])
+
+        row = {f"part: {k[5:]}": vus(arrays[k]) for k in arrays if k.startswith("read/")}
+        row.update({r: vus(total(arrays, r)) for r in READINGS})
+        table[path.stem], families[path.stem] = row, str(arrays["family"])
+    print(markdown(table, families))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"vus_pr": table, "family": families}, indent=1))
+
+
+def family_means(table: dict, families: dict) -> dict[str, dict[str, float]]:
+    groups: dict[str, list[dict]] = {}
+    for name, row in table.items():
+        groups.setdefault(families[name], []).append(row)
+        if families[name] in TSBAD:
+            groups.setdefault("46 TSB-AD", []).append(row)
+    return {
+        f: {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
+        for f, rows in sorted(groups.items())
+    }
+
+
+def markdown(table: dict, families: dict) -> str:
+    """Each family's mean VUS-PR per reading (its shortfall against the family's best single
+    part), then each reading chosen with each family left out (the worst other family's
+    shortfall, then the mean)."""
+    means = family_means(table, families)
+    lines = [
+        "| family | best part | " + " | ".join(READINGS) + " |",
+        "|---|---|" + "---|" * len(READINGS),
+    ]
+    short = {}
+    for family, m in means.items():
+        parts = {k[6:]: v for k, v in m.items() if k.startswith("part: ")}
+        best = max(parts, key=parts.get)
+        short[family] = {r: m[r] - parts[best] for r in READINGS}
+        cells = " | ".join(f"{m[r]:.3f} ({short[family][r]:+.3f})" for r in READINGS)
+        lines.append(f"| {family} | {best} {parts[best]:.3f} | {cells} |")
+    lines += ["", "| left out | chosen on the others | its shortfall there |", "|---|---|---|"]
+    scored = [f for f in short if f != "46 TSB-AD"]
+    for family in scored:
+        others = [f for f in scored if f != family]
+        choice = max(
+            READINGS,
+            key=lambda r: (
+                min(short[f][r] for f in others),
+                np.mean([means[f][r] for f in others]),
+            ),
+        )
+        lines.append(f"| {family} | {choice} | {short[family][choice]:+.3f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
