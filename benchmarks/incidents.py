@@ -109,6 +109,11 @@ def series_scores(
         "at_once_final_parts": at_once_scores(final_parts, series.test),
         "final": detector.decision_function(series.test),
         "validation": validation_at_once(detector.model_, series.train, n_val),
+        # the last training rows (at most 2,000), in sample: the fit keeps the calibration of
+        # these or of the validation rows, whichever opens higher
+        "in_sample": validation_at_once(
+            detector.model_, series.train, len(series.train) - 2 * detector.window_size
+        ),
         "labels": series.labels,
         "threshold": np.asarray(detector.threshold_),
         "fit_s": np.asarray(fit_s),
@@ -142,6 +147,7 @@ def policy_spans(arrays: dict[str, np.ndarray], shape: tuple, level: str) -> lis
     for ``BUDGET`` ("budget"; ``threshold_`` where they raise too few incidents to calibrate);
     "budget@B" and "higher@B": the level calibrated for B false incidents instead."""
     from madcluster.defaults import DEFAULT_WINDOW_SIZE
+    from madcluster.estimator.incident_scoring import MAX_CALIBRATION_ROWS, opening_higher
     from madcluster.exceptions import ParameterError
     from madcluster.incidents.calibration import IncidentCalibration
     from madcluster.incidents.policy import IncidentPolicy, track
@@ -152,13 +158,19 @@ def policy_spans(arrays: dict[str, np.ndarray], shape: tuple, level: str) -> lis
     if level in ("budget", "higher"):
         key = (id(arrays), k, n, close_rows, fraction, spike)
         if key not in _CALIBRATIONS:  # one per series and shape, shared by levels and settling
-            _CALIBRATIONS[key] = IncidentCalibration.measure(
-                arrays["validation"],
-                k=k,
-                n=n,
-                close_rows=close_rows,
-                close_fraction=fraction,
-                spike_factor=spike,
+            shape_of = {"k": k, "n": n, "close_rows": close_rows, "close_fraction": fraction}
+            held = IncidentCalibration.measure(arrays["validation"], **shape_of, spike_factor=spike)
+            # the fit's rule: the held-out or the in-sample calibration, whichever opens higher
+            # (caches from before the in-sample rows: the held-out one)
+            _CALIBRATIONS[key] = (
+                opening_higher(
+                    held,
+                    IncidentCalibration.measure(
+                        arrays["in_sample"], **shape_of, spike_factor=spike, in_sample=True
+                    ),
+                )
+                if "in_sample" in arrays and len(arrays["validation"]) < MAX_CALIBRATION_ROWS
+                else held
             )
         calibration = _CALIBRATIONS[key]
         try:

@@ -14,6 +14,8 @@ from madcluster.estimator.incident_scoring import (
     default_incident_policy,
     expectation,
     series_incidents,
+    settle_rows,
+    validation_at_once,
 )
 from madcluster.exceptions import ParameterError
 from madcluster.incidents.calibration import DEFAULT_FALSE_INCIDENTS, IncidentCalibration
@@ -33,10 +35,23 @@ def model():
     return MADCluster(input_terms=("kmeans", "ar"), verbose=False, **TINY).fit(_series(1500, 0))
 
 
-def test_the_fit_calibrates_on_its_validation_rows_and_files_keep_it(model, tmp_path):
-    calibration = model.model_.incident_calibration
-    assert calibration is not None and calibration.rows == int(1500 * model.validation_size)
-    assert "false incidents per 10,000 normal rows" in expectation(model.model_)
+def test_the_fit_calibrates_on_its_end_rows_and_files_keep_it(model, tmp_path):
+    """300 validation rows: the held-out and the in-sample calibration (the last 1,460 training
+    rows) both measured, the one opening higher for the default budget kept."""
+    data, m = _series(1500, 0), model.model_
+    settle = settle_rows(m)
+    held = IncidentCalibration.measure(
+        validation_at_once(m, data, int(1500 * model.validation_size)), settle_rows=settle
+    )
+    inside = IncidentCalibration.measure(
+        validation_at_once(m, data, 1500 - 2 * TINY["window_size"]),
+        settle_rows=settle,
+        in_sample=True,
+    )
+    higher = max((held, inside), key=lambda c: c.level_for(DEFAULT_FALSE_INCIDENTS))
+    calibration = m.incident_calibration
+    assert calibration == higher
+    assert "false incidents per 10,000 normal rows" in expectation(m)
     model.save(tmp_path / "m.mcz")
     assert MADCluster.load(tmp_path / "m.mcz").model_.incident_calibration == calibration
 

@@ -122,35 +122,65 @@ def test_a_model_fitted_with_validation_data_calibrates_in_sample():
     assert calibration.in_sample and calibration.rows == len(train) - 2 * fitted.window_size
 
 
-@pytest.mark.parametrize("held_out_quiet", [True, False])
-def test_validation_rows_too_quiet_to_fit_the_tail_calibrate_in_sample(
-    small, monkeypatch, held_out_quiet
+def _bursts(n: int, height: float, seed: int = 0) -> np.ndarray:
+    """Quiet at-once scores with a 5-row burst every 50 rows (an incident each), ``height`` and
+    up."""
+    rng = np.random.default_rng(seed)
+    scores = np.zeros(n)
+    for start in range(10, n - 10, 50):
+        scores[start : start + 5] = height + rng.exponential()
+    return scores
+
+
+@pytest.mark.parametrize(
+    ("held_out", "in_sample", "kept"),
+    [
+        ("ramp", 2.0, "in sample"),  # one incident at any level: no tail to fit
+        (6.0, 2.0, "held out"),  # the held-out rows open higher
+        (2.0, 6.0, "in sample"),  # the in-sample rows open higher
+    ],
+)
+def test_the_fit_keeps_the_calibration_that_opens_higher(
+    small, monkeypatch, held_out, in_sample, kept
 ):
-    """A few hundred held-out rows whose at-once scores raise one incident at any level (a ramp)
-    leave no tail to fit: the model calibrates in sample instead of opening at threshold_ alone;
-    held-out rows that raise enough keep the held-out calibration."""
+    """Fewer validation rows than MAX_CALIBRATION_ROWS: both the held-out rows and the last
+    training rows are measured, and the one whose level for the default budget is higher kept
+    (a few hundred held-out rows fit the tail poorly; the training rows alone are optimistic)."""
     from madcluster.estimator import incident_scoring
 
     data = make_series(2000, 3, seed=5)
     n_val = incident_scoring.validation_rows(len(data), small.validation_size, small.window_size)
-    assert n_val >= MIN_CALIBRATION_ROWS
-    rng = np.random.default_rng(0)
-
-    def bursts(n: int) -> np.ndarray:  # quiet rows, a 5-row burst every 50: an incident each
-        scores = np.zeros(n)
-        for start in range(10, n - 10, 50):
-            scores[start : start + 5] = 2.0 + rng.exponential()
-        return scores
+    assert MIN_CALIBRATION_ROWS <= n_val < incident_scoring.MAX_CALIBRATION_ROWS
+    in_sample_rows = min(len(data) - 2 * small.window_size, incident_scoring.MAX_CALIBRATION_ROWS)
 
     def fake(model, rows, n):
-        if n == n_val:  # the held-out rows
-            return np.linspace(0.0, 1.0, n) if held_out_quiet else bursts(n)
-        return bursts(min(n, incident_scoring.MAX_CALIBRATION_ROWS))
+        if n == n_val:
+            return np.linspace(0.0, 1.0, n) if held_out == "ramp" else _bursts(n, held_out)
+        assert min(n, incident_scoring.MAX_CALIBRATION_ROWS) == in_sample_rows
+        return _bursts(in_sample_rows, in_sample, seed=1)
 
     monkeypatch.setattr(incident_scoring, "validation_at_once", fake)
     calibration = incident_scoring.calibrate_incidents(small.model_, data, small.validation_size)
     assert calibration is not None
-    assert calibration.in_sample is held_out_quiet
-    in_sample_rows = min(len(data) - 2 * small.window_size, incident_scoring.MAX_CALIBRATION_ROWS)
-    assert calibration.rows == (in_sample_rows if held_out_quiet else n_val)
-    assert len(calibration.strengths) >= 2
+    assert calibration.in_sample is (kept == "in sample")
+    assert calibration.rows == (in_sample_rows if kept == "in sample" else n_val)
+
+
+def test_enough_validation_rows_are_the_calibration_alone(small, monkeypatch):
+    """From MAX_CALIBRATION_ROWS validation rows the last training rows are those very rows:
+    nothing is measured in sample."""
+    from madcluster.estimator import incident_scoring
+
+    data = make_series(10_400, 3, seed=5)
+    n_val = incident_scoring.validation_rows(len(data), small.validation_size, small.window_size)
+    assert n_val >= incident_scoring.MAX_CALIBRATION_ROWS
+    calls = []
+
+    def fake(model, rows, n):
+        calls.append(n)
+        return _bursts(min(n, incident_scoring.MAX_CALIBRATION_ROWS), 2.0)
+
+    monkeypatch.setattr(incident_scoring, "validation_at_once", fake)
+    calibration = incident_scoring.calibrate_incidents(small.model_, data, small.validation_size)
+    assert calls == [n_val]
+    assert calibration is not None and not calibration.in_sample
