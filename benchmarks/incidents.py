@@ -147,7 +147,7 @@ def policy_spans(arrays: dict[str, np.ndarray], shape: tuple, level: str) -> lis
     for ``BUDGET`` ("budget"; ``threshold_`` where they raise too few incidents to calibrate);
     "budget@B" and "higher@B": the level calibrated for B false incidents instead."""
     from madcluster.defaults import DEFAULT_WINDOW_SIZE
-    from madcluster.estimator.incident_scoring import MAX_CALIBRATION_ROWS, opening_higher
+    from madcluster.estimator.incident_scoring import MAX_CALIBRATION_ROWS, kept_calibration
     from madcluster.exceptions import ParameterError
     from madcluster.incidents.calibration import IncidentCalibration
     from madcluster.incidents.policy import IncidentPolicy, track
@@ -160,10 +160,11 @@ def policy_spans(arrays: dict[str, np.ndarray], shape: tuple, level: str) -> lis
         if key not in _CALIBRATIONS:  # one per series and shape, shared by levels and settling
             shape_of = {"k": k, "n": n, "close_rows": close_rows, "close_fraction": fraction}
             held = IncidentCalibration.measure(arrays["validation"], **shape_of, spike_factor=spike)
-            # the fit's rule: the held-out or the in-sample calibration, whichever opens higher
+            # the fit's rule: the held-out calibration, or where its rows raised few incidents
+            # the one of it and the in-sample calibration that opens higher
             # (caches from before the in-sample rows: the held-out one)
             _CALIBRATIONS[key] = (
-                opening_higher(
+                kept_calibration(
                     held,
                     IncidentCalibration.measure(
                         arrays["in_sample"], **shape_of, spike_factor=spike, in_sample=True

@@ -89,7 +89,7 @@ def test_no_false_incident_before_a_late_anomaly_where_threshold_alone_raised_on
 def test_the_expectation_says_it_was_measured_in_sample_and_is_optimistic(small):
     line = expectation(small.model_)
     assert "false incidents per 10,000 normal rows" in line
-    assert "in sample" in line and "trained on: optimistic" in line
+    assert "in sample" in line and "optimistic" in line
 
 
 def test_an_explicit_budget_is_taken_from_the_in_sample_calibration(small, test_rows):
@@ -122,12 +122,12 @@ def test_a_model_fitted_with_validation_data_calibrates_in_sample():
     assert calibration.in_sample and calibration.rows == len(train) - 2 * fitted.window_size
 
 
-def _bursts(n: int, height: float, seed: int = 0) -> np.ndarray:
-    """Quiet at-once scores with a 5-row burst every 50 rows (an incident each), ``height`` and
-    up."""
+def _bursts(n: int, height: float, every: int = 50, seed: int = 0) -> np.ndarray:
+    """Quiet at-once scores with a 5-row burst every ``every`` rows (an incident each),
+    ``height`` and up."""
     rng = np.random.default_rng(seed)
     scores = np.zeros(n)
-    for start in range(10, n - 10, 50):
+    for start in range(10, n - 10, every):
         scores[start : start + 5] = height + rng.exponential()
     return scores
 
@@ -135,17 +135,19 @@ def _bursts(n: int, height: float, seed: int = 0) -> np.ndarray:
 @pytest.mark.parametrize(
     ("held_out", "in_sample", "kept"),
     [
-        ("ramp", 2.0, "in sample"),  # one incident at any level: no tail to fit
-        (6.0, 2.0, "held out"),  # the held-out rows open higher
-        (2.0, 6.0, "in sample"),  # the in-sample rows open higher
+        ("ramp", (2.0, 50), "in sample"),  # one incident at any level: no tail to fit
+        ((2.0, 150), (6.0, 50), "in sample"),  # three incidents, the in-sample rows open higher
+        ((6.0, 150), (2.0, 50), "held out"),  # three incidents, the held-out rows open higher
+        ((2.0, 50), (6.0, 50), "held out"),  # eight incidents: trusted, however the rest open
     ],
 )
-def test_the_fit_keeps_the_calibration_that_opens_higher(
+def test_few_validation_incidents_keep_the_calibration_that_opens_higher(
     small, monkeypatch, held_out, in_sample, kept
 ):
-    """Fewer validation rows than MAX_CALIBRATION_ROWS: both the held-out rows and the last
-    training rows are measured, and the one whose level for the default budget is higher kept
-    (a few hundred held-out rows fit the tail poorly; the training rows alone are optimistic)."""
+    """Validation rows that raise fewer than TRUSTED_INCIDENTS incidents fit the tail poorly:
+    the last training rows are measured too, and the one whose level for the default budget is
+    higher kept (the training rows alone are optimistic); with enough, the held-out calibration
+    is kept as it is."""
     from madcluster.estimator import incident_scoring
 
     data = make_series(2000, 3, seed=5)
@@ -155,15 +157,18 @@ def test_the_fit_keeps_the_calibration_that_opens_higher(
 
     def fake(model, rows, n):
         if n == n_val:
-            return np.linspace(0.0, 1.0, n) if held_out == "ramp" else _bursts(n, held_out)
+            return np.linspace(0.0, 1.0, n) if held_out == "ramp" else _bursts(n, *held_out)
         assert min(n, incident_scoring.MAX_CALIBRATION_ROWS) == in_sample_rows
-        return _bursts(in_sample_rows, in_sample, seed=1)
+        return _bursts(in_sample_rows, *in_sample, seed=1)
 
     monkeypatch.setattr(incident_scoring, "validation_at_once", fake)
     calibration = incident_scoring.calibrate_incidents(small.model_, data, small.validation_size)
     assert calibration is not None
     assert calibration.in_sample is (kept == "in sample")
     assert calibration.rows == (in_sample_rows if kept == "in sample" else n_val)
+    if held_out != "ramp":
+        trusted = len(_bursts(n_val, *held_out).nonzero()[0]) // 5
+        assert (trusted >= incident_scoring.TRUSTED_INCIDENTS) is (held_out[1] == 50)
 
 
 def test_enough_validation_rows_are_the_calibration_alone(small, monkeypatch):
