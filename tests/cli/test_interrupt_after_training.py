@@ -18,6 +18,15 @@ from madcluster.estimator import fitting
 FAST = ["--window-size", "20", "--epochs", "2", "--stride", "4", "--hidden-size", "16", "--layers", "2", "--quiet"]
 
 
+@pytest.fixture(autouse=True)
+def python_ctrl_c_handler():
+    """Python's own Ctrl-C handler while each test runs: a test run started as a background job
+    of a non-interactive shell inherits SIGINT ignored, where no Ctrl-C would reach the fit."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 @pytest.fixture
 def train_csv(tmp_path):
     pd.DataFrame(make_series(600, 3), columns=["a", "b", "c"]).to_csv(tmp_path / "train.csv", index=False)
