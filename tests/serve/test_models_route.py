@@ -39,10 +39,41 @@ def test_models_describes_each_model_whole():
     }
     assert answer == {
         "models": {
-            "named": {**common, "columns": ["flow", "rpm", "temp"], "threshold": named.threshold_},
-            "plain": {**common, "columns": None, "threshold": plain.threshold_},
+            "named": {
+                **common,
+                "columns": ["flow", "rpm", "temp"],
+                "threshold": named.threshold_,
+                "incidents": uncalibrated(named),
+            },
+            "plain": {
+                **common,
+                "columns": None,
+                "threshold": plain.threshold_,
+                "incidents": uncalibrated(plain),
+            },
         }
     }
+
+
+def uncalibrated(model: MADCluster) -> dict:
+    """A model fitted on too few rows for a false-alarm budget: its incidents open at
+    ``threshold_`` and nothing says what they cost."""
+    assert model.model_.incident_calibration is None
+    return {"open_level": model.threshold_, "expected_false_per_10000": None, "measured_on": None}
+
+
+@pytest.mark.parametrize("rows", [800, 3000])  # 160 validation rows (in sample), 600 (held out)
+def test_models_say_where_incidents_open_and_what_the_fit_expects_there(rows):
+    model = MADCluster(window_size=12, epochs=1, random_state=0).fit(three_channels(rows, 0))
+    calibration = model.model_.incident_calibration
+    assert calibration is not None and calibration.in_sample is (rows == 800)
+    with TestClient(create_app(StreamStore({"m": model}))) as client:
+        incidents = client.get("/models").json()["models"]["m"]["incidents"]
+    level = max(model.threshold_, calibration.level_for(2.0))
+    assert incidents["open_level"] == pytest.approx(level)
+    assert incidents["expected_false_per_10000"] == pytest.approx(calibration.expected(level))
+    kind = "training rows, in sample" if rows == 800 else "validation rows"
+    assert incidents["measured_on"] == f"{calibration.rows} {kind}"
 
 
 def test_fast_updates_are_counted_under_the_stream_route_only():

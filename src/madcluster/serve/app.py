@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, Strict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from madcluster.estimator.far_columns import far_columns
+from madcluster.estimator.incident_scoring import default_incident_policy
 from madcluster.exceptions import MADClusterError
 from madcluster.incidents.policy import incident_record
 from madcluster.serve.fast_updates import FastStreamUpdates, update_answer
@@ -246,6 +247,31 @@ def _describe(model: Any) -> dict[str, Any]:
         "final_after_rows": model.model_.combination.final_after() if streams else 0,
         # no score of a stream is final before its first series_scale_rows steps all are
         "series_scale_rows": model.model_.combination.scale_rows,
+        "incidents": _incident_budget(model.model_),
+    }
+
+
+def _incident_budget(fitted: Any) -> dict[str, Any]:
+    """Where a model's streams open incidents and what that costs, so an on-call engineer reads
+    the budget the fit measured (docs/incidents.md) without the model file: the open level, the
+    false incidents per 10,000 normal rows its calibration expects there (None without one, or
+    where its rows fit no tail) and the rows that measured it."""
+    calibration = fitted.incident_calibration
+    level = default_incident_policy(fitted).open_level
+    expected = None
+    if calibration is not None:
+        try:
+            expected = calibration.expected(level)
+        except MADClusterError:  # too few incidents on its rows to fit the tail
+            pass
+    measured = None
+    if calibration is not None:
+        kind = "training rows, in sample" if calibration.in_sample else "validation rows"
+        measured = f"{calibration.rows} {kind}"
+    return {
+        "open_level": level,
+        "expected_false_per_10000": expected,
+        "measured_on": measured,
     }
 
 
