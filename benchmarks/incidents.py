@@ -260,6 +260,12 @@ def main() -> None:
         "--reuse", action="store_true", help="the newest cached fit of any commit (no new fits)"
     )
     parser.add_argument(
+        "--seeds",
+        type=int,
+        default=len(SEEDS),
+        help=f"series per family, seeds 0 to N-1 (default {len(SEEDS)}; the record's choice)",
+    )
+    parser.add_argument(
         "--budgets",
         nargs="+",
         type=float,
@@ -269,13 +275,18 @@ def main() -> None:
         f"{BUDGET:g})",
     )
     args = parser.parse_args()
+    if not 1 <= args.seeds <= min(seed for _, seed, _ in HELD_OUT):
+        parser.error(f"--seeds must be 1 to {min(s for _, s, _ in HELD_OUT)}: the held-out series")
     from benchlib import write_record
 
     from madcluster.data.families import FAMILIES
 
     families = args.families or list(FAMILIES)
     cache = Path(args.cache)
-    data = {f: [series_scores(f, s, 5000, cache, args.reuse) for s in SEEDS] for f in families}
+    data = {
+        f: [series_scores(f, s, 5000, cache, args.reuse) for s in range(args.seeds)]
+        for f in families
+    }
     held = {
         f"{f}-{s} ({n} rows)": series_scores(f, s, n, cache, args.reuse) for f, s, n in HELD_OUT
     }
@@ -341,7 +352,8 @@ def main() -> None:
             ""
             if args.budgets == [BUDGET]
             else " --budgets " + " ".join(f"{b:g}" for b in args.budgets)
-        ),
+        )
+        + ("" if args.seeds == len(SEEDS) else f" --seeds {args.seeds}"),
         "rule": f"every family: <= {BUDGET} false incidents per 10,000 normal rows, median delay "
         f"<= {MAX_DELAY} rows, open on at most {MAX_OPEN_SHARE:.0%} of the rows away from "
         "anomalies (or where larger the share of today's at-once flags of the final score's "
