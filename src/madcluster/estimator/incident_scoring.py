@@ -25,11 +25,7 @@ from madcluster.estimator.attribution import (
 )
 from madcluster.estimator.fitted import FittedModel
 from madcluster.exceptions import ParameterError
-from madcluster.incidents.calibration import (
-    DEFAULT_FALSE_INCIDENTS,
-    MIN_TAIL_INCIDENTS,
-    IncidentCalibration,
-)
+from madcluster.incidents.calibration import DEFAULT_FALSE_INCIDENTS, IncidentCalibration
 from madcluster.incidents.policy import (
     KEPT_INCIDENTS,
     Incident,
@@ -155,9 +151,7 @@ def kept_calibration(
 
 def _default_level(calibration: IncidentCalibration) -> float:
     """Its level for :data:`DEFAULT_FALSE_INCIDENTS` (-inf where its incidents fit no tail)."""
-    if len(calibration.strengths) < MIN_TAIL_INCIDENTS:
-        return -math.inf
-    return calibration.level_for(DEFAULT_FALSE_INCIDENTS)
+    return calibration.level_for(DEFAULT_FALSE_INCIDENTS) if calibration.fits_tail else -math.inf
 
 
 def validation_at_once(model: FittedModel, data: np.ndarray, n_val: int) -> np.ndarray:

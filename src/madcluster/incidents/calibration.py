@@ -148,9 +148,15 @@ class IncidentCalibration:
             spike_factor=self.spike_factor,
         )
 
+    @property
+    def fits_tail(self) -> bool:
+        """Whether its rows raised enough incidents (:data:`MIN_TAIL_INCIDENTS`) to fit the tail:
+        without, it gives no level and no expectation."""
+        return len(self.strengths) >= MIN_TAIL_INCIDENTS
+
     def _excess(self) -> float:
         """The strengths' mean excess over the base: the exponential tail's scale."""
-        if len(self.strengths) < 2:
+        if not self.fits_tail:
             more = (
                 "a longer training series"
                 if self.in_sample

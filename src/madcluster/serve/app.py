@@ -258,14 +258,9 @@ def _incident_budget(fitted: Any) -> dict[str, Any]:
     where its rows fit no tail) and the rows that measured it."""
     calibration = fitted.incident_calibration
     level = default_incident_policy(fitted).open_level
-    expected = None
+    expected, measured = None, None
     if calibration is not None:
-        try:
-            expected = calibration.expected(level)
-        except MADClusterError:  # too few incidents on its rows to fit the tail
-            pass
-    measured = None
-    if calibration is not None:
+        expected = calibration.expected(level) if calibration.fits_tail else None
         kind = "training rows, in sample" if calibration.in_sample else "validation rows"
         measured = f"{calibration.rows} {kind}"
     return {
