@@ -308,7 +308,8 @@ def kind_balanced_rule(
     return rule
 
 
-def tail_rule(q: float, power: float = 1.0, clip: float = 1e9) -> Callable[[dict], Weights | None]:
+def tail_rule(q: float, power: float = 1.0, clip: float = 1e9, only: tuple[str, ...] = (),
+              down_only: bool = False) -> Callable[[dict], Weights | None]:
     """Table 6: the plain end's weights times (the median part's false-alarm tail / this part's)
     ^ ``power``, clipped to ``[1/clip, clip]``; a part's tail is the ``q`` quantile of its
     contributions on held-out normal rows (``r["tail_rows"]``, :func:`copies_tail` or
@@ -320,7 +321,9 @@ def tail_rule(q: float, power: float = 1.0, clip: float = 1e9) -> Callable[[dict
             return base  # too few rows held out: the default's weights
         t = {p: float(np.quantile(v, q)) for p, v in tails.items()}
         middle = float(np.median(list(t.values())))
-        return {p: base[p] * float(np.clip(middle / max(t[p], 1e-9), 1 / clip, clip)) ** power
+        high = 1.0 if down_only else clip
+        return {p: base[p] * (float(np.clip(middle / max(t[p], 1e-9), 1 / clip, high)) ** power
+                              if not only or p in only else 1.0)
                 for p in t}
     return rule
 
@@ -436,6 +439,10 @@ RULES: dict[str, Callable[[dict], Weights | None]] = {
        for a, b in ((0.3, 0.5), (0.4, 0.6), (0.5, 0.6), (0.5, 0.7), (0.55, 0.65), (0.6, 0.7))},
     **{f"tail q{q:g}{shape}": tail_rule(q, *TAIL_SHAPES[shape])
        for q in (0.9, 0.95, 0.98, 0.99, 0.995) for shape in TAIL_SHAPES},
+    **{f"tail-{who} q{q:g}{shape}{', down only' if down else ''}": tail_rule(
+        q, *TAIL_SHAPES[shape], only=parts, down_only=down)
+       for who, parts in (("ar", ("ar",)), ("all", ())) for q in (0.95, 0.98, 0.99)
+       for shape in (", clip 3", ", sqrt") for down in (True, False) if who == "ar" or down},
     **{f"order evidence, trusted {a:g}-{b:g}{', half' if h < 1 else ''}": order_rule(a, b, h)
        for a, b in ((0.0, 0.2), (0.1, 0.3), (0.2, 0.4)) for h in (1.0, 0.5)},
     **{f"peak {m}^{g:g}, {'first 3000' if n else 'whole series'}": peak_rule(m, g, n)
