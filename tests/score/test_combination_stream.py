@@ -43,7 +43,7 @@ def test_rows() -> tuple[np.ndarray, np.ndarray]:
     return rows, own
 
 
-def _fit(train, names, smoothing=None, rule="positive-zscore-sum", weights=None) -> Combination:
+def _fit(train, names, smoothing=None, rule="tail-excess-sum", weights=None) -> Combination:
     rows, own = train
     return Combination.fit(names, rows, own, FitContext(WINDOW, 0), weights, smoothing, rule=rule)
 
@@ -97,7 +97,7 @@ def test_a_new_fit_reads_a_smoothed_part_at_once_at_its_step_alone(train, test_r
     with a block of 6), and the stream answers what the whole series' at-once reading gives."""
     from madcluster.score.combination import mean_std
 
-    combination = _fit(train, ("ar",), {"own": 6, "ar": 4})
+    combination = _fit(train, ("ar",), {"own": 6, "ar": 4}, "positive-zscore-sum")
     assert combination.at_once_widths == {"own": 1, "ar": 1}
     rows, own = test_rows
     ar = combination.terms[0]
@@ -186,19 +186,28 @@ def test_each_rule_against_its_definition(train, test_rows, rule):
     combination = _fit(train, ("kmeans", "ar"), None, rule, weights)
     rows, own = test_rows
     raw = {"own": own, **{p.name: p.values(rows) for p in combination.terms}}
-    z = {n: weights[n] * (raw[n] - combination.stats[n][0]) / combination.stats[n][1] for n in raw}
-    table = np.stack([z["own"], z["kmeans"], z["ar"]])
+    z = {n: (raw[n] - combination.stats[n][0]) / combination.stats[n][1] for n in raw}
+    names = ("own", "kmeans", "ar")
+    table = np.stack([weights[n] * z[n] for n in names])
+    tails = {n: combination.stats[n][-1] for n in names}  # tail-excess-sum's third statistic
+    excess = [weights[n] * (np.maximum(z[n] - tails[n], 0) + 0.05 * np.maximum(z[n], 0)) for n in names]
     direct = {
         "zscore-sum": table.sum(axis=0),
         "positive-zscore-sum": np.maximum(table, 0.0).sum(axis=0),
+        "tail-excess-sum": np.sum(excess, axis=0),
         "zscore-max": table.max(axis=0),
     }[rule]
     _close(combination.score(rows, own), direct)
-    # the training statistics: of each part's training reading
+    # the training statistics: of each part's training reading (the tail: its z-scores' q .98)
     train_rows, train_own = train
     for p in combination.parts:
         values = p.bind(train_own).reference_values(train_rows)
-        assert combination.stats[p.name] == pytest.approx((values.mean(), values.std()), rel=1e-12)
+        want = (values.mean(), values.std())
+        if rule == "tail-excess-sum":
+            tail = np.quantile((values - values.mean()) / values.std(), 0.98)
+            assert tail > 0
+            want = (*want, tail)
+        assert combination.stats[p.name] == pytest.approx(want, rel=1e-12)
 
 
 def test_the_description_names_each_part_its_weight_smoothing_scale_and_the_rule(train):
@@ -210,8 +219,14 @@ def test_the_description_names_each_part_its_weight_smoothing_scale_and_the_rule
         "0.5 z(own, mean of 6) + 1.5 z(kmeans) + 1 z(ar, mean of 4)"
         f" + 1 z(discord, subsequences of {discord.lengths[0]} and subsequences of 48)"
     )
-    assert combination.describe() == f"{parts}, each part at least 0"
-    for rule, text in (("zscore-sum", parts), ("zscore-max", f"zscore-max of {parts}")):
+    assert combination.describe() == (
+        f"{parts}, each part's excess over its training q 0.98 (+ 0.05 of it above 0)"
+    )
+    for rule, text in (
+        ("zscore-sum", parts),
+        ("zscore-max", f"zscore-max of {parts}"),
+        ("positive-zscore-sum", f"{parts}, each part at least 0"),
+    ):
         other = Combination(
             combination.parts,
             combination.stats,

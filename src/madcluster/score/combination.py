@@ -1,11 +1,12 @@
 """How the score's parts combine: one object over them, :class:`Combination`.
 
 The score of a model with input terms is ``rule(part readings)``; the default rule
-(:class:`PositiveZScoreSum`, ``"positive-zscore-sum"``) is ``sum over parts of w_p max(z_p, 0)``,
-each part's reading standardised with its training mean and standard deviation and weighted by
-``part_weights``, in the parts' order (own first); the plain sum (:class:`ZScoreSum`,
-``"zscore-sum"``) is the rule of files from before the positive parts and of
-``part_rule="zscore-sum"``. A
+(:class:`TailExcessSum`, ``"tail-excess-sum"``) is ``sum over parts of w_p (max(z_p - t_p, 0) +
+0.05 max(z_p, 0))``, each part's reading standardised with its training mean and standard
+deviation, ``t_p`` its z-scores' q .98 on the training reading, weighted by ``part_weights``, in
+the parts' order (own first); the positive sum (:class:`PositiveZScoreSum`,
+``"positive-zscore-sum"``, ``sum of w_p max(z_p, 0)``) is the rule of files from before it, the
+plain sum (:class:`ZScoreSum`, ``"zscore-sum"``) of files from before the positive parts. A
 point-wise part (own, ar) is read through a centred mean of ``smoothing[name]`` steps, as a part
 of its own (:class:`~madcluster.score.smoothed.Smoothed`; :mod:`madcluster.score.smoothing`). Every table (statistics, weights, smoothing) is keyed by the
 part's name (``own``, ``kmeans``, ``ar``); the statistics of a part's causal reading, where it
@@ -44,7 +45,9 @@ from madcluster.score.rules import (
     RULES,
     PositiveZScoreSum,
     Stats,
+    TailExcessSum,
     ZScoreSum,
+    mean_std,
 )
 from madcluster.score.smoothed import smoothing_delay, wrap_point_wise
 
@@ -72,12 +75,6 @@ def series_scale(z: np.ndarray) -> float:
         return 1.0
     q25, q75 = np.quantile(z, [0.25, 0.75])
     return max(1.0, float(q75 - q25) / IQR_PER_STD)
-
-
-def mean_std(values: np.ndarray) -> Stats:
-    """Mean and standard deviation (1 for a constant part, so standardising never divides by 0)."""
-    std = float(values.std())
-    return float(values.mean()), std if std > 1e-12 else 1.0
 
 
 @dataclass(frozen=True)
@@ -151,8 +148,9 @@ class Combination:
         # training readings as each part describes unseen normal rows (a part matching the
         # training rows to themselves, the discord, leaves its own neighbourhood out)
         read = [p.bind(own) for p in bare.parts]
-        stats = {p.name: mean_std(p.reference_values(rows)) for p in read}
-        at_once = {p.name: mean_std(p.reference_at_once(rows)) for p in read if p.reads_ahead}
+        statistics = RULES[rule].statistics
+        stats = {p.name: statistics(p.reference_values(rows)) for p in read}
+        at_once = {p.name: statistics(p.reference_at_once(rows)) for p in read if p.reads_ahead}
         return replace(bare, stats=stats, at_once_stats=at_once, scale_rows=int(scale_rows))
 
     # ------------------------------------------------------------------ what it holds
@@ -199,6 +197,11 @@ class Combination:
         total += "".join(f" (+ {term} at once)" for term in at_once)
         if self.rule == PositiveZScoreSum.name:
             total = f"{total}, each part at least 0"
+        elif self.rule == TailExcessSum.name:
+            total = (
+                f"{total}, each part's excess over its training q {TailExcessSum.QUANTILE:g} "
+                f"(+ {TailExcessSum.BELOW:g} of it above 0)"
+            )
         elif self.rule != ZScoreSum.name:
             total = f"{self.rule} of {total}"
         if self.scale_rows > 0:
@@ -238,7 +241,7 @@ class Combination:
             return {part.name: 1.0 for part in self.final_parts}
         out = {}
         for part in self.final_parts:
-            mean, std = self.stats[part.name]
+            mean, std = self.stats[part.name][:2]
             out[part.name] = series_scale((readings[part.name][: self.scale_rows] - mean) / std)
         return out
 

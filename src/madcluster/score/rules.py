@@ -1,7 +1,7 @@
-"""The rules that combine a score's parts: one class each (:meth:`ZScoreSum.part`, one part's
-training-standardised contribution; :meth:`ZScoreSum.total`, their sum in order), registered by
-name in :data:`RULES`; a combination (:mod:`madcluster.score.combination`) records the name of its
-rule."""
+"""The rules that combine a score's parts: one class each (:meth:`ZScoreSum.statistics`, what a
+part's training reading gives it; :meth:`ZScoreSum.part`, one part's training-standardised
+contribution; :meth:`ZScoreSum.total`, their sum in order), registered by name in :data:`RULES`;
+a combination (:mod:`madcluster.score.combination`) records the name of its rule."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ from typing import ClassVar
 
 import numpy as np
 
-Stats = tuple[float, float]
+#: A part's training statistics: its mean and standard deviation, and for
+#: :class:`TailExcessSum` the z-score of its normal tail.
+Stats = tuple[float, ...]
+
+
+def mean_std(values: np.ndarray) -> Stats:
+    """Mean and standard deviation (1 for a constant part, so standardising never divides by 0)."""
+    std = float(values.std())
+    return float(values.mean()), std if std > 1e-12 else 1.0
 
 
 class ZScoreSum:
@@ -18,8 +26,12 @@ class ZScoreSum:
 
     name: ClassVar[str] = "zscore-sum"
 
+    def statistics(self, reference: np.ndarray) -> Stats:
+        """A part's statistics from its ``reference`` reading of the training rows."""
+        return mean_std(reference)
+
     def part(self, values: np.ndarray, stats: Stats, weight: float) -> np.ndarray:
-        mean, std = stats
+        mean, std = stats[:2]
         return weight * ((values - mean) / std)
 
     def total(self, parts: list[np.ndarray]) -> np.ndarray:
@@ -41,6 +53,34 @@ class PositiveZScoreSum(ZScoreSum):
         return np.maximum(super().part(values, stats, weight), 0.0)
 
 
+class TailExcessSum(PositiveZScoreSum):
+    """``sum of w_p (max(z_p - t_p, 0) + BELOW max(z_p, 0))``, ``t_p`` the :data:`QUANTILE`
+    quantile of the part's z-scores on its training reading (at least 0): a part counts fully
+    only beyond its own normal range.
+
+    Why: the positive sum adds every part's normal noise above its mean, so on a series where one
+    part sees the anomalies and the others see nothing (a machine's broken state sequence that
+    only the window part sees, a 20-row shape only the discord part sees) the others' noise
+    dilutes it. Beyond its training tail a part's value is evidence; inside it, mostly noise.
+    ``BELOW`` keeps the rows inside every part's tail ranked (and a threshold meaningful there).
+    Chosen with each development family left out (``benchmarks/results/parts/tail_excess.md``)."""
+
+    name: ClassVar[str] = "tail-excess-sum"
+    QUANTILE: ClassVar[float] = 0.98
+    BELOW: ClassVar[float] = 0.05
+
+    def statistics(self, reference: np.ndarray) -> Stats:
+        mean, std = mean_std(reference)
+        z = (reference[np.isfinite(reference)] - mean) / std
+        tail = float(np.quantile(z, self.QUANTILE)) if len(z) else 0.0
+        return mean, std, max(tail, 0.0)
+
+    def part(self, values: np.ndarray, stats: Stats, weight: float) -> np.ndarray:
+        z = ZScoreSum.part(self, values, stats, 1.0)
+        tail = stats[2] if len(stats) > 2 else 0.0
+        return weight * (np.maximum(z - tail, 0.0) + self.BELOW * np.maximum(z, 0.0))
+
+
 class ZScoreMaximum(ZScoreSum):
     """``max over parts of w_p z_p``: the most surprised part decides (PyOD's maximization)."""
 
@@ -55,12 +95,14 @@ class ZScoreMaximum(ZScoreSum):
 
 #: The combination rules by name.
 RULES: dict[str, ZScoreSum] = {
-    rule.name: rule for rule in (ZScoreSum(), PositiveZScoreSum(), ZScoreMaximum())
+    rule.name: rule
+    for rule in (ZScoreSum(), PositiveZScoreSum(), TailExcessSum(), ZScoreMaximum())
 }
-#: The rule of new fits: the positive parts' sum (chosen per family,
-#: benchmarks/results/parts/families.md). Files that name no rule were written with
+#: The rule of new fits: each part's excess over its normal tail (chosen with each development
+#: family left out, benchmarks/results/parts/tail_excess.md; before it the positive parts' sum,
+#: which model files from then name). Files that name no rule were written with
 #: :data:`FILE_RULE`, the plain sum.
-DEFAULT_RULE = PositiveZScoreSum.name
+DEFAULT_RULE = TailExcessSum.name
 FILE_RULE = ZScoreSum.name
 
 __all__ = [
@@ -69,6 +111,8 @@ __all__ = [
     "RULES",
     "PositiveZScoreSum",
     "Stats",
+    "TailExcessSum",
     "ZScoreMaximum",
     "ZScoreSum",
+    "mean_std",
 ]

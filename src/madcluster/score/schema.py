@@ -25,8 +25,11 @@ _AT_ONCE = "/at_once"  # format 2's key suffix of a causal reading
 
 
 def _stats(value: Any) -> Stats:
-    mean, std = value
-    return float(mean), float(std)
+    """A part's statistics as written: mean and deviation, and a rule's further values."""
+    values = tuple(float(v) for v in value)
+    if len(values) < 2:
+        raise ValueError(f"a part's statistics are at least a mean and a deviation, got {value!r}")
+    return values
 
 
 def split_stats(
