@@ -6,6 +6,7 @@ the description against their definitions. Found by the mutation run of ``docs/m
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -210,6 +211,20 @@ def test_each_rule_against_its_definition(train, test_rows, rule):
         assert combination.stats[p.name] == pytest.approx(want, rel=1e-12)
 
 
+def test_the_tail_excess_rule_answers_at_once_as_the_positive_sum(train, test_rows):
+    """At once (what incidents page on) the default rule reads as the positive sum of the same
+    parts and statistics; its final scores are its own, lower wherever a part sits inside its
+    tail; a stream gives both."""
+    combination = _fit(train, ("kmeans", "ar", "discord"), {"own": 6, "ar": 4})
+    assert combination.rule == "tail-excess-sum"
+    positive = replace(combination, rule="positive-zscore-sum")
+    rows, own = test_rows
+    _close(combination.at_once_score(rows, own), positive.at_once_score(rows, own))
+    final, positive_final = combination.score(rows, own), positive.score(rows, own)
+    assert (final < positive_final - 1e-9).mean() > 0.5
+    _stream_row_by_row_then_in_chunks(combination, rows, own)
+
+
 def test_the_description_names_each_part_its_weight_smoothing_scale_and_the_rule(train):
     combination = _fit(
         train, ("kmeans", "ar", "discord"), {"own": 6, "ar": 4}, weights={"own": 0.5, "kmeans": 1.5}
@@ -220,7 +235,8 @@ def test_the_description_names_each_part_its_weight_smoothing_scale_and_the_rule
         f" + 1 z(discord, subsequences of {discord.lengths[0]} and subsequences of 48)"
     )
     assert combination.describe() == (
-        f"{parts}, each part's excess over its training q 0.98 (+ 0.05 of it above 0)"
+        f"{parts}, each part's excess over its training q 0.98 (+ 0.05 of it above 0; "
+        "at once each part at least 0)"
     )
     for rule, text in (
         ("zscore-sum", parts),

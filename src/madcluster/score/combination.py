@@ -23,7 +23,8 @@ anomaly) keeps scale 1. Chosen on the development families by the worst family's
 
 A stream (:class:`~madcluster.score.combination_stream.CombinationStream`) answers each row twice:
 at once, every part read causally (each term weighted by its share in :data:`AT_ONCE_SHARES`; a
-smoothed point-wise part through a trailing mean of :attr:`Combination.at_once_widths`), and
+smoothed point-wise part through a trailing mean of :attr:`Combination.at_once_widths`; added by
+the rule's at-once rule, :meth:`Combination.rule_of`: the default's is the positive sum), and
 once final (L rows later with the KMeans part), exactly the whole series' value. A model with no
 input terms has the own part alone, and its score is the own score itself (no statistics).
 
@@ -200,7 +201,7 @@ class Combination:
         elif self.rule == TailExcessSum.name:
             total = (
                 f"{total}, each part's excess over its training q {TailExcessSum.QUANTILE:g} "
-                f"(+ {TailExcessSum.BELOW:g} of it above 0)"
+                f"(+ {TailExcessSum.BELOW:g} of it above 0; at once each part at least 0)"
             )
         elif self.rule != ZScoreSum.name:
             total = f"{self.rule} of {total}"
@@ -225,7 +226,7 @@ class Combination:
         """``part``'s term of the score from its reading ``values`` (``at_once``: a causal reading,
         with the statistics of that reading where it has its own, weighted by its share in
         :data:`AT_ONCE_SHARES`, 0 where it has no value yet), divided by its series ``scale``."""
-        weight, rule = self.weights.get(part.name, 1.0), RULES[self.rule]
+        weight, rule = self.weights.get(part.name, 1.0), self.rule_of(at_once)
         if at_once and part.reads_ahead:
             weight *= AT_ONCE_SHARES.get(part.name, 1.0)
             term = rule.part(values, self.at_once_stats[part.name], weight)
@@ -289,7 +290,13 @@ class Combination:
             )
             for p in self.parts
         ]
-        return RULES[self.rule].total(terms)
+        return self.rule_of(at_once=True).total(terms)
+
+    def rule_of(self, at_once: bool = False) -> ZScoreSum:
+        """The rule of the final score, or (``at_once``) of the at-once score where the final
+        rule names another for it (:attr:`ZScoreSum.at_once`)."""
+        rule = RULES[self.rule]
+        return RULES[rule.at_once] if at_once and rule.at_once else rule
 
 
 __all__ = [
