@@ -149,19 +149,15 @@ def configuration(preset: str = "default", params: dict[str, Any] | None = None)
 
 def score_rules() -> dict[str, Any]:
     """What the default's score follows beyond its parameters: the weight tables by column kind,
-    the weight rule ``part_weights=None`` means, how far evidence is trusted and the rule
-    ``part_rule=None`` means with the tail it reads (module constants
+    the weight rule ``part_weights=None`` means and how far evidence is trusted (module constants
     of the score, not parameters: a record made under other tables measured another default)."""
-    from madcluster.score import evidence, input_terms, rules
+    from madcluster.score import evidence, input_terms
 
     return {
         "discrete_part_weights": input_terms.DISCRETE_PART_WEIGHTS,
         "continuous_part_weights": input_terms.CONTINUOUS_PART_WEIGHTS,
         "default_weight_rule": input_terms.DEFAULT_WEIGHT_RULE,
         "evidence_trust": [evidence.TRUST_FROM, evidence.TRUST_FULL],
-        # the rule part_rule=None means, and the tail it reads (records before it named no rule)
-        "default_part_rule": rules.DEFAULT_RULE,
-        "tail_excess": [rules.TailExcessSum.QUANTILE, rules.TailExcessSum.BELOW],
     }
 
 

@@ -83,9 +83,8 @@ def test_it_adds_to_the_at_once_score_alone(weight):
     test[200:260, 1] = test[20:80, 1]
     context, own = FitContext(50, 0), np.zeros(len(train))
     weights = {"ar": 1.0, "cross": weight}
-    rule = "positive-zscore-sum"  # the term's formula below is this rule's
-    with_cross = Combination.fit(("ar", "cross"), train, own, context, weights, rule=rule)
-    without = Combination.fit(("ar",), train, own, context, weights, rule=rule)
+    with_cross = Combination.fit(("ar", "cross"), train, own, context, weights)
+    without = Combination.fit(("ar",), train, own, context, weights)
     zeros = np.zeros(len(test))
     np.testing.assert_array_equal(with_cross.score(test, zeros), without.score(test, zeros))
     added = with_cross.at_once_score(test, zeros) - without.at_once_score(test, zeros)

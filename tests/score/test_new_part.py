@@ -175,13 +175,11 @@ def test_a_new_part_fits_scores_streams_saves_loads_and_exports(registered, rows
     from madcluster.score.smoothing import centred_means
 
     pca = combination.terms[-1]
-    mean, std, tail = combination.stats["pca"]
-    # the default rule adds each part's excess over its training tail (and 0.05 of its z above
-    # 0), over the part's spread on the series' first steps where wider (the other parts' scales
-    # are their own)
+    mean, std = combination.stats["pca"]
+    # the default rule adds each part's positive excess over its training mean, over the part's
+    # spread on the series' first steps where wider (the other parts' scales are their own)
     z = (centred_means(pca.values(rows), 3) - mean) / std
-    term = np.maximum(z - tail, 0.0) + 0.05 * np.maximum(z, 0.0)
-    own_and_others = scores - term / series_scale(z[: combination.scale_rows])
+    own_and_others = scores - np.maximum(z, 0.0) / series_scale(z[: combination.scale_rows])
     assert (
         np.max(np.abs(own_and_others - without.decision_function(rows)))
         < 1e-6 * np.abs(scores).max()

@@ -18,8 +18,8 @@ readings that change only that, no label and no new fit:
   training reading's q quantile (at least 0), plus ``BELOW`` of its positive z-score.
 
 Each is then standardised with its training reading's mean and deviation, weighted by column kind,
-divided by its series scale and summed positively (``z`` reproduces the positive sum's score,
-the default before table 10: checked against it per series). Reads the dumps of ``fit_dump.py``
+divided by its series scale and summed positively (``z`` reproduces the default's score, the
+positive sum: checked against it per series). Reads the dumps of ``fit_dump.py``
 (the network's own scores and each series' rows) and refits the cheap parts as the default fits
 them (the cache keeps each series' part readings: later readings need no refit).
 

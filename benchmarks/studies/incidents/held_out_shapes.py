@@ -1,6 +1,7 @@
 """Every policy shape that holds the false-incident budget on every development family, on the two
 held-out server series: what the choice of ``benchmarks/incidents.py`` could have caught there
-(``benchmarks/results/parts/tail_excess.md``, the at-once section).
+(``benchmarks/results/parts/tail_excess.md``, the at-once section: read with the tail-excess
+rule, every such shape missed an anomaly there).
 
 Reads a record of ``benchmarks/incidents.py`` (its ``grid``: each shape's rows per family) and the
 held-out series' cached scores of the commit it names (no new fit), and prints per shape at the

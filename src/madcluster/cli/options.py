@@ -192,11 +192,11 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     (
         "--part-rule",
         "part_rule",
-        {"choices": ("tail-excess-sum", "positive-zscore-sum", "zscore-sum", "zscore-max")},
+        {"choices": ("positive-zscore-sum", "tail-excess-sum", "zscore-sum", "zscore-max")},
         (
-            "how the standardised, weighted parts add up (default tail-excess-sum: a part counts "
-            "fully only beyond its training q .98; positive-zscore-sum: a part below its "
-            "training mean adds nothing; zscore-sum: the plain sum, the rule of older files)"
+            "how the standardised, weighted parts add up (default positive-zscore-sum: a part "
+            "below its training mean adds nothing; tail-excess-sum: a part counts fully only "
+            "beyond its training q .98; zscore-sum: the plain sum, the rule of older files)"
         ),
     ),
     (

@@ -1,12 +1,12 @@
 """How the score's parts combine: one object over them, :class:`Combination`.
 
 The score of a model with input terms is ``rule(part readings)``; the default rule
-(:class:`TailExcessSum`, ``"tail-excess-sum"``) is ``sum over parts of w_p (max(z_p - t_p, 0) +
-0.05 max(z_p, 0))``, each part's reading standardised with its training mean and standard
-deviation, ``t_p`` its z-scores' q .98 on the training reading, weighted by ``part_weights``, in
-the parts' order (own first); the positive sum (:class:`PositiveZScoreSum`,
-``"positive-zscore-sum"``, ``sum of w_p max(z_p, 0)``) is the rule of files from before it, the
-plain sum (:class:`ZScoreSum`, ``"zscore-sum"``) of files from before the positive parts. A
+(:class:`PositiveZScoreSum`, ``"positive-zscore-sum"``) is ``sum over parts of w_p max(z_p, 0)``,
+each part's reading standardised with its training mean and standard deviation and weighted by
+``part_weights``, in the parts' order (own first); the plain sum (:class:`ZScoreSum`,
+``"zscore-sum"``) is the rule of files from before the positive parts and of
+``part_rule="zscore-sum"``; ``part_rule="tail-excess-sum"`` (:class:`TailExcessSum`) adds each
+part's excess over the 0.98 quantile of its training z-scores (a third statistic per part). A
 point-wise part (own, ar) is read through a centred mean of ``smoothing[name]`` steps, as a part
 of its own (:class:`~madcluster.score.smoothed.Smoothed`; :mod:`madcluster.score.smoothing`). Every table (statistics, weights, smoothing) is keyed by the
 part's name (``own``, ``kmeans``, ``ar``); the statistics of a part's causal reading, where it
@@ -23,8 +23,7 @@ anomaly) keeps scale 1. Chosen on the development families by the worst family's
 
 A stream (:class:`~madcluster.score.combination_stream.CombinationStream`) answers each row twice:
 at once, every part read causally (each term weighted by its share in :data:`AT_ONCE_SHARES`; a
-smoothed point-wise part through a trailing mean of :attr:`Combination.at_once_widths`; added by
-the rule's at-once rule, :meth:`Combination.rule_of`: the default's is the positive sum), and
+smoothed point-wise part through a trailing mean of :attr:`Combination.at_once_widths`), and
 once final (L rows later with the KMeans part), exactly the whole series' value. A model with no
 input terms has the own part alone, and its score is the own score itself (no statistics).
 
@@ -201,7 +200,7 @@ class Combination:
         elif self.rule == TailExcessSum.name:
             total = (
                 f"{total}, each part's excess over its training q {TailExcessSum.QUANTILE:g} "
-                f"(+ {TailExcessSum.BELOW:g} of it above 0; at once each part at least 0)"
+                f"(+ {TailExcessSum.BELOW:g} of it above 0)"
             )
         elif self.rule != ZScoreSum.name:
             total = f"{self.rule} of {total}"
@@ -226,7 +225,7 @@ class Combination:
         """``part``'s term of the score from its reading ``values`` (``at_once``: a causal reading,
         with the statistics of that reading where it has its own, weighted by its share in
         :data:`AT_ONCE_SHARES`, 0 where it has no value yet), divided by its series ``scale``."""
-        weight, rule = self.weights.get(part.name, 1.0), self.rule_of(at_once)
+        weight, rule = self.weights.get(part.name, 1.0), RULES[self.rule]
         if at_once and part.reads_ahead:
             weight *= AT_ONCE_SHARES.get(part.name, 1.0)
             term = rule.part(values, self.at_once_stats[part.name], weight)
@@ -290,13 +289,7 @@ class Combination:
             )
             for p in self.parts
         ]
-        return self.rule_of(at_once=True).total(terms)
-
-    def rule_of(self, at_once: bool = False) -> ZScoreSum:
-        """The rule of the final score, or (``at_once``) of the at-once score where the final
-        rule names another for it (:attr:`ZScoreSum.at_once`)."""
-        rule = RULES[self.rule]
-        return RULES[rule.at_once] if at_once and rule.at_once else rule
+        return RULES[self.rule].total(terms)
 
 
 __all__ = [

@@ -59,7 +59,7 @@ class CombinationStream:
         scores = self._scores(np.arange(final_from, final_to), self.scales or {})  # None: no steps
         if c.has_at_once:
             terms = [c.contribution(p, causal[p.name], at_once=True) for p in c.parts]
-            first_scores = c.rule_of(at_once=True).total(terms)
+            first_scores = RULES[c.rule].total(terms)
         else:  # files from before the causal readings' statistics: the provisional value
             first_scores = self._scores(np.arange(seen, total), self._scales_so_far())
         self.pending_from = final_to
