@@ -310,6 +310,25 @@ def test_kmeans_term_leaves_out_binary_columns_but_keeps_constant_ones():
     assert list(only_binary.columns) == [0]
 
 
+def test_the_tail_excess_rule_keeps_its_tails_through_a_model_file(tmp_path, train_test):
+    """``part_rule="tail-excess-sum"``: each part's statistics gain its tail (its training
+    z-scores' q .98), the file keeps them and the loaded model scores the same; a file's part
+    statistics without a deviation are refused."""
+    from madcluster.score.schema import _stats
+
+    train, test = train_test
+    model = MADCluster(part_rule="tail-excess-sum", **TINY).fit(train)
+    stats = model.model_.combination.stats
+    assert all(len(s) == 3 and s[2] >= 0 for s in stats.values())
+    assert any(s[2] > 0 for s in stats.values())
+    model.save(tmp_path / "m.mcz")
+    loaded = MADCluster.load(tmp_path / "m.mcz")
+    assert loaded.model_.combination.stats == stats
+    np.testing.assert_array_equal(loaded.decision_function(test), model.decision_function(test))
+    with pytest.raises(ValueError, match="a mean and a deviation"):
+        _stats([0.5])
+
+
 def test_default_rule_adds_each_parts_positive_excess(train_test):
     """The default (``part_rule=None``): ``sum of w_p max(z_p, 0)`` over own, kmeans, ar, discord
     (``cross`` adds to the at-once score alone)."""
