@@ -11,6 +11,9 @@ reading patched in for the run, its cache under a tag of its own
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/studies/incidents/excess_at_once.py \\
         --quantile 0.9 --out benchmarks/results/incidents_excess90_at_once.json
+    # the same scores (no new fit), the level's floor on the at-once scale
+    INCIDENTS_COMMIT=... python benchmarks/studies/incidents/excess_at_once.py --quantile 0.9 \\
+        --at-once-floor 0.01 --out ...
 """
 
 from __future__ import annotations
@@ -65,13 +68,38 @@ def patch(quantile: float) -> None:
     Combination.contribution = at_once_excess
 
 
+def at_once_floor(share: float) -> None:
+    """Each series' ``threshold`` (the floor of its incident level, and its flags' level) read on
+    the at-once scale: the ``1 - share`` quantile of the at-once scores of its last training
+    rows (the in-sample calibration's rows), as ``threshold_`` is of the final training scores."""
+    scores = rule.series_scores
+
+    def with_floor(*args, **kwargs):
+        arrays = dict(scores(*args, **kwargs))
+        arrays["threshold"] = np.asarray(float(np.quantile(arrays["in_sample"], 1.0 - share)))
+        return arrays
+
+    rule.series_scores = with_floor
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quantile", type=float, default=0.9)
     parser.add_argument("--out", required=True)
+    parser.add_argument(
+        "--at-once-floor",
+        type=float,
+        default=None,
+        metavar="SHARE",
+        help="the level's floor and the flags at the 1 - SHARE quantile of the at-once scores of "
+        "the last training rows (default: threshold_, the final scores')",
+    )
     args, rest = parser.parse_known_args()
-    os.environ["INCIDENTS_COMMIT"] = f"{rule.commit()}-excess{args.quantile:g}"
+    # the scores' cache tag: given (to read a run's scores again), else this code's and q's
+    os.environ.setdefault("INCIDENTS_COMMIT", f"{rule.commit()}-excess{args.quantile:g}")
     patch(args.quantile)
+    if args.at_once_floor is not None:
+        at_once_floor(args.at_once_floor)
     sys.argv = [sys.argv[0], "--out", args.out, *rest]
     rule.main()
 
