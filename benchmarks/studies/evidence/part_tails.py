@@ -121,9 +121,9 @@ def total(arrays: dict[str, np.ndarray], reading: str) -> np.ndarray:
         mean, std = mean_std(ref)
         z = (values - mean) / std
         scale = series_scale(z[: int(arrays["scale_rows"])])
-        if reading.startswith("excess "):  # TailExcessSum at this quantile
-            tail = max(float(np.quantile((ref - mean) / std, float(reading.split()[1]))), 0.0)
-            z = np.maximum(z - tail, 0.0) + TailExcessSum.BELOW * np.maximum(z, 0.0)
+        if reading.startswith("excess "):  # the rule at this quantile
+            rule = TailExcessSum(float(reading.split()[1]))
+            z = rule.part(values, rule.statistics(ref), 1.0)
         terms.append(float(arrays[f"w/{name}"]) * np.maximum(z, 0.0) / scale)
     return np.sum(terms, axis=0)
 

@@ -35,14 +35,11 @@ def patch(quantile: float) -> None:
     """Fits record each part's tail (a third statistic, which the positive sum ignores) and the
     at-once contributions read the excess over it."""
     from madcluster.score.combination import Combination
-    from madcluster.score.rules import TailExcessSum, mean_std
+    from madcluster.score.rules import TailExcessSum
 
     fit, contribution = Combination.fit.__func__, Combination.contribution
-
-    def tail(reference: np.ndarray) -> tuple[float, ...]:
-        mean, std = mean_std(reference)
-        z = (reference[np.isfinite(reference)] - mean) / std
-        return mean, std, max(float(np.quantile(z, quantile)) if len(z) else 0.0, 0.0)
+    rule = TailExcessSum(quantile)
+    tail = rule.statistics
 
     def fit_with_tails(cls, names, rows, own, *args, **kwargs):
         c = fit(cls, names, rows, own, *args, **kwargs)
@@ -61,7 +58,7 @@ def patch(quantile: float) -> None:
 
             weight *= AT_ONCE_SHARES.get(part.name, 1.0)
         stats = self.at_once_stats[part.name] if part.reads_ahead else self.stats[part.name]
-        excess = TailExcessSum().part(values, stats, weight)
+        excess = rule.part(values, stats, weight)
         return np.where(np.isnan(excess), 0.0, excess)
 
     Combination.fit = classmethod(fit_with_tails)

@@ -72,13 +72,16 @@ class TailExcessSum(PositiveZScoreSum):
     series that the positive sum catches."""
 
     name: ClassVar[str] = "tail-excess-sum"
-    QUANTILE: ClassVar[float] = 0.98
+    QUANTILE: ClassVar[float] = 0.98  # the registered rule's (studies build others)
     BELOW: ClassVar[float] = 0.05
+
+    def __init__(self, quantile: float = QUANTILE) -> None:
+        self.quantile = quantile
 
     def statistics(self, reference: np.ndarray) -> Stats:
         mean, std = mean_std(reference)
         z = (reference[np.isfinite(reference)] - mean) / std
-        tail = float(np.quantile(z, self.QUANTILE)) if len(z) else 0.0
+        tail = float(np.quantile(z, self.quantile)) if len(z) else 0.0
         return mean, std, max(tail, 0.0)
 
     def part(self, values: np.ndarray, stats: Stats, weight: float) -> np.ndarray:
