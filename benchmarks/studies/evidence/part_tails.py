@@ -1,5 +1,6 @@
-"""Table 9 of ``benchmarks/results/parts/evidence.md``: the parts' readings with their tails made
-alike before they are summed, against the default's z-scores, on every development series.
+"""Tables 9 and 11 of ``benchmarks/results/parts/evidence.md``: the parts' readings changed
+before they are summed (their tails made alike; the AR part's error read against its state),
+against the default's z-scores, on every development series.
 
 Why: on the three families short of their best part the next-step (AR) part adds only false
 alarms (its q .99 contribution on normal rows 2.8-6.7, its median on anomaly rows 0-1). Its
@@ -15,7 +16,15 @@ readings that change only that, no label and no new fit:
 * ``normal-all``: every part's reading so;
 * ``excess q`` (table 10, ``../../results/parts/tail_excess.md``): the rule
   :class:`~madcluster.score.rules.TailExcessSum` at the quantile q: each part's z-score less its
-  training reading's q quantile (at least 0), plus ``BELOW`` of its positive z-score.
+  training reading's q quantile (at least 0), plus ``BELOW`` of its positive z-score;
+* ``vol-ar`` (table 11, ``evidence.md``): the AR part refitted so that each column's squared
+  error is divided by the error the training rows show *in that state*: a ridge of the training
+  squared errors on the absolute values of the lags (``signed``: and the lags themselves), its
+  prediction clipped to [``floor`` x the column's mean training error, its own q .99 on the
+  training rows] (:func:`volatility_ar`). Service metrics whose noise grows with their level, or
+  a plant whose pumps add noise while they run, then stop paging the busy hours; a floor of 1
+  only ever damps. Needs the training rows (``--bundle`` where a dump lacks them); cached beside
+  the part readings.
 
 Each is then standardised with its training reading's mean and deviation, weighted by column kind,
 divided by its series scale and summed positively (``z`` reproduces the default's score, the
@@ -24,20 +33,27 @@ positive sum: checked against it per series). Reads the dumps of ``fit_dump.py``
 them (the cache keeps each series' part readings: later readings need no refit).
 
     python benchmarks/studies/evidence/part_tails.py --dumps DUMPS --cache CACHE_TAILS \\
-        --json benchmarks/results/parts/evidence_table10_excess.json
+        --bundle BUNDLE.npz --json benchmarks/results/parts/evidence_table11_volatility.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/studies/: lib
+
 EXCESS_QUANTILES = (0.9, 0.95, 0.98, 0.99, 0.995)
-READINGS = ("z", "sqrt-ar", "normal-ar", "normal-all", *(f"excess {q:g}" for q in EXCESS_QUANTILES))
+VOLATILITY = {"vol-ar": (False, 1.0), "vol-ar signed 0.6": (True, 0.6)}  # (signed, floor)
+READINGS = (
+    "z", "sqrt-ar", "normal-ar", "normal-all", *(f"excess {q:g}" for q in EXCESS_QUANTILES),
+    *VOLATILITY, *(f"{v} + excess 0.98" for v in VOLATILITY),
+)
 TAIL_Q = 0.9
 TSBAD = ("tsbad-MSL", "tsbad-SMAP", "tsbad-SMD")
 
@@ -91,6 +107,57 @@ def part_readings(dump_path: Path, cache: Path) -> dict[str, np.ndarray]:
     return arrays
 
 
+def volatility_ar(train: np.ndarray, rows: np.ndarray, signed: bool, floor: float) -> np.ndarray:
+    """The AR part's values of ``rows`` with each column's squared error over the error the
+    training rows show in that state (module docstring, ``vol-ar``), before smoothing."""
+    from madcluster.score.autoregressive import AutoRegressive, lagged
+
+    part = AutoRegressive.fit(train)
+    if len(part.columns) == 0:
+        return np.zeros(len(rows))
+
+    def errors(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        z = part.standardise(x)
+        a = lagged(z, part.lags)
+        lags = a[:, :-1]
+        features = np.hstack([lags] * signed + [np.abs(lags), np.ones((len(a), 1))])
+        return (a @ part.coef - z) ** 2, features
+
+    e2, features = (x[part.lags :] for x in errors(train))
+    mean_error = np.maximum(e2.mean(axis=0), 1e-6)
+    gram = features.T @ features + np.eye(features.shape[1])
+    coef = np.linalg.solve(gram, features.T @ e2)
+    low = floor * mean_error
+    high = np.maximum(np.quantile(features @ coef, 0.99, axis=0), low)
+    e2, features = errors(rows)
+    values = (e2 / np.clip(features @ coef, low, high)).mean(axis=1)
+    values[: part.lags] = 1.0  # no full history: no evidence either way
+    return values
+
+
+def volatility_readings(name: str, arrays: dict, bundle: dict, cache: Path) -> dict:
+    """``arrays`` with each ``vol-ar`` reading's AR read and reference (``vol/<reading>/``),
+    smoothed as the default smooths the AR part; cached."""
+    from madcluster import MADCluster
+    from madcluster.score.smoothing import centred_means, resolve_part_smoothing
+
+    out = cache / f"{name}.volatility.npz"
+    if not out.exists():
+        params = MADCluster().get_params()
+        width = resolve_part_smoothing(params["part_smoothing"], params["window_size"])["ar"]
+        train = np.asarray(bundle[name]["train"], dtype=np.float32)
+        test = np.asarray(arrays["test"], dtype=np.float32)
+        found = {}
+        for reading, (signed, floor) in VOLATILITY.items():
+            for key, x in (("read", test), ("ref", train)):
+                found[f"vol/{reading}/{key}"] = centred_means(
+                    volatility_ar(train, x, signed, floor), width
+                )
+        np.savez(out, **found)
+    with np.load(out) as f:
+        return {**arrays, **{k: f[k] for k in f.files}}
+
+
 def normal_scores(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """The normal score of ``values`` under ``reference``'s empirical distribution, beyond its
     :data:`TAIL_Q` quantile an exponential tail fitted to its excesses there."""
@@ -110,6 +177,11 @@ def total(arrays: dict[str, np.ndarray], reading: str) -> np.ndarray:
     from madcluster.score.combination import mean_std, series_scale
     from madcluster.score.rules import TailExcessSum
 
+    volatility = reading.split(" + ")[0]
+    if volatility in VOLATILITY:
+        swapped = {"read/ar": arrays[f"vol/{volatility}/read"], "ref/ar": arrays[f"vol/{volatility}/ref"]}
+        rest = reading.split(" + ")[1:]
+        return total({**arrays, **swapped}, rest[0] if rest else "z")
     terms = []
     for key in [k for k in arrays if k.startswith("read/")]:
         name = key.split("/", 1)[1]
@@ -132,14 +204,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dumps", required=True, help="fit_dump.py's folder")
     parser.add_argument("--cache", required=True, help="folder of each series' part readings")
+    parser.add_argument("--bundle", default=None, help="dev_bundle.py's file (training rows)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    from lib import read_bundle
+
     from madcluster.metrics.tsbad import tsbad_vus
+
+    bundle = read_bundle(args.bundle) if args.bundle else {}
 
     table: dict[str, dict[str, float]] = {}
     families: dict[str, str] = {}
     for path in sorted(Path(args.dumps).glob("*.npz")):
         arrays = part_readings(path, Path(args.cache))
+        if path.stem not in bundle:
+            with np.load(path) as dump:
+                bundle[path.stem] = {"train": dump["train"]}
+        arrays = volatility_readings(path.stem, arrays, bundle, Path(args.cache))
         z = total(arrays, "z")
         np.testing.assert_allclose(z, arrays["default"], rtol=1e-9, atol=1e-9)
 
@@ -148,6 +229,7 @@ def main() -> None:
 
         row = {f"part: {k[5:]}": vus(arrays[k]) for k in arrays if k.startswith("read/")}
         row.update({r: vus(total(arrays, r)) for r in READINGS})
+        row.update({f"alone: {v}": vus(arrays[f"vol/{v}/read"]) for v in VOLATILITY})
         table[path.stem], families[path.stem] = row, str(arrays["family"])
     print(markdown(table, families))
     if args.json:
@@ -182,6 +264,10 @@ def markdown(table: dict, families: dict) -> str:
         short[family] = {r: m[r] - parts[best] for r in READINGS}
         cells = " | ".join(f"{m[r]:.3f} ({short[family][r]:+.3f})" for r in READINGS)
         lines.append(f"| {family} | {best} {parts[best]:.3f} | {cells} |")
+    alone = ["part: ar", *(f"alone: {v}" for v in VOLATILITY)]
+    lines += ["", "| family (the AR part alone) | " + " | ".join(a.split(": ")[1] for a in alone) + " |"]
+    lines += ["|---|" + "---|" * len(alone)]
+    lines += [f"| {f} | " + " | ".join(f"{m[a]:.3f}" for a in alone) + " |" for f, m in means.items()]
     lines += ["", "| left out | chosen on the others | its shortfall there |", "|---|---|---|"]
     scored = [f for f in short if f != "46 TSB-AD"]
     for family in scored:
