@@ -148,14 +148,18 @@ def configuration(preset: str = "default", params: dict[str, Any] | None = None)
 
 
 def score_rules() -> dict[str, Any]:
-    """What the default's score follows beyond its parameters: the weight tables by column kind,
-    the weight rule ``part_weights=None`` means and how far evidence is trusted (module constants
-    of the score, not parameters: a record made under other tables measured another default)."""
-    from madcluster.score import evidence, input_terms
+    """What the default's score follows beyond its parameters: the weight tables by column kind
+    (final and at once), the part and weight rules ``None`` means and how far evidence is
+    trusted (module constants of the score, not parameters: a record made under other tables
+    measured another default)."""
+    from madcluster.score import combination, evidence, input_terms
 
     return {
         "discrete_part_weights": input_terms.DISCRETE_PART_WEIGHTS,
         "continuous_part_weights": input_terms.CONTINUOUS_PART_WEIGHTS,
+        "discrete_at_once_weights": input_terms.DISCRETE_AT_ONCE_WEIGHTS,
+        "continuous_at_once_weights": input_terms.CONTINUOUS_AT_ONCE_WEIGHTS,
+        "default_part_rule": combination.DEFAULT_RULE,
         "default_weight_rule": input_terms.DEFAULT_WEIGHT_RULE,
         "evidence_trust": [evidence.TRUST_FROM, evidence.TRUST_FULL],
     }

@@ -9,7 +9,7 @@ text wants, and the check compares it with the generated value rounded the same 
     python benchmarks/docs_numbers.py --check    # exit 1 naming every number that differs from its
                                                  # record; each record current, stale or unknown
     python benchmarks/docs_numbers.py --write    # regenerate numbers.json, rewrite the marked numbers
-    python benchmarks/docs_numbers.py --rerun    # make every stale or unknown record again, then --write
+    python benchmarks/docs_numbers.py --rerun    # make every stale record again, then --write
     python benchmarks/docs_numbers.py --rerun all    # every record (the README's tables from scratch)
 
 A record is *current* when its stamp (``benchlib.stamp``: commit, dirty files, the fingerprint of
@@ -220,10 +220,12 @@ def _rerun_demo() -> None:
 
 
 def rerun(which: str, states: dict[str, tuple[str, str]]) -> None:
-    """Make again every record (``all``) or every one not current (``stale``) that has a command."""
+    """Make again every record (``all``) or every stale one (``stale``: measured another
+    configuration; one of unknown configuration, which may take an hour, only with ``all``)
+    that has a command."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": "1"}
     for name, (_, command) in RECORDS.items():
-        if command is None or (which != "all" and states[name][0] == "current"):
+        if command is None or (which != "all" and states[name][0] != "stale"):
             continue
         print(f"making benchmarks/results/{name}: {' '.join(command)}", flush=True)
         if command == ["demo"]:
@@ -237,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="the default: check the text, report each record")
     parser.add_argument("--write", action="store_true", help="regenerate numbers.json and rewrite the docs' numbers")
     parser.add_argument("--rerun", nargs="?", const="stale", choices=("stale", "all"),
-                        help="make the records again (stale or unknown ones, or all), then --write")
+                        help="make the records again (the stale ones, or all), then --write")
     parser.add_argument("--strict", action="store_true", help="also fail when a quoted record is stale")
     args = parser.parse_args(argv)
     if args.rerun:

@@ -90,7 +90,11 @@ def series_scores(
 
     from madcluster import MADCluster
     from madcluster.data.families import make_family
-    from madcluster.estimator.incident_scoring import at_once_scores, validation_at_once
+    from madcluster.estimator.incident_scoring import (
+        at_once_scores,
+        incident_floor,
+        validation_at_once,
+    )
     from madcluster.training.loop import validation_rows
 
     series = make_family(family, seed, n_test=n_test)
@@ -116,6 +120,8 @@ def series_scores(
         ),
         "labels": series.labels,
         "threshold": np.asarray(detector.threshold_),
+        # the lowest level the model's incidents open at (threshold_ in caches from before it)
+        "floor": np.asarray(incident_floor(detector.model_)),
         "fit_s": np.asarray(fit_s),
         "commit": np.asarray(commit()),
     }
@@ -142,9 +148,11 @@ _CALIBRATIONS: dict = {}
 
 
 def policy_spans(arrays: dict[str, np.ndarray], shape: tuple, level: str) -> list[tuple]:
-    """The policy's incidents ``(start, end, raised)`` on the test rows: opening at
-    ``threshold_`` (``level`` "threshold") or at the level the validation rows' calibration gives
-    for ``BUDGET`` ("budget"; ``threshold_`` where they raise too few incidents to calibrate);
+    """The policy's incidents ``(start, end, raised)`` on the test rows: opening at the model's
+    floor (``level`` "threshold": ``threshold_``, or where the at-once weights do not pair with
+    the final ones the floor :func:`~madcluster.estimator.incident_scoring.incident_floor` gives)
+    or at the level the validation rows' calibration gives for ``BUDGET`` ("budget"; the floor
+    where they raise too few incidents to calibrate);
     "budget@B" and "higher@B": the level calibrated for B false incidents instead."""
     from madcluster.defaults import DEFAULT_WINDOW_SIZE
     from madcluster.estimator.incident_scoring import MAX_CALIBRATION_ROWS, kept_calibration
@@ -153,7 +161,7 @@ def policy_spans(arrays: dict[str, np.ndarray], shape: tuple, level: str) -> lis
     from madcluster.incidents.policy import IncidentPolicy, track
 
     k, n, close_rows, fraction, settle, spike = shape
-    open_level = float(arrays["threshold"])
+    open_level = float(arrays.get("floor", arrays["threshold"]))  # the model's floor
     level, _, target = level.partition("@")
     if level in ("budget", "higher"):
         key = (id(arrays), k, n, close_rows, fraction, spike)

@@ -136,6 +136,37 @@ def test_a_file_from_before_reads_a_smoothed_part_at_once_through_its_cut_block(
     _stream_row_by_row_then_in_chunks(before, rows, own)
 
 
+def test_at_once_weights_set_by_the_fit_replace_the_weight_times_its_share(train, test_rows):
+    """A part read ahead weighs its recorded at-once weight in the at-once score (the final score
+    its weight); where none is recorded (files from before, weights a user gave) its weight times
+    its share in ``AT_ONCE_SHARES``. The record keeps the table; the stream answers the same."""
+    from madcluster.score.combination import AT_ONCE_SHARES
+    from madcluster.score.schema import combination_arrays, combination_from, combination_record
+
+    rows, own = test_rows
+    weights = {"discord": 2.5}
+    fitted = Combination.fit(
+        ("discord",), *train, FitContext(WINDOW, 0), weights, None,
+        rule="positive-zscore-sum", at_once_weights={"discord": 2.0, "ar": 9.0},
+    )  # fmt: skip
+    assert fitted.at_once_weights == {"discord": 2.0}  # only parts read ahead
+    before = replace(fitted, at_once_weights={})
+    assert before.at_once_weight("discord") == 2.5 * AT_ONCE_SHARES["discord"]
+    reading = fitted.at_once_readings(rows, own)["discord"]
+    new = fitted.contribution(fitted.parts[1], reading, at_once=True)
+    old = before.contribution(before.parts[1], reading, at_once=True)
+    assert new.max() > 0 and np.allclose(new * 2.5 * AT_ONCE_SHARES["discord"], old * 2.0)
+    # the final score does not change
+    _close(fitted.score(rows, own), before.score(rows, own))
+    record = combination_record(fitted)
+    assert record["at_once_weights"] == {"discord": 2.0}
+    assert combination_from(record, combination_arrays(fitted)).at_once_weights == {"discord": 2.0}
+    record.pop("at_once_weights")
+    assert combination_from(record, combination_arrays(fitted)).at_once_weights == {}
+    assert "at_once_weights" not in combination_record(before)
+    _stream_row_by_row_then_in_chunks(fitted, rows, own)
+
+
 def test_a_discord_stream_keeps_only_what_a_pending_step_reads(train, test_rows):
     """Per join, its last m - 1 rows and the distances of the subsequences the first pending
     step reads (its value is final once 2M - 1 rows are in, M the longest join's length): a

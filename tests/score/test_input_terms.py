@@ -12,8 +12,10 @@ from madcluster.score.autoregressive import AutoRegressive
 from madcluster.score.input_terms import (
     CONTINUOUS_PART_WEIGHTS,
     DISCRETE_PART_WEIGHTS,
+    at_once_weights,
     check_part_weights,
     continuous_share,
+    default_at_once_weights,
 )
 from madcluster.score.legacy import KMeansCoveringMeans, kmeans_from_arrays
 from madcluster.score.parts import FitContext
@@ -364,7 +366,7 @@ def test_default_weights_follow_the_share_of_continuous_training_columns():
         "own": 0.5, "kmeans": 1.5, "ar": 1.0, "discord": 0.5, "cross": 1.5
     }  # fmt: skip
     assert CONTINUOUS_PART_WEIGHTS == {
-        "own": 1.0, "kmeans": 1.0, "ar": 1.0, "discord": 1.0, "cross": 1.5
+        "own": 1.0, "kmeans": 1.0, "ar": 1.0, "discord": 2.5, "cross": 1.5
     }  # fmt: skip
     rng = np.random.default_rng(0)
     sensors = rng.standard_normal((500, 4))
@@ -375,9 +377,17 @@ def test_default_weights_follow_the_share_of_continuous_training_columns():
     half = np.hstack([sensors, commands])
     assert continuous_share(half) == 0.5
     assert check_part_weights(None, continuous_share(half)) == {
-        "own": 0.75, "kmeans": 1.25, "ar": 1.0, "discord": 0.75, "cross": 1.5
+        "own": 0.75, "kmeans": 1.25, "ar": 1.0, "discord": 1.5, "cross": 1.5
     }  # fmt: skip
     mine = check_part_weights({"kmeans": 2.0}, 1.0)
     assert mine == {**CONTINUOUS_PART_WEIGHTS, "kmeans": 2.0}
-    fitted = MADCluster(**TINY).fit(half[:300]).part_weights_
-    assert fitted == {"own": 0.75, "kmeans": 1.25, "ar": 1.0, "discord": 0.75, "cross": 1.5}
+    fitted = MADCluster(**TINY).fit(half[:300])
+    assert fitted.part_weights_ == {
+        "own": 0.75, "kmeans": 1.25, "ar": 1.0, "discord": 1.5, "cross": 1.5
+    }  # fmt: skip
+    # at once the discord part keeps the weight it had before its final weight rose: 1 to 2
+    assert default_at_once_weights(0.0) == {"discord": 1.0}
+    assert default_at_once_weights(1.0) == {"discord": 2.0}
+    assert fitted.model_.combination.at_once_weights == {"discord": 1.5}
+    assert at_once_weights({"discord": 3.0}, 0.5) == {}  # a weight given: it follows that
+    assert at_once_weights({"kmeans": 3.0}, 0.5) == {"discord": 1.5}

@@ -17,6 +17,10 @@ readings that change only that, no label and no new fit:
 * ``excess q`` (table 10, ``../../results/parts/tail_excess.md``): the rule
   :class:`~madcluster.score.rules.TailExcessSum` at the quantile q: each part's z-score less its
   training reading's q quantile (at least 0), plus ``BELOW`` of its positive z-score;
+* ``discord w`` (table 12, ``evidence.md``): the discord part weighing ``w`` at the continuous
+  end of the weights by column kind (the discrete end's .5 unchanged, linear between by the
+  series' share of continuous columns): 1 was the default before table 12, 2.5 after it (``z``
+  is the default the cache was made with);
 * ``vol-ar`` (table 11, ``evidence.md``): the AR part refitted so that each column's squared
   error is divided by the error the training rows show *in that state*: a ridge of the training
   squared errors on the absolute values of the lags (``signed``: and the lags themselves), its
@@ -50,9 +54,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/studi
 
 EXCESS_QUANTILES = (0.9, 0.95, 0.98, 0.99, 0.995)
 VOLATILITY = {"vol-ar": (False, 1.0), "vol-ar signed 0.6": (True, 0.6)}  # (signed, floor)
+DISCORD_WEIGHTS = (1.0, 1.5, 2.0, 2.5, 3.0)  # the discord part's weight at the continuous end
 READINGS = (
     "z", "sqrt-ar", "normal-ar", "normal-all", *(f"excess {q:g}" for q in EXCESS_QUANTILES),
     *VOLATILITY, *(f"{v} + excess 0.98" for v in VOLATILITY),
+    *(f"discord {w:g}" for w in DISCORD_WEIGHTS), "discord 2.5 + vol-ar",
 )
 TAIL_Q = 0.9
 TSBAD = ("tsbad-MSL", "tsbad-SMAP", "tsbad-SMD")
@@ -177,6 +183,13 @@ def total(arrays: dict[str, np.ndarray], reading: str) -> np.ndarray:
     from madcluster.score.combination import mean_std, series_scale
     from madcluster.score.rules import TailExcessSum
 
+    if reading.startswith("discord "):
+        from madcluster.score.input_terms import DISCRETE_PART_WEIGHTS
+
+        weight, *rest = reading[len("discord ") :].split(" + ")
+        low = DISCRETE_PART_WEIGHTS["discord"]
+        discord = low + float(arrays["share"]) * (float(weight) - low)
+        return total({**arrays, "w/discord": np.asarray(discord)}, rest[0] if rest else "z")
     volatility = reading.split(" + ")[0]
     if volatility in VOLATILITY:
         swapped = {"read/ar": arrays[f"vol/{volatility}/read"], "ref/ar": arrays[f"vol/{volatility}/ref"]}
@@ -210,6 +223,7 @@ def main() -> None:
     from lib import read_bundle
 
     from madcluster.metrics.tsbad import tsbad_vus
+    from madcluster.score.input_terms import continuous_share
 
     bundle = read_bundle(args.bundle) if args.bundle else {}
 
@@ -221,6 +235,7 @@ def main() -> None:
             with np.load(path) as dump:
                 bundle[path.stem] = {"train": dump["train"]}
         arrays = volatility_readings(path.stem, arrays, bundle, Path(args.cache))
+        arrays["share"] = np.asarray(continuous_share(bundle[path.stem]["train"]))
         z = total(arrays, "z")
         np.testing.assert_allclose(z, arrays["default"], rtol=1e-9, atol=1e-9)
 

@@ -110,9 +110,11 @@ def fit(
         params, build, identity, scaled, extra_val, pool_radius, checkpoint, resume
     )
     with finishing if finishing is not None else nullcontext():
-        model, scores = fit_model(net, params, inputs, data, scaled)
+        model, scores, floor = fit_model(net, params, inputs, data, scaled)
         held_out = extra_val is None  # else the network trained on every row of X
         calibration = calibrate_incidents(model, data, params["validation_size"], held_out)
+        if calibration is not None and floor is not None:
+            calibration = replace(calibration, floor=floor)
         model = replace(model, incident_calibration=calibration)
     if params["verbose"]:  # the fit's one line on how its score is made
         print(f"score = {model.combination.describe()}", flush=True)
@@ -203,10 +205,11 @@ def fit_model(
     inputs: InputSpec,
     data: np.ndarray,
     scaled: np.ndarray,
-) -> tuple[FittedModel, np.ndarray]:
+) -> tuple[FittedModel, np.ndarray, float | None]:
     """The fitted model of trained ``net`` (the estimator's ``params``; ``inputs``: the training
-    columns and scaling; ``data``: the checked training rows, ``scaled``: their model input) and
-    its training scores (what the threshold is taken from)."""
+    columns and scaling; ``data``: the checked training rows, ``scaled``: their model input), its
+    training scores (what the threshold is taken from) and its incidents' floor where it is not
+    the threshold (:func:`~madcluster.estimator.incident_scoring.incident_floor`)."""
     model = assemble(
         net,
         params,
@@ -234,9 +237,15 @@ def fit_model(
         model = replace(model, warmup=replace(model.warmup, quantiles=_fit_warmup(model, data)))
     scores = model.warmup.calibrate(model.head.combine(terms), positions)
     combination = fit_combination(model, params, data, scores)
-    scores = combination.reference_score(data, scores)  # no part matched to itself
+    own, scores = scores, combination.reference_score(data, scores)  # no part matched to itself
     threshold = threshold_from_scores(scores, params["threshold"], params["contamination"])
-    return replace(model, combination=combination, threshold=threshold), scores
+    floor = None
+    if combination.paired_weights() != combination.weights:  # incident_scoring.incident_floor
+        paired = replace(combination, weights=combination.paired_weights())
+        floor = threshold_from_scores(
+            paired.reference_score(data, own), params["threshold"], params["contamination"]
+        )
+    return replace(model, combination=combination, threshold=threshold), scores, floor
 
 
 def _fit_warmup(model: FittedModel, data: np.ndarray) -> np.ndarray:

@@ -49,9 +49,10 @@ def default_incident_policy(
     model: FittedModel, false_incidents: float | None = None
 ) -> IncidentPolicy:
     """The policy of ``model`` (the default shape, confirmed by final scores above
-    ``threshold_``), opening at the higher of ``threshold_`` and the level its fit calibrated for
-    :data:`DEFAULT_FALSE_INCIDENTS` false incidents per 10,000 normal rows (``threshold_`` alone
-    without a calibration, or where its rows raised too few incidents to fit the tail); with
+    ``threshold_``), opening at the higher of its floor (:func:`incident_floor`) and the
+    level its fit calibrated for :data:`DEFAULT_FALSE_INCIDENTS` false incidents per 10,000 normal
+    rows (the floor alone without a calibration, or where its rows raised too few incidents to
+    fit the tail); with
     ``false_incidents``, at the level calibrated for that many (an in-sample calibration's level
     is optimistic: more are raised on new normal rows)."""
     calibration = model.incident_calibration
@@ -61,7 +62,7 @@ def default_incident_policy(
             f"least {MIN_CALIBRATION_ROWS} rows after its first two windows; model files from "
             "before it lack it)"
         )
-    level = model.threshold
+    level = incident_floor(model)
     if false_incidents is not None and calibration is not None:
         level = calibration.level_for(false_incidents)
     elif calibration is not None:
@@ -74,6 +75,19 @@ def default_incident_policy(
             level, confirm_level=model.threshold, settle_rows=settle_rows(model)
         )
     return calibration.policy(level, confirm_level=model.threshold)  # the shape it measured
+
+
+def incident_floor(model: FittedModel) -> float:
+    """The lowest level ``model``'s incidents open at: ``threshold_``, or where the fit's at-once
+    weights do not pair with its weights (the default's discord part: 2.5 in the final score of
+    continuous columns, 2 at once, paired with 1) the threshold of its training scores with the
+    weights they pair with (:meth:`~madcluster.score.combination.Combination.paired_weights`),
+    kept in its calibration: the floor then stays on the at-once score's scale when a final
+    weight moves alone. ``threshold_`` without a calibration, and for files from before it."""
+    calibration = model.incident_calibration
+    if calibration is None or calibration.floor is None:
+        return model.threshold
+    return calibration.floor
 
 
 #: Windows at a stream's start on which no incident opens: the at-once parts read up to a window
@@ -174,7 +188,7 @@ def validation_at_once(model: FittedModel, data: np.ndarray, n_val: int) -> np.n
 
 
 def expectation(model: FittedModel) -> str:
-    """The fit's line on incidents: how many false ones to expect at the threshold, and on which
+    """The fit's line on incidents: how many false ones to expect at their floor, and on which
     rows that was measured (in sample: optimistic)."""
     calibration = model.incident_calibration
     if calibration is None:
@@ -186,7 +200,7 @@ def expectation(model: FittedModel) -> str:
         )
         return f"incidents: no false-alarm estimate ({why})"
     try:
-        per_rows = calibration.expected(model.threshold)
+        per_rows = calibration.expected(incident_floor(model))
     except ParameterError as exc:
         return f"incidents: no false-alarm estimate ({exc})"
     if calibration.in_sample:
@@ -203,7 +217,7 @@ def expectation(model: FittedModel) -> str:
         )
     return (
         f"incidents: expect about {per_rows:.2g} false incidents per 10,000 normal rows at the "
-        f"threshold ({where})"
+        f"lowest level they open at ({where})"
     )
 
 
@@ -333,6 +347,7 @@ __all__ = [
     "calibrate_incidents",
     "default_incident_policy",
     "expectation",
+    "incident_floor",
     "incident_table",
     "raised_channels",
     "series_incidents",

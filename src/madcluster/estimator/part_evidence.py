@@ -21,6 +21,7 @@ from madcluster.score.evidence import (
 )
 from madcluster.score.injection import Injected
 from madcluster.score.input_terms import (
+    at_once_weights,
     check_input_terms,
     check_part_rule,
     check_part_weights,
@@ -83,6 +84,7 @@ def fit_combination(
         resolve_part_smoothing(params["part_smoothing"], window),
         rule=check_part_rule(params["part_rule"]),
         scale_rows=params["series_scale_rows"],
+        at_once_weights=at_once_weights(chosen, continuous_share(data)),
     )
     if not evidence:
         return combination

@@ -88,6 +88,10 @@ class IncidentCalibration:
     #: Measured on training rows the network trained on (too few held-out rows): an optimistic
     #: estimate, more false incidents expected than it says.
     in_sample: bool = False
+    #: The lowest level incidents open at, where not the model's ``threshold_`` (None: that;
+    #: records from before it): the threshold of its training scores with the weights its
+    #: at-once score pairs with (``madcluster.estimator.incident_scoring.incident_floor``).
+    floor: float | None = None
 
     @classmethod
     def measure(
@@ -196,13 +200,15 @@ class IncidentCalibration:
             "settle_rows": self.settle_rows,
             "spike_factor": self.spike_factor,
             "in_sample": self.in_sample,
+            **({} if self.floor is None else {"floor": self.floor}),
         }
 
     @classmethod
     def from_record(cls, record: dict) -> IncidentCalibration:
         """The calibration :meth:`record` wrote; a record from before the settle rows and the
         spike path keeps the shape it measured (neither), one from before in-sample
-        calibrations was measured on held-out rows (the only kind then)."""
+        calibrations was measured on held-out rows (the only kind then), one from before the
+        floor opens at ``threshold_``."""
         spike = record.get("spike_factor")
         return cls(
             int(record["rows"]),
@@ -215,6 +221,7 @@ class IncidentCalibration:
             int(record.get("settle_rows", 0)),
             None if spike is None else float(spike),
             bool(record.get("in_sample", False)),
+            None if record.get("floor") is None else float(record["floor"]),
         )
 
 

@@ -56,9 +56,10 @@ from madcluster.score.smoothed import smoothing_delay, wrap_point_wise
 SERIES_SCALE_ROWS = 3000
 # the interquartile range of a standard normal: a spread as the training standard deviation's
 IQR_PER_STD = 1.349
-#: A part's at-once weight as a share of its weight, where not 1: the discord's causal reading is
-#: sharp where the other parts' lag and spread, so it counts twice (chosen with ``server`` and
-#: ``drift`` left out, ``benchmarks/results/incidents_at_once.md``).
+#: A part's at-once weight as a share of its weight, where not 1 and the fit did not set it
+#: (:attr:`Combination.at_once_weights`; model files from before, weights a user gave): the
+#: discord's causal reading is sharp where the other parts' lag and spread, so it counts twice
+#: (chosen with ``server`` and ``drift`` left out, ``benchmarks/results/incidents_at_once.md``).
 AT_ONCE_SHARES: dict[str, float] = {"discord": 2.0}
 #: The trailing mean a smoothed point-wise part (own, AR) is read through at once in new fits: 1,
 #: its value at t alone. Its centred block cut at t (files from before: :func:`causal_width`) lagged
@@ -101,6 +102,9 @@ class Combination:
     # the trailing mean each smoothed point-wise part is read through at once (a part not in it:
     # its centred block cut at t, as files from before read it)
     at_once_widths: dict[str, int] = field(default_factory=dict)
+    # the weight of each part read ahead at once, where the fit set it (a part not in it, and
+    # every part of files from before: its weight times its share in AT_ONCE_SHARES)
+    at_once_weights: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.parts) > 1:  # the own score alone is the score as it is
@@ -124,11 +128,13 @@ class Combination:
         smoothing: Mapping[str, int] | None = None,
         rule: str = DEFAULT_RULE,
         scale_rows: int = 0,
+        at_once_weights: Mapping[str, float] | None = None,
     ) -> Combination:
         """The parts ``names`` fitted on the training ``rows`` and their training statistics, the
         own part's from its training scores ``own``; ``weights``: by part (1 where missing);
         ``smoothing``: widths by part (those > 1 of point-wise parts are kept); ``scale_rows``:
-        see the module docstring (0: off)."""
+        see the module docstring (0: off); ``at_once_weights``: the at-once weights of parts
+        read ahead (where missing: the weight times its share in :data:`AT_ONCE_SHARES`)."""
         terms = fit_parts(names, rows, context)
         if not terms:
             return cls.own_alone()
@@ -144,6 +150,11 @@ class Combination:
             smoothing=kept,
             rule=rule,
             at_once_widths={name: AT_ONCE_WIDTH for name in kept},
+            at_once_weights={
+                p.name: float(at_once_weights[p.name])
+                for p in parts
+                if p.reads_ahead and p.name in (at_once_weights or {})
+            },
         )
         # training readings as each part describes unseen normal rows (a part matching the
         # training rows to themselves, the discord, leaves its own neighbourhood out)
@@ -227,11 +238,26 @@ class Combination:
         :data:`AT_ONCE_SHARES`, 0 where it has no value yet), divided by its series ``scale``."""
         weight, rule = self.weights.get(part.name, 1.0), RULES[self.rule]
         if at_once and part.reads_ahead:
-            weight *= AT_ONCE_SHARES.get(part.name, 1.0)
+            weight = self.at_once_weight(part.name)
             term = rule.part(values, self.at_once_stats[part.name], weight)
             return np.where(np.isnan(term), 0.0, term)
         term = rule.part(values, self.stats[part.name], weight)
         return term if scale == 1.0 else term / scale
+
+    def at_once_weight(self, name: str) -> float:
+        """The weight of the part ``name`` (one read ahead) in the at-once score."""
+        if name in self.at_once_weights:
+            return self.at_once_weights[name]
+        return self.weights.get(name, 1.0) * AT_ONCE_SHARES.get(name, 1.0)
+
+    def paired_weights(self) -> dict[str, float]:
+        """The weights the at-once weights pair with: each part with a recorded at-once weight at
+        that weight over its share in :data:`AT_ONCE_SHARES` (the weight that share was chosen
+        with), the others at their weight."""
+        return {
+            **self.weights,
+            **{n: w / AT_ONCE_SHARES.get(n, 1.0) for n, w in self.at_once_weights.items()},
+        }
 
     def series_scales(self, readings: Mapping[str, np.ndarray]) -> dict[str, float]:
         """Each part's series scale (:func:`series_scale`) from its final ``readings`` of the

@@ -69,9 +69,9 @@ How:
   nothing before the first), standardised with the same reading of the training rows
   (:meth:`Discord.reference_at_once`). It stays on an anomaly m - 1 rows after it, the least
   with the shortest join. Without it the at-once score lacked the term its final score missed
-  most on chaotic and server metrics; adding it (at twice its weight,
-  :data:`~madcluster.score.combination.AT_ONCE_SHARES`; measured before the own and AR parts were
-  read at their step alone at once) raised the at-once ROC-AUC on six of the
+  most on chaotic and server metrics; adding it (at twice its weight of then, which new fits
+  keep: :data:`~madcluster.score.input_terms.CONTINUOUS_AT_ONCE_WEIGHTS`; measured before the
+  own and AR parts were read at their step alone at once) raised the at-once ROC-AUC on six of the
   ten development families (chaotic .879 -> .923, chaotic20 .640 -> .792, machine states .745
   -> .834, drift .790 -> .833), stayed on server metrics (.950) and fell on point spikes (-.005),
   the accelerometer (-.001) and the water network (-.022, where the final discord reading ranks

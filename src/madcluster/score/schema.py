@@ -69,6 +69,11 @@ def combination_record(combination: Combination) -> dict[str, Any]:
             if combination.at_once_widths
             else {}
         ),
+        **(
+            {"at_once_weights": dict(combination.at_once_weights)}
+            if combination.at_once_weights
+            else {}
+        ),
     }
 
 
@@ -94,6 +99,8 @@ def combination_from(record: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
         dict(record.get("evidence", {})),  # files from before per-series evidence: none
         # files from before: the centred block cut at t
         {n: int(w) for n, w in record.get("at_once_widths", {}).items()},
+        # files from before: each part's weight times its share in AT_ONCE_SHARES
+        {n: float(w) for n, w in record.get("at_once_weights", {}).items()},
     )
 
 
