@@ -238,8 +238,9 @@ def _add_score_parser(sub) -> None:
         default=None,
         metavar="N",
         help="with --incidents: open them at the level the fit calibrated for N false incidents "
-        "per 10,000 normal rows (default: the higher of the model's threshold and its level for "
-        "2; a model file without a calibration: its threshold; a small model's calibration "
+        "per 10,000 normal rows (default: the higher of the model's floor, its threshold on the "
+        "at-once score's scale, and its level for 2; a model file without a calibration: its "
+        "threshold; a small model's calibration "
         "was measured on its training rows: optimistic)",
     )
     add_runtime_options(score, device="cpu")

@@ -309,9 +309,11 @@ class MADCluster(FittedAttributes, BaseDetector):
 
     def incidents(self, X: Any, false_incidents: float | None = None) -> Any:
         """The incidents a stream fed ``X`` row by row raises, a DataFrame (docs/incidents.md):
-        opening at the higher of ``threshold_`` and the level the fit calibrated for 2 false
-        incidents per 10,000 normal rows (in sample, optimistic, with fewer than 200 held-out
-        rows), or at its level for ``false_incidents``."""
+        opening at the higher of the model's floor (``threshold_``, or the threshold of its
+        training scores with the weights its at-once score pairs with:
+        :func:`~madcluster.estimator.incident_scoring.incident_floor`) and the level the fit
+        calibrated for 2 false incidents per 10,000 normal rows (in sample, optimistic, with
+        fewer than 200 held-out rows), or at its level for ``false_incidents``."""
         return self._read(incident_table, X, false_incidents)
 
     def _read(self, function: Callable[..., Any], *args: Any) -> Any:
