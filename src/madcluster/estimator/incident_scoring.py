@@ -49,12 +49,11 @@ def default_incident_policy(
     model: FittedModel, false_incidents: float | None = None
 ) -> IncidentPolicy:
     """The policy of ``model`` (the default shape, confirmed by final scores above
-    ``threshold_``), opening at the higher of its floor (:func:`incident_floor`) and the
-    level its fit calibrated for :data:`DEFAULT_FALSE_INCIDENTS` false incidents per 10,000 normal
-    rows (the floor alone without a calibration, or where its rows raised too few incidents to
-    fit the tail); with
-    ``false_incidents``, at the level calibrated for that many (an in-sample calibration's level
-    is optimistic: more are raised on new normal rows)."""
+    ``threshold_``), opening at the higher of its floor (:func:`incident_floor`) and the level
+    its fit calibrated for :data:`DEFAULT_FALSE_INCIDENTS` false incidents per 10,000 normal rows
+    (the floor alone without a calibration, or where its rows raised too few incidents to fit the
+    tail); with ``false_incidents``, at the level calibrated for that many (an in-sample
+    calibration's level is optimistic: more are raised on new normal rows)."""
     calibration = model.incident_calibration
     if false_incidents is not None and calibration is None:
         raise ParameterError(
