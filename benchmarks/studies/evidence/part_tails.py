@@ -219,6 +219,9 @@ def main() -> None:
     parser.add_argument("--cache", required=True, help="folder of each series' part readings")
     parser.add_argument("--bundle", default=None, help="dev_bundle.py's file (training rows)")
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--pairs", action="store_true", help="also every two parts alone, each weighing 1"
+    )
     args = parser.parse_args()
     from lib import read_bundle
 
@@ -245,10 +248,29 @@ def main() -> None:
         row = {f"part: {k[5:]}": vus(arrays[k]) for k in arrays if k.startswith("read/")}
         row.update({r: vus(total(arrays, r)) for r in READINGS})
         row.update({f"alone: {v}": vus(arrays[f"vol/{v}/read"]) for v in VOLATILITY})
+        if args.pairs:
+            row.update({f"pair: {a}+{b}": vus(pair(arrays, a, b)) for a, b in part_pairs(arrays)})
         table[path.stem], families[path.stem] = row, str(arrays["family"])
     print(markdown(table, families))
     if args.json:
         Path(args.json).write_text(json.dumps({"vus_pr": table, "family": families}, indent=1))
+
+
+def part_pairs(arrays: dict) -> list[tuple[str, str]]:
+    """Every two of the series' parts, in their order."""
+    names = [k[5:] for k in arrays if k.startswith("read/")]
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+
+
+def pair(arrays: dict, a: str, b: str) -> np.ndarray:
+    """The positive sum of the parts ``a`` and ``b`` alone, each weighing 1 (which two parts see
+    a family's anomalies together: table 12's probe)."""
+    kept = {
+        k: (np.asarray(1.0) if k.startswith("w/") else v)
+        for k, v in arrays.items()
+        if not k.startswith(("read/", "ref/", "w/")) or k.split("/", 1)[1] in (a, b)
+    }
+    return total(kept, "z")
 
 
 def family_means(table: dict, families: dict) -> dict[str, dict[str, float]]:
@@ -279,6 +301,13 @@ def markdown(table: dict, families: dict) -> str:
         short[family] = {r: m[r] - parts[best] for r in READINGS}
         cells = " | ".join(f"{m[r]:.3f} ({short[family][r]:+.3f})" for r in READINGS)
         lines.append(f"| {family} | {best} {parts[best]:.3f} | {cells} |")
+    pairs = sorted({k for m in means.values() for k in m if k.startswith("pair: ")})
+    if pairs:
+        lines += ["", "| family (two parts alone) | best part | best pair |", "|---|---|---|"]
+        for family, m in means.items():
+            parts = {k[6:]: v for k, v in m.items() if k.startswith("part: ")}
+            best, two = max(parts, key=parts.get), max(pairs, key=lambda k: m.get(k, -1.0))
+            lines.append(f"| {family} | {best} {parts[best]:.3f} | {two[6:]} {m[two]:.3f} |")
     alone = ["part: ar", *(f"alone: {v}" for v in VOLATILITY)]
     lines += ["", "| family (the AR part alone) | " + " | ".join(a.split(": ")[1] for a in alone) + " |"]
     lines += ["|---|" + "---|" * len(alone)]
