@@ -75,10 +75,12 @@ DEFAULT_WEIGHTS_TEXT = "from {} to {}".format(
 def default_at_once_weights(share: float) -> dict[str, float]:
     """The at-once weights of a series ``share`` of whose columns are continuous, where the fit
     sets them (:data:`DISCRETE_AT_ONCE_WEIGHTS` at 0, :data:`CONTINUOUS_AT_ONCE_WEIGHTS` at 1)."""
-    return {
-        name: low + share * (CONTINUOUS_AT_ONCE_WEIGHTS[name] - low)
-        for name, low in DISCRETE_AT_ONCE_WEIGHTS.items()
-    }
+    return _between(DISCRETE_AT_ONCE_WEIGHTS, CONTINUOUS_AT_ONCE_WEIGHTS, share)
+
+
+def _between(low: dict[str, float], high: dict[str, float], share: float) -> dict[str, float]:
+    """Each weight of the two ends' tables, linear in the share of continuous columns."""
+    return {name: w + share * (high[name] - w) for name, w in low.items()}
 
 
 def at_once_weights(value: object, share: float) -> dict[str, float]:
@@ -97,10 +99,7 @@ def continuous_share(rows: np.ndarray) -> float:
 def default_part_weights(share: float) -> dict[str, float]:
     """The default weights of a series ``share`` of whose columns are continuous (module
     constants): :data:`DISCRETE_PART_WEIGHTS` at 0, :data:`CONTINUOUS_PART_WEIGHTS` at 1."""
-    return {
-        name: low + share * (CONTINUOUS_PART_WEIGHTS[name] - low)
-        for name, low in DISCRETE_PART_WEIGHTS.items()
-    }
+    return _between(DISCRETE_PART_WEIGHTS, CONTINUOUS_PART_WEIGHTS, share)
 
 
 #: The named ways a fit weighs the parts (``part_weights``): ``"columns"``, by the share of
