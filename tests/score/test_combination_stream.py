@@ -221,11 +221,13 @@ def test_each_rule_against_its_definition(train, test_rows, rule):
     z = {n: (raw[n] - combination.stats[n][0]) / combination.stats[n][1] for n in raw}
     names = ("own", "kmeans", "ar")
     table = np.stack([weights[n] * z[n] for n in names])
-    tails = {n: combination.stats[n][-1] for n in names}  # tail-excess-sum's third statistic
-    excess = [weights[n] * (np.maximum(z[n] - tails[n], 0) + 0.05 * np.maximum(z[n], 0)) for n in names]
+    tails = {n: combination.stats[n][2:3] or (0,) for n in names}  # the tail rules' third statistic
+    excess = [weights[n] * (np.maximum(z[n] - tails[n][0], 0) + 0.05 * np.maximum(z[n], 0)) for n in names]
     direct = {
         "zscore-sum": table.sum(axis=0),
         "positive-zscore-sum": np.maximum(table, 0.0).sum(axis=0),
+        # the training columns are continuous: the positive sum
+        "few-valued-tail-excess": np.maximum(table, 0.0).sum(axis=0),
         "tail-excess-sum": np.sum(excess, axis=0),
         "zscore-max": table.max(axis=0),
     }[rule]
@@ -235,11 +237,52 @@ def test_each_rule_against_its_definition(train, test_rows, rule):
     for p in combination.parts:
         values = p.bind(train_own).reference_values(train_rows)
         want = (values.mean(), values.std())
-        if rule == "tail-excess-sum":
+        if rule in ("tail-excess-sum", "few-valued-tail-excess"):
             tail = np.quantile((values - values.mean()) / values.std(), 0.98)
             assert tail > 0
-            want = (*want, tail)
+            want = (*want, tail, *((0.0,) if rule == "few-valued-tail-excess" else ()))
         assert combination.stats[p.name] == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("few_valued", [0, 1, 3])
+def test_the_few_valued_rule_mixes_the_tail_excess_by_the_share_of_few_valued_columns(
+    train, test_rows, few_valued
+):
+    """``few-valued-tail-excess`` (the default): each part's term is f of its tail-excess term and
+    1 - f of its positive one, f the share of training columns with few values (recorded as each
+    part's fourth statistic); all continuous: exactly the positive sum's scores, at once and
+    final."""
+    rows, own = train
+    test, test_own = test_rows
+    extra = np.random.default_rng(1).integers(0, 2, size=(len(rows) + len(test), few_valued))
+    rows = np.hstack([rows, extra[: len(rows)]]).astype(np.float32)
+    test = np.hstack([test, extra[len(rows) :]]).astype(np.float32)
+    share = few_valued / rows.shape[1]
+    fits = {
+        rule: Combination.fit(
+            ("kmeans", "ar"), rows, own, FitContext(WINDOW, 0), {"ar": 2.0}, {"ar": 4}, rule=rule
+        )
+        for rule in ("few-valued-tail-excess", "positive-zscore-sum", "tail-excess-sum")
+    }
+    mixed = fits["few-valued-tail-excess"]
+    assert all(s[3] == pytest.approx(share) for s in mixed.stats.values())
+    positive, beyond = (
+        {p.name: c.contribution(p, v) for p, v in zip(c.final_parts, c.readings(test, test_own).values())}
+        for c in (fits["positive-zscore-sum"], fits["tail-excess-sum"])
+    )
+    want = sum(share * beyond[n] + (1 - share) * positive[n] for n in positive)
+    _close(mixed.score(test, test_own), want)
+    if few_valued == 0:
+        np.testing.assert_array_equal(
+            mixed.score(test, test_own), fits["positive-zscore-sum"].score(test, test_own)
+        )
+        np.testing.assert_array_equal(
+            mixed.at_once_score(test, test_own),
+            fits["positive-zscore-sum"].at_once_score(test, test_own),
+        )
+        assert "each part at least 0" in mixed.describe() and "excess" not in mixed.describe()
+    else:
+        assert f"{share:.0%} of it (the share of few-valued columns)" in mixed.describe()
 
 
 def test_the_tail_excess_rule_streams_its_own_scores(train, test_rows):

@@ -192,9 +192,19 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     (
         "--part-rule",
         "part_rule",
-        {"choices": ("positive-zscore-sum", "tail-excess-sum", "zscore-sum", "zscore-max")},
+        {
+            "choices": (
+                "few-valued-tail-excess",
+                "positive-zscore-sum",
+                "tail-excess-sum",
+                "zscore-sum",
+                "zscore-max",
+            )
+        },
         (
-            "how the standardised, weighted parts add up (default positive-zscore-sum: a part "
+            "how the standardised, weighted parts add up (default few-valued-tail-excess: "
+            "positive-zscore-sum where the training columns are continuous, tail-excess-sum "
+            "where they have few values, mixed by their share; positive-zscore-sum: a part "
             "below its training mean adds nothing; tail-excess-sum: a part counts fully only "
             "beyond its training q .98; zscore-sum: the plain sum, the rule of older files)"
         ),

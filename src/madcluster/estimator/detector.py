@@ -112,8 +112,10 @@ class MADCluster(FittedAttributes, BaseDetector):
     part_smoothing : steps of the centred mean each point-wise part is read through before it is
         standardised (``own``, ``ar``; 1: none; the rest default); None = ``own`` L // 2, ``ar``
         L // 10 (:mod:`madcluster.score.smoothing`). Only with input terms.
-    part_rule : None = ``"positive-zscore-sum"`` (parts below 0 add 0), ``"tail-excess-sum"`` (a
-        part counts fully only beyond its training q .98), ``"zscore-sum"``, ``"zscore-max"``.
+    part_rule : None = ``"few-valued-tail-excess"`` (the positive sum where the training columns
+        are continuous, the tail excess where they have few values, mixed by their share),
+        ``"positive-zscore-sum"`` (parts below 0 add 0), ``"tail-excess-sum"`` (a part counts
+        fully only beyond its training q .98), ``"zscore-sum"``, ``"zscore-max"``.
     series_scale_rows : each part's contribution to a scored series' final scores is divided by
         its spread on the series' first ``series_scale_rows`` steps (the interquartile range of
         its z-scores / 1.349, at least 1), so a part that moved on most rows cannot drown the

@@ -43,6 +43,7 @@ from madcluster.score.rules import (
     DEFAULT_RULE,
     FILE_RULE,
     RULES,
+    FewValuedTailExcessSum,
     PositiveZScoreSum,
     Stats,
     TailExcessSum,
@@ -159,7 +160,7 @@ class Combination:
         # training readings as each part describes unseen normal rows (a part matching the
         # training rows to themselves, the discord, leaves its own neighbourhood out)
         read = [p.bind(own) for p in bare.parts]
-        statistics = RULES[rule].statistics
+        statistics = RULES[rule].fitted_to(rows).statistics
         stats = {p.name: statistics(p.reference_values(rows)) for p in read}
         at_once = {p.name: statistics(p.reference_at_once(rows)) for p in read if p.reads_ahead}
         return replace(bare, stats=stats, at_once_stats=at_once, scale_rows=int(scale_rows))
@@ -206,12 +207,20 @@ class Combination:
         total = " + ".join(one(p) for p in self.final_parts)
         at_once = [one(p) for p in self.parts if p.at_once_only]
         total += "".join(f" (+ {term} at once)" for term in at_once)
-        if self.rule == PositiveZScoreSum.name:
+        excess = next((s[3] for s in self.stats.values() if len(s) > 3), 1.0)
+        if self.rule == PositiveZScoreSum.name or (
+            self.rule == FewValuedTailExcessSum.name and excess == 0.0
+        ):
             total = f"{total}, each part at least 0"
         elif self.rule == TailExcessSum.name:
             total = (
                 f"{total}, each part's excess over its training q {TailExcessSum.QUANTILE:g} "
                 f"(+ {TailExcessSum.BELOW:g} of it above 0)"
+            )
+        elif self.rule == FewValuedTailExcessSum.name:
+            total = (
+                f"{total}, each part at least 0, {excess:.0%} of it (the share of few-valued "
+                f"columns) its excess over its training q {TailExcessSum.QUANTILE:g}"
             )
         elif self.rule != ZScoreSum.name:
             total = f"{self.rule} of {total}"

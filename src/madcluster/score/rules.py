@@ -10,7 +10,8 @@ from typing import ClassVar
 import numpy as np
 
 #: A part's training statistics: its mean and standard deviation, and for
-#: :class:`TailExcessSum` the z-score of its normal tail.
+#: :class:`TailExcessSum` the z-score of its normal tail and (where not 1) how much of the
+#: excess rule applies.
 Stats = tuple[float, ...]
 
 
@@ -29,6 +30,11 @@ class ZScoreSum:
     def statistics(self, reference: np.ndarray) -> Stats:
         """A part's statistics from its ``reference`` reading of the training rows."""
         return mean_std(reference)
+
+    def fitted_to(self, rows: np.ndarray) -> ZScoreSum:
+        """The rule as a fit on the training ``rows`` reads its statistics with (itself, but
+        for a rule that depends on the kind of columns)."""
+        return self
 
     def part(self, values: np.ndarray, stats: Stats, weight: float) -> np.ndarray:
         mean, std = stats[:2]
@@ -64,10 +70,12 @@ class TailExcessSum(PositiveZScoreSum):
     dilutes it. Beyond its training tail a part's value is evidence; inside it, mostly noise.
     ``BELOW`` keeps the rows inside every part's tail ranked (and a threshold meaningful there).
 
-    An option, not the default (``benchmarks/results/parts/tail_excess.md``): chosen over the
-    positive sum with each development family left out (13 of 15), it narrows the three largest
-    gaps to a family's best part, but its gain on the 46 TSB-AD series is within the seeds'
-    spread (+.007 with seed 0, -.002 with seed 1), and read at once, where incidents page, every
+    With ``excess`` < 1 (a fourth statistic; :class:`FewValuedTailExcessSum`) a part's term is
+    ``excess`` of that plus ``1 - excess`` of its positive z-score.
+
+    As the rule of every series, an option (``benchmarks/results/parts/tail_excess.md``): it
+    narrows the three largest gaps to a family's best part, but loses where the columns are
+    continuous (``chaotic20``, ``states``), and read at once, where incidents page, every
     policy shape within the false-incident budget missed an anomaly on each held-out server
     series that the positive sum catches."""
 
@@ -75,19 +83,50 @@ class TailExcessSum(PositiveZScoreSum):
     QUANTILE: ClassVar[float] = 0.98  # the registered rule's (studies build others)
     BELOW: ClassVar[float] = 0.05
 
-    def __init__(self, quantile: float = QUANTILE) -> None:
+    def __init__(self, quantile: float = QUANTILE, excess: float = 1.0) -> None:
         self.quantile = quantile
+        self.excess = excess
 
     def statistics(self, reference: np.ndarray) -> Stats:
         mean, std = mean_std(reference)
         z = (reference[np.isfinite(reference)] - mean) / std
         tail = float(np.quantile(z, self.quantile)) if len(z) else 0.0
-        return mean, std, max(tail, 0.0)
+        stats = (mean, std, max(tail, 0.0))
+        return stats if self.excess == 1.0 else (*stats, float(self.excess))
 
     def part(self, values: np.ndarray, stats: Stats, weight: float) -> np.ndarray:
         z = ZScoreSum.part(self, values, stats, 1.0)
         tail = stats[2] if len(stats) > 2 else 0.0
-        return weight * (np.maximum(z - tail, 0.0) + self.BELOW * np.maximum(z, 0.0))
+        excess = stats[3] if len(stats) > 3 else 1.0
+        positive = np.maximum(z, 0.0)
+        beyond = np.maximum(z - tail, 0.0) + self.BELOW * positive
+        if excess == 1.0:
+            return weight * beyond
+        if excess == 0.0:  # exactly the positive sum's term
+            return weight * positive
+        return weight * (excess * beyond + (1.0 - excess) * positive)
+
+
+class FewValuedTailExcessSum(TailExcessSum):
+    """The tail excess (:class:`TailExcessSum`) in the share of the training columns that have
+    few values, the positive sum (:class:`PositiveZScoreSum`) in the rest: each part's term is
+    ``f`` of its excess over its training tail plus ``1 - f`` of its positive z-score, ``f`` the
+    share of columns with at most ``FEW_LEVELS`` training values (recorded as the parts' fourth
+    statistic; where every column is continuous, exactly the positive sum).
+
+    Why: on few-valued columns (command and status channels beside one telemetry channel, as in
+    MSL and SMAP) a part's readings sit low with routine excursions its training rows show often;
+    only what lies beyond them is evidence. On continuous series the excess erases the moderate
+    readings a 20-row shape or a broken state sequence gives (``chaotic20``, ``states``), so
+    there the positive sum stays. Chosen with each development family left out in turn
+    (``benchmarks/results/parts/evidence.md``, table 13)."""
+
+    name: ClassVar[str] = "few-valued-tail-excess"
+
+    def fitted_to(self, rows: np.ndarray) -> TailExcessSum:
+        from madcluster.score.input_terms import continuous_share
+
+        return TailExcessSum(self.quantile, excess=1.0 - continuous_share(rows))
 
 
 class ZScoreMaximum(ZScoreSum):
@@ -105,19 +144,27 @@ class ZScoreMaximum(ZScoreSum):
 #: The combination rules by name.
 RULES: dict[str, ZScoreSum] = {
     rule.name: rule
-    for rule in (ZScoreSum(), PositiveZScoreSum(), TailExcessSum(), ZScoreMaximum())
+    for rule in (
+        ZScoreSum(),
+        PositiveZScoreSum(),
+        TailExcessSum(),
+        FewValuedTailExcessSum(),
+        ZScoreMaximum(),
+    )
 }
-#: The rule of new fits: the positive parts' sum (chosen per family,
-#: benchmarks/results/parts/families.md; kept over the tail excess,
-#: benchmarks/results/parts/tail_excess.md). Files that name no rule were written with
-#: :data:`FILE_RULE`, the plain sum.
-DEFAULT_RULE = PositiveZScoreSum.name
+#: The rule of new fits: the tail excess in the share of few-valued columns, the positive sum in
+#: the rest (:class:`FewValuedTailExcessSum`; where every column is continuous, exactly the
+#: positive sum chosen per family, benchmarks/results/parts/families.md; the tail excess by
+#: columns: benchmarks/results/parts/evidence.md, table 13). Files that name no rule were
+#: written with :data:`FILE_RULE`, the plain sum.
+DEFAULT_RULE = FewValuedTailExcessSum.name
 FILE_RULE = ZScoreSum.name
 
 __all__ = [
     "DEFAULT_RULE",
     "FILE_RULE",
     "RULES",
+    "FewValuedTailExcessSum",
     "PositiveZScoreSum",
     "Stats",
     "TailExcessSum",
