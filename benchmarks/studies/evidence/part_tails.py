@@ -21,6 +21,11 @@ readings that change only that, no label and no new fit:
   end of the weights by column kind (the discrete end's .5 unchanged, linear between by the
   series' share of continuous columns): 1 was the default before table 12, 2.5 after it (``z``
   is the default the cache was made with);
+* ``few-valued q`` (table 13, ``evidence.md``): the rule
+  :class:`~madcluster.score.rules.FewValuedTailExcessSum` at the quantile q (the default's at
+  .99): each part's term ``f`` of the tail excess's and ``1 - f`` of its positive z-score, ``f``
+  the series' share of few-valued columns (on series whose columns are all continuous, the
+  positive sum);
 * ``vol-ar`` (table 11, ``evidence.md``): the AR part refitted so that each column's squared
   error is divided by the error the training rows show *in that state*: a ridge of the training
   squared errors on the absolute values of the lags (``signed``: and the lags themselves), its
@@ -55,10 +60,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/studi
 EXCESS_QUANTILES = (0.9, 0.95, 0.98, 0.99, 0.995)
 VOLATILITY = {"vol-ar": (False, 1.0), "vol-ar signed 0.6": (True, 0.6)}  # (signed, floor)
 DISCORD_WEIGHTS = (1.0, 1.5, 2.0, 2.5, 3.0)  # the discord part's weight at the continuous end
+FEW_VALUED_QUANTILES = (0.95, 0.98, 0.99)  # the tail of the few-valued columns' excess (table 13)
 READINGS = (
     "z", "sqrt-ar", "normal-ar", "normal-all", *(f"excess {q:g}" for q in EXCESS_QUANTILES),
     *VOLATILITY, *(f"{v} + excess 0.98" for v in VOLATILITY),
     *(f"discord {w:g}" for w in DISCORD_WEIGHTS), "discord 2.5 + vol-ar",
+    *(f"discord 2.5 + few-valued {q:g}" for q in FEW_VALUED_QUANTILES),
 )
 TAIL_Q = 0.9
 TSBAD = ("tsbad-MSL", "tsbad-SMAP", "tsbad-SMD")
@@ -208,6 +215,9 @@ def total(arrays: dict[str, np.ndarray], reading: str) -> np.ndarray:
         scale = series_scale(z[: int(arrays["scale_rows"])])
         if reading.startswith("excess "):  # the rule at this quantile
             rule = TailExcessSum(float(reading.split()[1]))
+            z = rule.part(values, rule.statistics(ref), 1.0)
+        if reading.startswith("few-valued "):  # its excess in the share of few-valued columns
+            rule = TailExcessSum(float(reading.split()[1]), excess=1.0 - float(arrays["share"]))
             z = rule.part(values, rule.statistics(ref), 1.0)
         terms.append(float(arrays[f"w/{name}"]) * np.maximum(z, 0.0) / scale)
     return np.sum(terms, axis=0)

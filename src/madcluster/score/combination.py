@@ -220,7 +220,7 @@ class Combination:
         elif self.rule == FewValuedTailExcessSum.name:
             total = (
                 f"{total}, each part at least 0, {excess:.0%} of it (the share of few-valued "
-                f"columns) its excess over its training q {TailExcessSum.QUANTILE:g}"
+                f"columns) its excess over its training q {FewValuedTailExcessSum.QUANTILE:g}"
             )
         elif self.rule != ZScoreSum.name:
             total = f"{self.rule} of {total}"

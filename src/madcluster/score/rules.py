@@ -112,7 +112,8 @@ class FewValuedTailExcessSum(TailExcessSum):
     few values, the positive sum (:class:`PositiveZScoreSum`) in the rest: each part's term is
     ``f`` of its excess over its training tail plus ``1 - f`` of its positive z-score, ``f`` the
     share of columns with at most ``FEW_LEVELS`` training values (recorded as the parts' fourth
-    statistic; where every column is continuous, exactly the positive sum).
+    statistic; where every column is continuous, exactly the positive sum), its tail the
+    :data:`QUANTILE` quantile.
 
     Why: on few-valued columns (command and status channels beside one telemetry channel, as in
     MSL and SMAP) a part's readings sit low with routine excursions its training rows show often;
@@ -122,6 +123,10 @@ class FewValuedTailExcessSum(TailExcessSum):
     (``benchmarks/results/parts/evidence.md``, table 13)."""
 
     name: ClassVar[str] = "few-valued-tail-excess"
+    QUANTILE: ClassVar[float] = 0.99  # table 13's left-out choice among .95, .98 and .99
+
+    def __init__(self, quantile: float = QUANTILE) -> None:
+        super().__init__(quantile)
 
     def fitted_to(self, rows: np.ndarray) -> TailExcessSum:
         from madcluster.score.input_terms import continuous_share
