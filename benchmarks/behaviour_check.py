@@ -44,6 +44,14 @@ def _series(seed: int, n: int, d: int = 3) -> np.ndarray:
     return (np.sin(t / (5.0 + np.arange(d))) + 0.1 * rng.standard_normal((n, d))).astype(np.float64)
 
 
+def _with_few_valued(rows: np.ndarray, seed: int) -> np.ndarray:
+    """``rows`` with two status columns of two and three values beside them (the default's rule
+    and weights follow the share of such columns)."""
+    rng = np.random.default_rng(seed)
+    status = np.stack([rng.integers(0, 2, len(rows)), rng.integers(0, 3, len(rows))], axis=1)
+    return np.hstack([rows, status.astype(np.float64)])
+
+
 def _digest(values: np.ndarray) -> list[float]:
     """The values to 12 significant digits (the comparison's tolerance is 1e-10 relative)."""
     return [float(f"{v:.12g}") for v in np.asarray(values, dtype=np.float64).ravel()]
@@ -55,6 +63,7 @@ def _detector_cases() -> dict[str, Any]:
 
     return {
         "default_drnn": lambda: MADCluster(**TINY),
+        "default_drnn_few_valued": lambda: MADCluster(**TINY),  # on rows with status columns
         "paper_preset": lambda: MADCluster.from_preset("paper", **TINY),
         "usad_base_only": lambda: MADCluster(embedder="usad", mode="base-only", **TINY),
         "usad_full": lambda: MADCluster(embedder="usad", **TINY),
@@ -98,9 +107,12 @@ def detector_results() -> dict[str, Any]:
     from madcluster.estimator.detector import MADCluster
     from madcluster.estimator.fitted import embed
 
-    train, test = _series(0, 400), _series(1, 200)
     out: dict[str, Any] = {}
     for name, make in _detector_cases().items():
+        if name.endswith("_few_valued"):
+            train, test = _with_few_valued(_series(0, 400), 2), _with_few_valued(_series(1, 200), 3)
+        else:
+            train, test = _series(0, 400), _series(1, 200)
         detector = make().fit(train)
         entry = {
             "params": _comparable_params(detector.get_params()),
