@@ -80,3 +80,22 @@ def test_weights_a_user_gives_pair_with_themselves(fitted):
     assert "discord" not in mine.combination.at_once_weights
     assert mine.incident_calibration.floor is None and incident_floor(mine) == mine.threshold
 
+
+def test_on_few_valued_columns_incidents_read_the_positive_sum_the_final_score_the_excess():
+    """The default's rule on rows with status columns: its final score counts their share of each
+    part's excess over its training tail (another scale: ``threshold_`` differs), its at-once
+    score, floor and incident calibration are the positive sum's, so incidents are too."""
+    rng = np.random.default_rng(3)
+    status = rng.integers(0, 2, size=(1000, 2)).astype(np.float32)
+    rows = np.hstack([make_series(1000, 2, seed=5), status])
+    train, test = rows[:700], rows[700:]
+    mixed = MADCluster(**TINY).fit(train)
+    positive = MADCluster(**TINY, part_rule="positive-zscore-sum").fit(train)
+    assert mixed.model_.combination.at_once_rule == "positive-zscore-sum"
+    assert mixed.threshold_ != pytest.approx(positive.threshold_)
+    assert not np.allclose(mixed.decision_function(test), positive.decision_function(test))
+    np.testing.assert_array_equal(
+        mixed.stream().update(test).scores, positive.stream().update(test).scores
+    )
+    assert incident_floor(mixed.model_) == incident_floor(positive.model_)
+    assert mixed.model_.incident_calibration == positive.model_.incident_calibration

@@ -332,14 +332,16 @@ def test_the_tail_excess_rule_keeps_its_tails_through_a_model_file(tmp_path, tra
 
 
 def test_default_rule_adds_each_parts_positive_excess(train_test):
-    """The default (``part_rule=None``): ``sum of w_p max(z_p, 0)`` over own, kmeans, ar, discord
-    (``cross`` adds to the at-once score alone)."""
+    """The default (``part_rule=None``) on continuous columns: ``sum of w_p max(z_p, 0)`` over own,
+    kmeans, ar, discord (``cross`` adds to the at-once score alone); its rule mixes in the tail
+    excess by the share of few-valued columns, here none."""
     train, test = train_test
     model = MADCluster(**TINY).fit(train)
     combination = model.model_.combination
     assert combination.names == ["own", "kmeans", "ar", "discord", "cross"]
     assert [p.name for p in combination.final_parts] == ["own", "kmeans", "ar", "discord"]
-    assert combination.rule == "positive-zscore-sum"
+    assert combination.rule == "few-valued-tail-excess"
+    assert all(s[3] == 0.0 for s in combination.stats.values())
     plain = MADCluster(input_terms=("kmeans", "ar", "discord"), part_rule="zscore-sum", **TINY).fit(
         train
     )

@@ -240,11 +240,14 @@ def fit_model(
     own, scores = scores, combination.reference_score(data, scores)  # no part matched to itself
     threshold = threshold_from_scores(scores, params["threshold"], params["contamination"])
     floor = None
-    if combination.paired_weights() != combination.weights:  # incident_scoring.incident_floor
-        paired = replace(combination, weights=combination.paired_weights())
+    paired = replace(  # the final score on the at-once score's scale (incident_floor)
+        combination, weights=combination.paired_weights(), rule=combination.at_once_rule
+    )
+    if (paired.weights, paired.rule) != (combination.weights, combination.rule):
         floor = threshold_from_scores(
             paired.reference_score(data, own), params["threshold"], params["contamination"]
         )
+        floor = None if floor == threshold else floor  # the rules agree on these rows
     return replace(model, combination=combination, threshold=threshold), scores, floor
 
 

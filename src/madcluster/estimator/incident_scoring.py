@@ -79,10 +79,14 @@ def default_incident_policy(
 def incident_floor(model: FittedModel) -> float:
     """The lowest level ``model``'s incidents open at: ``threshold_``, or where the fit's at-once
     weights do not pair with its weights (the default's discord part: 2.5 in the final score of
-    continuous columns, 2 at once, paired with 1) the threshold of its training scores with the
-    weights they pair with (:meth:`~madcluster.score.combination.Combination.paired_weights`),
-    kept in its calibration: the floor then stays on the at-once score's scale when a final
-    weight moves alone. ``threshold_`` without a calibration, and for files from before it."""
+    continuous columns, 2 at once, paired with 1) or its at-once rule is not its rule (the
+    default's on few-valued columns) the threshold of its training scores with the weights they
+    pair with (:meth:`~madcluster.score.combination.Combination.paired_weights`) and the at-once
+    rule, kept in its calibration: the floor then stays on the at-once score's scale when the
+    final score moves alone. ``threshold_`` without a calibration (fewer than
+    :data:`MIN_CALIBRATION_ROWS` rows to measure it on: on few-valued columns the default's
+    ``threshold_`` is on the final score's scale, lower than the at-once score's), and for
+    files from before it."""
     calibration = model.incident_calibration
     if calibration is None or calibration.floor is None:
         return model.threshold

@@ -190,6 +190,12 @@ class Combination:
         """Whether every part that reads ahead has the statistics of its causal reading."""
         return all(p.name in self.at_once_stats for p in self.parts if p.reads_ahead)
 
+    @property
+    def at_once_rule(self) -> str:
+        """The name of the rule the at-once terms are read with (the combination's, but for the
+        few-valued rule's: the positive sum)."""
+        return RULES[self.rule].AT_ONCE_RULE or self.rule
+
     def final_after(self) -> int:
         """Rows after a step until its streamed score is final (0: at once)."""
         return max((p.final_after() for p in self.parts), default=0)
@@ -243,9 +249,11 @@ class Combination:
         self, part: Part, values: np.ndarray, at_once: bool = False, scale: float = 1.0
     ) -> np.ndarray:
         """``part``'s term of the score from its reading ``values`` (``at_once``: a causal reading,
-        with the statistics of that reading where it has its own, weighted by its share in
-        :data:`AT_ONCE_SHARES`, 0 where it has no value yet), divided by its series ``scale``."""
-        weight, rule = self.weights.get(part.name, 1.0), RULES[self.rule]
+        by :attr:`at_once_rule`, with the statistics of that reading where it has its own,
+        weighted by its share in :data:`AT_ONCE_SHARES`, 0 where it has no value yet), divided
+        by its series ``scale``."""
+        weight = self.weights.get(part.name, 1.0)
+        rule = RULES[self.at_once_rule if at_once else self.rule]
         if at_once and part.reads_ahead:
             weight = self.at_once_weight(part.name)
             term = rule.part(values, self.at_once_stats[part.name], weight)
