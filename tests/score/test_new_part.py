@@ -175,7 +175,7 @@ def test_a_new_part_fits_scores_streams_saves_loads_and_exports(registered, rows
     from madcluster.score.smoothing import centred_means
 
     pca = combination.terms[-1]
-    mean, std = combination.stats["pca"]
+    mean, std = combination.stats["pca"][:2]
     # the default rule adds each part's positive excess over its training mean, over the part's
     # spread on the series' first steps where wider (the other parts' scales are their own)
     z = (centred_means(pca.values(rows), 3) - mean) / std

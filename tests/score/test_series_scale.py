@@ -51,7 +51,7 @@ def test_a_part_that_moved_on_every_row_no_longer_drowns_the_others(fitted):
     plain = replace(fitted, scale_rows=0)
     scaled, unscaled = fitted.score(rows, own), plain.score(rows, own)
     # the own part's scale: its spread on the first steps, in training deviations (about 500)
-    mean, std = fitted.stats["own"]
+    mean, std = fitted.stats["own"][:2]
     assert fitted.series_scales({"own": own, "discord": np.zeros(len(rows))})["own"] == (
         pytest.approx(series_scale((own[:SCALE_ROWS] - mean) / std))
     )

@@ -22,6 +22,7 @@ from madcluster.estimator.params import MADCLUSTER_PARAMS, PRECISION_NAMES
 from madcluster.method.config import DISTANCE_LOSSES, MODES
 from madcluster.presets import PRESETS
 from madcluster.score.input_terms import DEFAULT_WEIGHTS_TEXT, INPUT_TERMS, WEIGHT_RULES
+from madcluster.score.rules import RULES
 
 DEFAULT_EPILOG = "Run `madcluster COMMAND --help` for the options of each command."
 
@@ -192,21 +193,12 @@ TRAINING_FLAGS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     (
         "--part-rule",
         "part_rule",
-        {
-            "choices": (
-                "few-valued-tail-excess",
-                "positive-zscore-sum",
-                "tail-excess-sum",
-                "zscore-sum",
-                "zscore-max",
-            )
-        },
+        {"choices": tuple(RULES)},
         (
-            "how the standardised, weighted parts add up (default few-valued-tail-excess: "
-            "positive-zscore-sum where the training columns are continuous, tail-excess-sum "
-            "where they have few values, mixed by their share; positive-zscore-sum: a part "
-            "below its training mean adds nothing; tail-excess-sum: a part counts fully only "
-            "beyond its training q .98; zscore-sum: the plain sum, the rule of older files)"
+            "how the weighted parts add up (default few-valued-tail-excess: positive-zscore-sum "
+            "on continuous columns, tail-excess-sum on few-valued ones, mixed by their share; "
+            "positive-zscore-sum: a part below its training mean adds nothing; tail-excess-sum: "
+            "a part counts only beyond its training tail; zscore-sum: the older files' sum)"
         ),
     ),
     (

@@ -18,7 +18,7 @@ import numpy as np
 
 from madcluster.exceptions import ParameterError
 from madcluster.score.parts import OWN, part_class, term_names
-from madcluster.score.window_kmeans import FEW_LEVELS, column_levels
+from madcluster.score.window_kmeans import continuous_share
 
 INPUT_TERMS = term_names()  # the registered kinds when the CLI reads them
 #: The discord part is in the default because it held on every development family, not on
@@ -89,11 +89,6 @@ def at_once_weights(value: object, share: float) -> dict[str, float]:
     weight then follows it, times its share)."""
     given = value if isinstance(value, dict) else {}
     return {k: v for k, v in default_at_once_weights(share).items() if k not in given}
-
-
-def continuous_share(rows: np.ndarray) -> float:
-    """The share of ``rows``' columns with more than ``FEW_LEVELS`` distinct values."""
-    return float(np.mean(column_levels(np.asarray(rows)) > FEW_LEVELS))
 
 
 def default_part_weights(share: float) -> dict[str, float]:

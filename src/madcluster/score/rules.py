@@ -134,7 +134,7 @@ class FewValuedTailExcessSum(TailExcessSum):
         super().__init__(quantile)
 
     def fitted_to(self, rows: np.ndarray) -> TailExcessSum:
-        from madcluster.score.input_terms import continuous_share
+        from madcluster.score.window_kmeans import continuous_share
 
         return TailExcessSum(self.quantile, excess=1.0 - continuous_share(rows))
 

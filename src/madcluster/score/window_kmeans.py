@@ -36,6 +36,12 @@ def column_levels(rows: np.ndarray) -> np.ndarray:
     return np.asarray([len(np.unique(rows[:, j])) for j in range(rows.shape[1])])
 
 
+def continuous_share(rows: np.ndarray) -> float:
+    """The share of ``rows``' columns with more than ``FEW_LEVELS`` distinct values (what the
+    default's weights and rule follow)."""
+    return float(np.mean(column_levels(np.asarray(rows)) > FEW_LEVELS))
+
+
 @dataclass(frozen=True)
 class WindowKMeans(Part):
     """A fitted window-KMeans part: the input scaler, the centroids ``(k, L * C)`` of the
