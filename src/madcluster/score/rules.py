@@ -101,11 +101,11 @@ class TailExcessSum(PositiveZScoreSum):
         tail = stats[2] if len(stats) > 2 else 0.0
         excess = stats[3] if len(stats) > 3 else 1.0
         positive = np.maximum(z, 0.0)
+        if excess == 0.0:  # exactly the positive sum's term
+            return weight * positive
         beyond = np.maximum(z - tail, 0.0) + self.BELOW * positive
         if excess == 1.0:
             return weight * beyond
-        if excess == 0.0:  # exactly the positive sum's term
-            return weight * positive
         return weight * (excess * beyond + (1.0 - excess) * positive)
 
 
