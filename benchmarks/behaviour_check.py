@@ -64,6 +64,10 @@ def _detector_cases() -> dict[str, Any]:
     return {
         "default_drnn": lambda: MADCluster(**TINY),
         "default_drnn_few_valued": lambda: MADCluster(**TINY),  # on rows with status columns
+        # test rows that continue the training rows' time, 30 of them reversed (the others
+        # restart it: each test subsequence has its twin in training, and at once the discord
+        # part reads nothing there)
+        "default_drnn_reversed": lambda: MADCluster(**TINY),
         "paper_preset": lambda: MADCluster.from_preset("paper", **TINY),
         "usad_base_only": lambda: MADCluster(embedder="usad", mode="base-only", **TINY),
         "usad_full": lambda: MADCluster(embedder="usad", **TINY),
@@ -111,6 +115,9 @@ def detector_results() -> dict[str, Any]:
     for name, make in _detector_cases().items():
         if name.endswith("_few_valued"):
             train, test = _with_few_valued(_series(0, 400), 2), _with_few_valued(_series(1, 200), 3)
+        elif name.endswith("_reversed"):
+            train, test = _series(0, 400), _series(1, 600)[400:].copy()
+            test[100:130] = test[100:130][::-1].copy()
         else:
             train, test = _series(0, 400), _series(1, 200)
         detector = make().fit(train)
