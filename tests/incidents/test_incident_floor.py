@@ -32,8 +32,8 @@ def test_the_floor_is_the_threshold_with_the_weights_the_at_once_score_pairs_wit
     detector, train = fitted
     model = detector.model_
     c = model.combination
-    assert c.weights["discord"] == 2.5 and c.at_once_weights == {"discord": 3.0}
-    assert c.paired_weights() == {**c.weights, "discord": 1.5}
+    assert c.weights["discord"] == 2.5 and c.at_once_weights == {"discord": 2.0}
+    assert c.paired_weights() == {**c.weights, "discord": 1.0}
     params = detector.get_params()
     rows = model.inputs.check_rows(train)
     own = model.own_scores(model.inputs.model_input(rows))

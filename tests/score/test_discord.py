@@ -4,8 +4,6 @@ stream, save, load, export)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 from series_helpers import periodic_pair
@@ -33,11 +31,9 @@ def _close(got: np.ndarray, want: np.ndarray, tol: float = EXACT) -> None:
     assert np.max(np.abs(got - want), initial=0.0) <= tol * max(1.0, np.abs(want).max(initial=0.0))
 
 
-def _z(sub: np.ndarray, segment: int = 1) -> np.ndarray:
-    """``sub`` z-normalised per column (deviation floored), then averaged over segments."""
-    mean, deviation = sub.mean(axis=0), np.maximum(sub.std(axis=0), STD_FLOOR)
-    means = sub.reshape(len(sub) // segment, segment, -1).mean(axis=1)
-    return ((means - mean) / deviation).T.ravel()
+def _z(sub: np.ndarray) -> np.ndarray:
+    centred = sub - sub.mean(axis=0)
+    return (centred / np.maximum(centred.std(axis=0), STD_FLOOR)).T.ravel()
 
 
 def _one(rows: np.ndarray, length: int, **kwargs) -> Join:
@@ -48,11 +44,11 @@ def _one(rows: np.ndarray, length: int, **kwargs) -> Join:
 
 def _direct(part: Join, read: np.ndarray, exclude_near: bool = False) -> np.ndarray:
     """Each subsequence's RMS distance to its nearest training subsequence, by a loop over them."""
-    m, p, train = part.length, part.segment, part.read(part.training)
-    neighbours = [(i, _z(train[i : i + m], p)) for i in range(len(train) - m + 1)]
+    m, train = part.length, part.read(part.training)
+    neighbours = [(i, _z(train[i : i + m])) for i in range(len(train) - m + 1)]
     out = []
     for s in range(len(read) - m + 1):
-        q = _z(read[s : s + m], p)
+        q = _z(read[s : s + m])
         best = min(
             (
                 float(np.mean((q - nb) ** 2))
@@ -86,16 +82,11 @@ def test_values_against_a_loop_over_every_training_subsequence(test_rows):
     _close(part.distances(part.read(rows), np.arange(n - m + 1)), each)
     _close(part.values(rows), _per_step(each, n, m))
     _close(whole.values(rows), part.values(rows), 0.0)  # one join: its reading as it is
-    # at once: the subsequence ending at t of the at-once join, 18 rows in segments of 3 (none
-    # before the first); files before that join: the shortest join's; before them: nothing
-    assert whole.at_once_shape == (18, 3) and whole.at_once_reader.segment == 3
+    # at once: the subsequence ending at t (none before the first); files before it: nothing
     at_once = whole.at_once(rows)
-    assert np.isnan(at_once[:17]).all()
-    _close(at_once[17:], _direct(whole.at_once_reader, part.read(rows)))
+    assert np.isnan(at_once[: m - 1]).all()
+    _close(at_once[m - 1 :], each)
     assert np.isfinite(whole.reference_at_once(train)).all()
-    before = replace(whole, at_once_shape=())
-    assert before.at_once_reader is before.joins[0]
-    _close(before.at_once(rows)[m - 1 :], each)
     old = recast(whole, DiscordWithoutAtOnce)
     assert not old.at_once(rows).any() and not old.reference_at_once(rows).any()
     assert whole.final_after() == m - 1 and whole.reads_ahead
@@ -159,12 +150,6 @@ def test_a_stream_gives_the_whole_series_values(test_rows, chunks, shapes):
     restored = part.stream()
     restored.load(stream.state())
     _close(restored.values(np.arange(kept, 300)), whole[kept:])
-    # the at-once join keeps only what its next subsequences need, and restores with the rest
-    assert stream.at_once is not None and stream.at_once.part is part.at_once_reader
-    assert len(stream.at_once.distances) <= 2 * part.at_once_reader.length
-    more = periodic_pair(40, 2)
-    _close(restored.append(more), stream.append(more))
-    _close(stream.append(more)[-5:], part.at_once(np.concatenate([test_rows, more, more]))[-5:])
 
 
 @pytest.mark.parametrize(("length", "segment"), [(45, 3), (16, 1)])
@@ -251,11 +236,8 @@ def test_files_round_trip_and_the_training_cap(monkeypatch, test_rows):
     part = Discord.fit(train, FitContext(16), lengths=(40, 16), segments=(2, 1))
     again = part_class("discord").from_arrays(part.to_arrays())
     assert isinstance(again, Discord)
-    for name in ("lengths", "segments", "centres", "spreads", "training_first", "at_once_shape"):
+    for name in ("lengths", "segments", "centres", "spreads", "training_first"):
         assert getattr(again, name) == getattr(part, name), name
-    assert part.at_once_shape == (15, 3)  # the shortest join's 16 rows, in whole segments of 3
-    older = {k: v for k, v in part.to_arrays().items() if k != "at_once_shape"}
-    assert part_class("discord").from_arrays(older).at_once_shape == ()
     assert np.array_equal(again.training, train.astype(np.float64)) and again.training_first == 0
     assert np.array_equal(again.values(test_rows), part.values(test_rows))
     # at most MAX_TRAINING_VALUES kept values: the last rows, where they start recorded
@@ -355,21 +337,6 @@ def test_segment_means_against_the_sampled_reading_with_every_neighbour(monkeypa
 )
 def test_the_joins_follow_the_period(period, n_rows, lengths, segments):
     assert discord.join_shapes(period, n_rows) == (lengths, segments)
-
-
-@pytest.mark.parametrize(
-    ("lengths", "shape"),
-    [
-        ((300, 48), (48, 3)),  # the short join's 48 rows in segments of 3: 16 values per column
-        ((20, 48), (18, 3)),  # a short period: its 20 rows, in whole segments
-        ((16,), (15, 3)),
-        ((12,), (12, 3)),  # at least 4 values per column
-        ((8,), (8, 2)),
-        ((200,), (48, 3)),  # one long join: at most SHORT_LENGTH rows at once
-    ],
-)
-def test_the_join_read_at_once_is_the_shortest_in_segments(lengths, shape):
-    assert discord.at_once_shape(lengths) == shape
 
 
 def test_two_joins_read_the_larger_of_their_standardised_readings(test_rows):

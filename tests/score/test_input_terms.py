@@ -387,10 +387,9 @@ def test_default_weights_follow_the_share_of_continuous_training_columns():
     assert fitted.part_weights_ == {
         "own": 0.75, "kmeans": 1.25, "ar": 1.0, "discord": 1.5, "cross": 1.5
     }  # fmt: skip
-    # at once the discord part reads a join of its own, at 1.5 times the weight it had before
-    # its final weight rose (1 to 2): 1.5 to 3
-    assert default_at_once_weights(0.0) == {"discord": 1.5}
-    assert default_at_once_weights(1.0) == {"discord": 3.0}
-    assert fitted.model_.combination.at_once_weights == {"discord": 2.25}
+    # at once the discord part keeps the weight it had before its final weight rose: 1 to 2
+    assert default_at_once_weights(0.0) == {"discord": 1.0}
+    assert default_at_once_weights(1.0) == {"discord": 2.0}
+    assert fitted.model_.combination.at_once_weights == {"discord": 1.5}
     assert at_once_weights({"discord": 3.0}, 0.5) == {}  # a weight given: it follows that
-    assert at_once_weights({"kmeans": 3.0}, 0.5) == {"discord": 2.25}
+    assert at_once_weights({"kmeans": 3.0}, 0.5) == {"discord": 1.5}

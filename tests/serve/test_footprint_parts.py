@@ -38,7 +38,6 @@ def test_every_holder_of_a_default_stream_is_walked(streamed):
         ("discord", "JoinsStream"),
         ("discord", "DiscordStream"),
         ("discord", "DiscordStream"),
-        ("discord", "DiscordStream"),  # the join read at once
         ("cross", "KeptStream"),
         ("cross reading", "SmoothedStream"),
         ("cross", "AutoRegressiveStream"),

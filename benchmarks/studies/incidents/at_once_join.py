@@ -72,7 +72,7 @@ def candidates(family: str, seed: int, n_test: int, cache: Path) -> dict[str, fl
     rule = RULES[c.at_once_rule]
     others = terms["at_once"] - terms["once/discord"]
     today = c.at_once_weight("discord")
-    today_join = part.at_once_reader
+    today_join = part.joins[part.at_once_join]  # the join read at once
     short = min(SHORT_LENGTH, *part.lengths)
     for p in SEGMENTS:  # as madcluster.score.discord.at_once_shape reads AT_ONCE_SEGMENT = p
         segment = max(1, min(p, short // 4))

@@ -12,7 +12,7 @@
 With the default input terms (:mod:`madcluster.score.combination`) the window-KMeans term
 averages windows that end up to L - 1 steps later, so a row is answered twice: at once with its
 at-once score (every part read from steps <= t: the KMeans part from the windows that will cover
-t, as far as they go, :mod:`madcluster.score.kmeans_prefix`; the discord part from a short
+t, as far as they go, :mod:`madcluster.score.kmeans_prefix`; the discord part from its shortest
 subsequence ending at t, :mod:`madcluster.score.discord`), and L rows later with its final score, exactly the whole series' (:meth:`StreamScorer.pending` gives the
 not yet final ones as ``decision_function`` gives them on the rows so far). Without input terms
 (``--preset streaming``) every score is final at once; with the ridge term alone, once the centred

@@ -65,16 +65,10 @@ How:
   read about 2.3 training deviations higher: the least of fewer distances is larger); at a
   stream's start its value is final once 2m - 1 rows are in;
 * at once (what a stream answers before a step's subsequences are complete) it reads the
-  distance of the subsequence ending at the step (:meth:`Discord.at_once`; nothing before the
-  first) of a join of its own (:func:`at_once_shape`): the shortest join's length, at most
-  ``SHORT_LENGTH`` rows, averaged over segments of ``AT_ONCE_SEGMENT`` rows, standardised with
-  the same reading of the training rows (:meth:`Discord.reference_at_once`). It stays on an
-  anomaly m - 1 rows after it, the least with the shortest length; raw, 48 rows of a server
-  metric are mostly noise (its at-once ROC-AUC alone .57 to .66 on the held-out server series),
-  and the segments, with 1.5 times the weight, narrowed the largest gap between a development
-  family's final and at-once ROC-AUC from .117 to .079 (``dailydrops`` .751 -> .789, ``drift``
-  .835 -> .869; ``benchmarks/results/incidents_at_once.md``, the last table; files from before
-  read the shortest join itself at once). Without it the at-once score lacked the term its final score missed
+  distance of the *shortest* join's subsequence ending at the step (:meth:`Discord.at_once`;
+  nothing before the first), standardised with the same reading of the training rows
+  (:meth:`Discord.reference_at_once`). It stays on an anomaly m - 1 rows after it, the least
+  with the shortest join. Without it the at-once score lacked the term its final score missed
   most on chaotic and server metrics; adding it (at twice its weight of then, which new fits
   keep: :data:`~madcluster.score.input_terms.CONTINUOUS_AT_ONCE_WEIGHTS`; measured before the
   own and AR parts were read at their step alone at once) raised the at-once ROC-AUC on six of the
@@ -98,7 +92,6 @@ from typing import ClassVar
 import numpy as np
 
 from madcluster.score.discord_join import Join
-from madcluster.score.discord_streams import DiscordStream, JoinsStream
 from madcluster.score.discord_subsequences import (
     MAX_LENGTH,
     MAX_REFERENCE,
@@ -106,6 +99,8 @@ from madcluster.score.discord_subsequences import (
     SEGMENTS,
     SHORT_LENGTH,
     STD_FLOOR,
+    DiscordStream,
+    JoinsStream,
     SubsequenceReadings,
     balanced_minimum,
     covering_minimum,
@@ -117,17 +112,6 @@ from madcluster.score.discord_subsequences import (
 from madcluster.score.parts import FitContext, Part
 
 MAX_TRAINING_VALUES = 1 << 18  # kept training values (rows x read columns), at most
-AT_ONCE_SEGMENT = 3  # rows per segment of the join read at once (1: the short join itself)
-
-
-def at_once_shape(lengths: tuple[int, ...]) -> tuple[int, int]:
-    """The subsequence length and segment of the join read at once for joins of ``lengths``: the
-    shortest join's length (at most ``SHORT_LENGTH``) averaged over segments of
-    ``AT_ONCE_SEGMENT`` rows (at least 4 values per column), so a stream's reading lags as little
-    as the short join's and is less noisy (:mod:`madcluster.score.discord`)."""
-    short = min(min(lengths), SHORT_LENGTH)
-    segment = max(1, min(AT_ONCE_SEGMENT, short // 4))
-    return segment * (short // segment), segment
 
 
 @dataclass(frozen=True)
@@ -147,9 +131,6 @@ class Discord(Part):
     segments: tuple[int, ...]
     centres: tuple[float, ...] = ()
     spreads: tuple[float, ...] = ()
-    #: the length and segment of the join read at once (:func:`at_once_shape`); () in files from
-    #: before it: the shortest join's reading
-    at_once_shape: tuple[int, ...] = ()
     # the training reading of the rows the fit read, kept so the combination's statistics and
     # threshold do not compute it again (keyed by the rows' digest)
     memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -185,23 +166,14 @@ class Discord(Part):
         centres = tuple(float(r.mean()) for r in readings)
         spreads = tuple(float(r.std()) if r.std() > 1e-12 else 1.0 for r in readings)
         part = cls(
-            columns,
-            mean,
-            scale,
-            training,
-            first,
-            lengths,
-            tuple(segments),
-            centres,
-            spreads,
-            at_once_shape(lengths),
+            columns, mean, scale, training, first, lengths, tuple(segments), centres, spreads
         )
         part.memo[_digest(data)] = part.combined(readings)
         return part
 
     # ------------------------------------------------------------------ files
     def to_arrays(self) -> dict[str, np.ndarray]:
-        arrays = {
+        return {
             "columns": self.columns,
             "mean": self.mean,
             "scale": self.scale,
@@ -214,9 +186,6 @@ class Discord(Part):
             # the generation mark: files without it have no causal reading (score/legacy.py)
             "trailing_at_once": np.asarray(1, dtype=np.int64),
         }
-        if self.at_once_shape:
-            arrays["at_once_shape"] = np.asarray(self.at_once_shape, dtype=np.int64)
-        return arrays
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> Part:
@@ -232,7 +201,6 @@ class Discord(Part):
             tuple(int(v) for v in arrays["segments"]),
             tuple(float(v) for v in arrays["centres"]),
             tuple(float(v) for v in arrays["spreads"]),
-            tuple(int(v) for v in arrays.get("at_once_shape", ())),
         )
 
     # ------------------------------------------------------------------ readings
@@ -276,24 +244,13 @@ class Discord(Part):
 
     @property
     def at_once_join(self) -> int:
-        """The final join read at once in files without a join of its own for it: the shortest
-        (its subsequence ending at t lags the least)."""
+        """The join read at once: the shortest (its subsequence ending at t lags the least)."""
         return int(np.argmin(self.lengths))
 
-    @cached_property
-    def at_once_reader(self) -> Join:
-        """The join read at once: of its own (:attr:`at_once_shape`), or :attr:`at_once_join`."""
-        if not self.at_once_shape:
-            return self.joins[self.at_once_join]
-        length, segment = self.at_once_shape
-        return Join(
-            self.columns, self.mean, self.scale, length, segment, self.training, self.training_first
-        )
-
     def at_once(self, rows: np.ndarray) -> np.ndarray:
-        """The causal reading (module docstring): the distance of the at-once join's subsequence
+        """The causal reading (module docstring): the distance of the shortest join's subsequence
         ending at each step (NaN before the first: nothing yet)."""
-        return self.at_once_reader.trailing(rows)
+        return self.joins[self.at_once_join].trailing(rows)
 
     def reference_at_once(self, rows: np.ndarray) -> np.ndarray:
         """:meth:`at_once` of the training rows against the neighbours at least m steps away (its
@@ -301,7 +258,7 @@ class Discord(Part):
         :meth:`reference_values`."""
         key = ("at_once", *_digest(np.asarray(rows, dtype=np.float64)))
         if key not in self.memo:
-            self.memo[key] = self.at_once_reader.reference_trailing(rows)
+            self.memo[key] = self.joins[self.at_once_join].reference_trailing(rows)
         return self.memo[key].copy()
 
     def describe(self) -> str:
@@ -311,8 +268,7 @@ class Discord(Part):
         return self.length - 1
 
     def stream(self) -> JoinsStream:
-        at_once = self.at_once_reader.stream() if self.at_once_shape else None
-        return JoinsStream(self, [j.stream() for j in self.joins], at_once)
+        return JoinsStream(self, [j.stream() for j in self.joins])
 
 
 def _digest(rows: np.ndarray) -> tuple:
@@ -323,7 +279,6 @@ def _digest(rows: np.ndarray) -> tuple:
 
 
 __all__ = [
-    "AT_ONCE_SEGMENT",
     "MAX_LENGTH",
     "MAX_REFERENCE",
     "MIN_LENGTH",
@@ -335,7 +290,6 @@ __all__ = [
     "Join",
     "JoinsStream",
     "SubsequenceReadings",
-    "at_once_shape",
     "balanced_minimum",
     "covering_minimum",
     "join_shapes",

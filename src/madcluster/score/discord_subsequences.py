@@ -1,17 +1,18 @@
 """What the discord parts share (:mod:`madcluster.score.discord`, the exact join, and
 :mod:`madcluster.score.discord_sampled`, the reading of older model files): the columns and
-subsequence lengths they read, z-normalised subsequences, and the per-step readings from
-per-subsequence distances (their streams: :mod:`madcluster.score.discord_streams`).
+subsequence lengths they read, z-normalised subsequences, the per-step readings from
+per-subsequence distances, and the streams.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
 from madcluster.score.discord_sliding import SlidingProducts
-from madcluster.score.discord_streams import DiscordStream
+from madcluster.score.parts import PartStream
 from madcluster.score.scales import dominant_period
 from madcluster.score.window_kmeans import FEW_LEVELS, column_levels
 
@@ -191,6 +192,114 @@ class SubsequenceReadings:
         return None
 
 
+@dataclass
+class DiscordStream(PartStream):
+    """A discord part over a growing series: its last m - 1 standardised rows and the distances
+    of the subsequences it has completed that a pending step still reads (from ``first_start``)."""
+
+    part: SubsequenceReadings
+    steps_seen: int = 0
+    rows: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))  # read rows from rows_start
+    rows_start: int = 0
+    first_start: int = 0
+    distances: np.ndarray = field(default_factory=lambda: np.empty(0))
+    # the sliding products of the part's recurrence, rebuilt (not saved): False until first used
+    products: SlidingProducts | None | bool = field(default=False, repr=False, compare=False)
+    # the last append's rows' :meth:`SubsequenceReadings.trailing` (not saved: a row's at once)
+    trailing: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+
+    def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
+        read = self.part.read(rows)
+        m = self.part.length
+        buffer = read if len(self.rows) == 0 else np.concatenate([self.rows, read])
+        seen, total = self.steps_seen, self.steps_seen + len(read)
+        at_once = np.zeros(len(read))  # no causal reading (module docstring)
+        # final: the subsequences the new rows complete
+        new = np.arange(max(0, seen - m + 1), total - m + 1, dtype=np.int64)
+        if len(new):
+            if self.products is False:
+                self.products = self.part.sliding()
+            if isinstance(self.products, SlidingProducts):
+                got = self.products.distances(buffer, new - self.rows_start, self.rows_start)
+            else:
+                got = self.part.distances(buffer, new - self.rows_start)
+            self.distances = np.concatenate([self.distances, got])
+        self.trailing = np.full(len(read), np.nan)  # the subsequences ending at the new rows
+        if len(new):
+            self.trailing[new + m - 1 - seen] = got
+        self.steps_seen = total
+        keep = max(self.rows_start, total - m + 1)
+        self.rows, self.rows_start = buffer[keep - self.rows_start :], keep
+        return at_once
+
+    def values(self, steps: np.ndarray) -> np.ndarray:
+        if self.steps_seen < self.part.length:
+            return np.full(len(steps), np.nan)
+        return self.part.step_minimum(
+            self.distances, self.first_start, np.asarray(steps), self.steps_seen
+        )
+
+    def final_before(self, n_steps: int) -> int:
+        m = self.part.length
+        enough = 2 * m - 1 if self.part.balanced_edges else m  # the first steps' m subsequences
+        return n_steps - m + 1 if n_steps >= enough else 0
+
+    def forget_before(self, step: int) -> None:
+        # keep the subsequences the first pending step reads (and the last m, which the steps
+        # near the series' end read)
+        m = self.part.length
+        last_block = self.steps_seen - (2 * m - 1 if self.part.balanced_edges else m)
+        first = max(0, min(step - m + 1, last_block))
+        drop = max(0, first - self.first_start)
+        if drop:
+            self.distances, self.first_start = self.distances[drop:], self.first_start + drop
+
+    def state(self) -> dict[str, np.ndarray]:
+        steps = np.asarray([self.steps_seen, self.rows_start, self.first_start], dtype=np.int64)
+        return {"steps": steps, "rows": self.rows, "distances": self.distances}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        self.steps_seen, self.rows_start, self.first_start = (int(v) for v in arrays["steps"])
+        self.rows, self.distances = arrays["rows"], arrays["distances"]
+        self.products = False  # computed again from the rows
+
+
+@dataclass
+class JoinsStream(PartStream):
+    """The discord part over a growing series: one stream per join, their values combined as
+    :meth:`Discord.combined` combines them."""
+
+    part: Any  # a madcluster.score.discord.Discord (not imported: it imports this module)
+    streams: list[DiscordStream]
+
+    def append(self, rows: np.ndarray, given: np.ndarray | None = None) -> np.ndarray:
+        for stream in self.streams:
+            stream.append(rows)
+        return self.streams[self.part.at_once_join].trailing.copy()
+
+    def values(self, steps: np.ndarray) -> np.ndarray:
+        """:meth:`Discord.values` of the rows so far at ``steps``: NaN before any join has a
+        subsequence; a join with none yet reads 0 there, as on a whole series that short."""
+        readings = [s.values(steps) for s in self.streams]
+        if all(s.steps_seen < s.part.length for s in self.streams):
+            return readings[0]
+        return self.part.combined([np.nan_to_num(r, nan=0.0) for r in readings])
+
+    def final_before(self, n_steps: int) -> int:
+        return min(s.final_before(n_steps) for s in self.streams)
+
+    def forget_before(self, step: int) -> None:
+        for stream in self.streams:
+            stream.forget_before(step)
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {f"{i}/{k}": v for i, s in enumerate(self.streams) for k, v in s.state().items()}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        for i, stream in enumerate(self.streams):
+            stream.load({k: arrays[f"{i}/{k}"] for k in ("steps", "rows", "distances")})
+
+
 def covering_minimum(
     distances: np.ndarray, first_start: int, steps: np.ndarray, length: int
 ) -> np.ndarray:
@@ -234,6 +343,8 @@ __all__ = [
     "SEGMENTS",
     "SHORT_LENGTH",
     "STD_FLOOR",
+    "DiscordStream",
+    "JoinsStream",
     "SubsequenceReadings",
     "balanced_minimum",
     "covering_minimum",

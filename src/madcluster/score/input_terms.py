@@ -58,13 +58,11 @@ CONTINUOUS_PART_WEIGHTS: dict[str, float] = {
 #: The at-once weights of the parts read ahead, where not their weight times their share in
 #: :data:`~madcluster.score.combination.AT_ONCE_SHARES`, at the two ends (between them linearly,
 #: as the weights): the discord part's causal reading (its subsequence ending at the step) keeps
-#: 1.5 times the at-once weight it had before its final weight rose to 2.5 (twice .5 and 1),
-#: since it reads a join of its own, in segments (``score/discord.py``, ``at_once_shape``; the
-#: factor and the segments chosen together with each family left out,
-#: ``benchmarks/results/incidents_at_once.md``). At 2.5 x 2 on the shortest join the at-once
-#: ROC-AUC of the server series fell .932 -> .899 (held-out server-7; table 12).
-DISCRETE_AT_ONCE_WEIGHTS: dict[str, float] = {"discord": 1.5}
-CONTINUOUS_AT_ONCE_WEIGHTS: dict[str, float] = {"discord": 3.0}
+#: the at-once weight it had before its final weight rose to 2.5 (twice .5 and 1). At 2.5 x 2 the
+#: at-once ROC-AUC of the server series fell .932 -> .899 (held-out server-7) while the final one
+#: rose (table 12).
+DISCRETE_AT_ONCE_WEIGHTS: dict[str, float] = {"discord": 1.0}
+CONTINUOUS_AT_ONCE_WEIGHTS: dict[str, float] = {"discord": 2.0}
 #: The two tables as help texts give them.
 DEFAULT_WEIGHTS_TEXT = "from {} to {}".format(
     *(

@@ -15,9 +15,7 @@ Window KMeans (``kmeans``), newest first:
 The discord part (``discord``), newest first:
 
 * today's :class:`~madcluster.score.discord.Discord` (its arrays say ``trailing_at_once``): exact
-  joins, at once the subsequence ending at t of a join of its own (its arrays hold
-  ``at_once_shape``) or, in files from before that, of the shortest join (the same class: the
-  shape is data, () there);
+  joins, at once the shortest join's subsequence ending at t;
 * :class:`DiscordWithoutAtOnce`: the exact joins, nothing at once;
 * :class:`~madcluster.score.discord_sampled.SampledDiscord` (its arrays hold ``neighbours`` and
   say ``balanced_edges``): 1,024 sampled training subsequences, steps near an end reading the m
@@ -37,7 +35,7 @@ import numpy as np
 
 from madcluster.score.discord import Discord
 from madcluster.score.discord_sampled import SampledDiscord
-from madcluster.score.discord_streams import JoinsStream
+from madcluster.score.discord_subsequences import JoinsStream
 from madcluster.score.parts import Part
 from madcluster.score.window_kmeans import WindowKMeans, window_distances
 

@@ -48,7 +48,7 @@ def _holders(scorer: Any) -> Iterator[tuple[str, Any]]:
 
 def _part_holders(label: str, stream: Any) -> Iterator[tuple[str, Any]]:
     yield label, stream
-    for _, joined in getattr(stream, "join_streams", ()):  # a discord part's joins, at once too
+    for joined in getattr(stream, "streams", ()):  # a discord part of several joins
         yield from _part_holders(label, joined)
     kept = getattr(stream, "kept", None)  # a point-wise part's recent values (its KeptStream)
     if kept is not None:
