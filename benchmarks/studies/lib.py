@@ -20,6 +20,7 @@ import argparse
 import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -979,6 +980,23 @@ def before_causal_discord(model):
     c = model.combination
     parts = tuple(recast(p, DiscordWithoutAtOnce) if p.name == "discord" else p for p in c.parts)
     return replace(model, combination=replace(c, parts=parts))
+
+
+def cached_default(family: str, seed: int, n_test: int, cache: Path) -> tuple[Any, Any]:
+    """One development series and the default detector (``random_state=0``) fitted on its
+    training rows, kept in ``cache`` as ``{family}-{seed}-{n_test}.mcz`` (fitted once, then
+    loaded)."""
+    from madcluster import MADCluster
+    from madcluster.data.families import make_family
+
+    series = make_family(family, seed, n_test=n_test)
+    path = Path(cache) / f"{family}-{seed}-{n_test}.mcz"
+    if path.exists():
+        return series, MADCluster.load(path)
+    detector = MADCluster(random_state=0).fit(series.train)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    detector.save(path)
+    return series, detector
 
 
 def at_once_readings(family: str, seed: int, cache: Path, n_test: int = 5000) -> dict[str, np.ndarray]:

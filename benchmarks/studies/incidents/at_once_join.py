@@ -36,7 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/studies/: lib
 
-from lib import part_terms, roc_auc
+from lib import cached_default, part_terms, roc_auc
 
 SEGMENTS = (1, 2, 3, 4, 6, 8)  # 1: today's reading (the short join itself)
 WEIGHTS = (0.5, 1.0, 1.5)  # times today's weight at once (1: today's)
@@ -46,19 +46,11 @@ HELD_OUT = (("server", 7, 5000), ("server", 8, 10000))
 
 def candidates(family: str, seed: int, n_test: int, cache: Path) -> dict[str, float]:
     """One series' at-once ROC-AUC per candidate (``p/w``), its final and today's at-once one."""
-    from madcluster import MADCluster
-    from madcluster.data.families import make_family
     from madcluster.score.combination import RULES
     from madcluster.score.discord_join import Join
     from madcluster.score.discord_subsequences import SHORT_LENGTH
 
-    series = make_family(family, seed, n_test=n_test)
-    path = cache / f"{family}-{seed}-{n_test}.mcz"
-    if path.exists():
-        detector = MADCluster.load(path)
-    else:
-        detector = MADCluster(random_state=0).fit(series.train)
-        detector.save(path)
+    series, detector = cached_default(family, seed, n_test, cache)
     model = detector.model_
     c = model.combination
     terms = part_terms(model, series.test)

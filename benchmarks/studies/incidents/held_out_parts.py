@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/studies/: lib
 
-from lib import part_terms, roc_auc
+from lib import cached_default, part_terms, roc_auc
 
 SERIES = (("server", 7, 5000), ("server", 8, 10000), *(("server", s, 5000) for s in range(4)))
 
@@ -30,8 +30,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", required=True, help="folder of the fitted detectors")
     args = parser.parse_args()
-    from madcluster import MADCluster
-    from madcluster.data.families import make_family
 
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
@@ -44,13 +42,7 @@ def main() -> None:
     ]
     for family, seed, n_test in SERIES:
         name = f"{family}-{seed}-{n_test}"
-        series = make_family(family, seed, n_test=n_test)
-        path = cache / f"{name}.mcz"
-        if path.exists():
-            detector = MADCluster.load(path)
-        else:
-            detector = MADCluster(random_state=0).fit(series.train)
-            detector.save(path)
+        series, detector = cached_default(family, seed, n_test, cache)
         terms = part_terms(detector.model_, series.test)
         c = detector.model_.combination
         labels = series.labels
