@@ -125,7 +125,7 @@ def main() -> None:
     lines += ["", f"Chosen on every family: `{chosen}` (segment rows / weight at once).", ""]
     lines += ["| left out | chosen on the others | its at-once ROC-AUC there | today's | final |"]
     lines += ["|---|---|---|---|---|"]
-    for family in families:
+    for family in families if len(families) > 1 else []:  # one family: none left to choose on
         pick = choose(table, [f for f in families if f != family])
         row = table[family]
         lines.append(
