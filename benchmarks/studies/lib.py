@@ -999,6 +999,19 @@ def cached_default(family: str, seed: int, n_test: int, cache: Path) -> tuple[An
     return series, detector
 
 
+def segmented_join(part: Any, segment: int) -> Any:
+    """A join of the discord ``part``'s shortest length (at most ``SHORT_LENGTH`` rows) averaged
+    over segments of ``segment`` rows (at least 4 values per column): the candidate at-once
+    reading of ``incidents/at_once_join.py`` and ``at_once_join_paging.py``."""
+    from madcluster.score.discord import SHORT_LENGTH, Join
+
+    short = min(SHORT_LENGTH, *part.lengths)
+    p = max(1, min(segment, short // 4))
+    return Join(
+        part.columns, part.mean, part.scale, p * (short // p), p, part.training, part.training_first
+    )
+
+
 def at_once_readings(family: str, seed: int, cache: Path, n_test: int = 5000) -> dict[str, np.ndarray]:
     """One series' :func:`part_terms` (the discord part adding nothing at once,
     :func:`before_causal_discord`) on its test rows and (``val/``) on its validation rows (the

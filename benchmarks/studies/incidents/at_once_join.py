@@ -36,7 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: benchlib
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/studies/: lib
 
-from lib import cached_default, part_terms, roc_auc
+from lib import cached_default, part_terms, roc_auc, segmented_join
 
 SEGMENTS = (1, 2, 3, 4, 6, 8)  # 1: today's reading (the short join itself)
 WEIGHTS = (0.5, 1.0, 1.5)  # times today's weight at once (1: today's)
@@ -47,8 +47,6 @@ HELD_OUT = (("server", 7, 5000), ("server", 8, 10000))
 def candidates(family: str, seed: int, n_test: int, cache: Path) -> dict[str, float]:
     """One series' at-once ROC-AUC per candidate (``p/w``), its final and today's at-once one."""
     from madcluster.score.combination import RULES
-    from madcluster.score.discord_join import Join
-    from madcluster.score.discord_subsequences import SHORT_LENGTH
 
     series, detector = cached_default(family, seed, n_test, cache)
     model = detector.model_
@@ -65,19 +63,14 @@ def candidates(family: str, seed: int, n_test: int, cache: Path) -> dict[str, fl
     others = terms["at_once"] - terms["once/discord"]
     today = c.at_once_weight("discord")
     today_join = part.joins[part.at_once_join]  # the join read at once
-    short = min(SHORT_LENGTH, *part.lengths)
-    for p in SEGMENTS:  # as madcluster.score.discord.at_once_shape reads AT_ONCE_SEGMENT = p
-        segment = max(1, min(p, short // 4))
-        length = segment * (short // segment)
-        join = Join(
-            part.columns, part.mean, part.scale, length, segment, part.training, part.training_first
-        )
+    for p in SEGMENTS:
+        join = segmented_join(part, p)
         stats = statistics(join.reference_trailing(train))
         reading = join.trailing(test)
         for w in WEIGHTS:
             term = np.nan_to_num(rule.part(reading, stats, w * today), nan=0.0)
             out[f"{p}/{w}"] = roc_auc(labels, others + term)
-            if (length, segment, w) == (today_join.length, today_join.segment, 1.0):
+            if (join.length, join.segment, w) == (today_join.length, today_join.segment, 1.0):
                 # today's reading rebuilt: the detector's own at-once score
                 np.testing.assert_allclose(others + term, terms["at_once"], atol=1e-6)
     return out

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/: incidents, benchlib
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/studies/: lib
 
 DEFAULT_SHAPE = "higher k=3 n=5 close=20 x0.8 settle=1L spike=3.0"  # the default policy's
 
@@ -29,28 +30,21 @@ def use_candidate(segment: int, factor: float) -> None:
     """Read the discord part at once through the candidate join, at ``factor`` times today's
     weight at once (``segment`` 0: today's join)."""
     import numpy as np
+    from lib import segmented_join
 
     from madcluster.score import input_terms
-    from madcluster.score.discord import SHORT_LENGTH, Discord, Join
+    from madcluster.score.discord import Discord
 
     for weights in (input_terms.CONTINUOUS_AT_ONCE_WEIGHTS, input_terms.DISCRETE_AT_ONCE_WEIGHTS):
         weights["discord"] *= factor
     if segment == 0:
         return
 
-    def join(part: Discord) -> Join:
-        short = min(SHORT_LENGTH, *part.lengths)
-        p = max(1, min(segment, short // 4))
-        return Join(
-            part.columns, part.mean, part.scale, p * (short // p), p, part.training,
-            part.training_first,
-        )  # fmt: skip
-
     def at_once(self: Discord, rows: np.ndarray) -> np.ndarray:
-        return join(self).trailing(rows)
+        return segmented_join(self, segment).trailing(rows)
 
     def reference_at_once(self: Discord, rows: np.ndarray) -> np.ndarray:
-        return join(self).reference_trailing(rows)
+        return segmented_join(self, segment).reference_trailing(rows)
 
     Discord.at_once, Discord.reference_at_once = at_once, reference_at_once
 
